@@ -1,0 +1,31 @@
+"""replicheck's reference model: a pure-functional, executable spec of one
+partition replicated on a KRaft-era Kafka cluster (chapters 2–8 of the
+replication protocol description).
+
+Public face: ``Config``, ``initial_state``, ``enabled_actions``, ``step``,
+``ActionNotEnabled``, the state types and the action classes.
+"""
+
+from .actions import (ACTION_TYPES, FAMILIES, Action, CancelReassignment, Consume,
+                      ControlledShutdown, DropMessage, FenceBroker, Flush, ListOffsets,
+                      ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
+                      ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
+                      ReplicateMetadata, SendFetch, StartBroker, UncleanLeaderElection,
+                      UncleanRecovery, UncleanShutdown, UnfenceBroker, family_of)
+from .config import UNCLEAN_RECOVERY_STRATEGIES, Config, Variant
+from .errors import ActionNotEnabled
+from .initial import initial_state
+from .log import end_offset_for_epoch, epoch_entries, truncation_offset
+from .state import (NO_LEADER, NO_LEADER_CHANGE, AckedWrite, AlterPartitionRequest,
+                    AlterPartitionResponse, Broker, BrokerRegistration, BrokerStatus, ClusterState,
+                    ControllerState, EpochEndOffset, FenceBrokerRecord, FetchRequest, FetchResponse,
+                    FollowerState, History, ListOffsetsAnswer, Message, MetadataRecord, Network,
+                    PartitionChangeRecord, PartitionMetadata, PartitionRecord, PendingWrite, Record,
+                    RegisterBrokerRecord, Replica, Role, UncleanElectionReport, UnfenceBrokerRecord,
+                    materialize, merge)
+from .step import enabled_actions, step, why_not_enabled
+
+import types as _types
+
+__all__ = sorted(name for name, value in globals().items()
+                 if not name.startswith("_") and not isinstance(value, _types.ModuleType))

@@ -1,0 +1,61 @@
+"""Pure helpers over a replica's log and its leader epoch cache (§3.2).
+
+The Start Offset for Leader Epoch cache is derived from the records (Fig 3 of
+ch3); a leader also holds an entry for its current epoch at its LESO, even before
+it writes a record in that epoch (the ``current`` argument).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .state import EpochEndOffset, Record
+
+
+def epoch_entries(log: tuple[Record, ...], current: Optional[tuple[int, int]] = None) -> list[tuple[int, int]]:
+    """The epoch cache: ``[(epoch, start_offset), ...]`` in increasing epoch order.
+
+    ``current`` is the leader's ``(leader_epoch, leso)`` entry, added when its epoch
+    is newer than the last record's (§2.10.1 assigns it when becoming leader).
+    """
+    entries: list[tuple[int, int]] = []
+    last = None
+    for offset, rec in enumerate(log):
+        if rec.epoch != last:
+            entries.append((rec.epoch, offset))
+            last = rec.epoch
+    if current is not None and (not entries or current[0] > entries[-1][0]):
+        entries.append(current)
+    return entries
+
+
+def end_offset_for_epoch(
+    log: tuple[Record, ...], requested: int, current: Optional[tuple[int, int]] = None
+) -> Optional[EpochEndOffset]:
+    """End Offset for Leader Epoch lookup (§3.2).
+
+    Returns the highest epoch <= ``requested`` in the cache and its exclusive end
+    offset (the start of the next higher epoch, or the LEO for the latest epoch).
+    When no epoch <= ``requested`` exists: ``requested`` and the start offset of
+    the lowest epoch. None when ``requested`` is above every epoch (or the cache is
+    empty), Kafka's UNDEFINED_EPOCH_OFFSET.
+    """
+    entries = epoch_entries(log, current)
+    if not entries:
+        return None
+    if entries[-1][0] == requested:
+        return EpochEndOffset(requested, len(log))
+    floor: Optional[tuple[int, int]] = None
+    for epoch, start in entries:
+        if epoch > requested:
+            return EpochEndOffset(requested if floor is None else floor[0], start)
+        floor = (epoch, start)
+    return None
+
+
+def truncation_offset(log: tuple[Record, ...], diverging: EpochEndOffset) -> int:
+    """Where a follower truncates on a diverging epoch (§3.2): the minimum of its
+    own end offset for the diverging epoch and the leader's end offset."""
+    own = end_offset_for_epoch(log, diverging.epoch)
+    local = len(log) if own is None else own.end_offset
+    return max(0, min(local, diverging.end_offset))

@@ -1,0 +1,257 @@
+"""Broker-side replica logic: reacting to materialized metadata (§2.10), serving
+and applying fetches (§2.2, §3.2), HWM advancement (§2.7, §6.5.2) and ISR change
+proposals (§2.9.2, §6.5.3, §6.5.4)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import attrs
+
+from .log import end_offset_for_epoch, epoch_entries, truncation_offset
+from .state import (NO_LEADER, AckedWrite, AlterPartitionRequest, AlterPartitionResponse, EpochEndOffset, BrokerStatus, ClusterState,
+                    FetchRequest, FetchResponse, FollowerState, PartitionMetadata, Replica, Role)
+from .update import nack, send, set_follower, set_history, set_replica
+
+NOT_LEADER_OR_FOLLOWER = "NOT_LEADER_OR_FOLLOWER"
+FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
+UNKNOWN_LEADER_EPOCH = "UNKNOWN_LEADER_EPOCH"
+
+
+def is_leader(state: ClusterState, broker: int) -> bool:
+    """The broker runs and its replica presumes leadership (possibly stale)."""
+    b = state.broker(broker)
+    return b.status == BrokerStatus.RUNNING and b.replica is not None and b.replica.role == Role.LEADER
+
+
+# ----------------------------------------------------------- HWM and produce acks
+
+def maybe_advance_hwm(state: ClusterState, broker: int) -> ClusterState:
+    """Advance the leader's HWM (§2.7, §6.5.2): only when its ISR has at least MinISR
+    members, to the lowest of its LEO and the fetch offsets of every follower in the
+    Maximal ISR (unknown fetch offsets block). Acknowledges the pending writes below
+    the new HWM and raises the True HWM."""
+    r = state.replica(broker)
+    assert r is not None and r.role == Role.LEADER
+    if len(r.isr) < state.config.min_isr:
+        return state
+    new_hwm = r.leo
+    for f in r.maximal_isr:
+        if f == broker:
+            continue
+        fs = r.follower(f)
+        if fs is None or fs.fetch_offset is None:
+            return state
+        new_hwm = min(new_hwm, fs.fetch_offset)
+    if new_hwm <= r.hwm:
+        return state
+    state = set_replica(state, broker, attrs.evolve(r, hwm=new_hwm))
+    h = state.history
+    done = tuple(w for w in h.pending if w.broker == broker and w.offset < new_hwm)
+    return set_history(
+        state,
+        true_hwm=max(h.true_hwm, new_hwm),
+        pending=tuple(w for w in h.pending if not (w.broker == broker and w.offset < new_hwm)),
+        acked=h.acked + tuple(AckedWrite(w.value, w.offset) for w in sorted(done, key=lambda w: w.offset)),
+    )
+
+
+def _after_leader_isr_change(state: ClusterState, broker: int) -> ClusterState:
+    """After the leader's committed ISR changed: pending writes fail when it is below
+    MinISR (NotEnoughReplicasAfterAppend, §2.6); otherwise try the HWM."""
+    r = state.replica(broker)
+    assert r is not None
+    if len(r.isr) < state.config.min_isr:
+        return nack(state, broker)
+    return maybe_advance_hwm(state, broker)
+
+
+# ------------------------------------------------------------ role transitions
+
+def reconcile(state: ClusterState, broker: int) -> ClusterState:
+    """A RUNNING broker's replica acts on its materialized metadata (§2.10, §4.3).
+
+    Removed from the replica set: the replica is deleted. Added: an empty replica is
+    created. Then the transition: follower→leader (§2.10.1), leader→leader in the
+    same epoch (§2.10.2, only for a newer partition epoch), leader→leader in a new
+    epoch (§2.10.3), leader→follower (§2.10.4), follower→follower (§2.10.5/6).
+    """
+    b = state.broker(broker)
+    image: Optional[PartitionMetadata] = b.image
+    r = b.replica
+    was_leader = r is not None and r.role == Role.LEADER
+    if image is None or broker not in image.replicas:
+        if r is None:
+            return state
+        if was_leader:
+            state = nack(state, broker)
+        return set_replica(state, broker, None)
+    if r is None:
+        r = Replica()
+
+    if image.leader == broker:
+        keep = tuple((f, fs) for f, fs in r.followers if f in image.replicas)
+        if not was_leader:
+            r = attrs.evolve(r, role=Role.LEADER, leader=broker, leader_epoch=image.leader_epoch,
+                             partition_epoch=image.partition_epoch, leso=r.leo, isr=image.isr,
+                             pending_isr=None, pending_request=None, followers=())
+        elif image.leader_epoch != r.leader_epoch:
+            # Out-of-sync followers must fetch again in this epoch before joining the ISR.
+            reset = tuple((f, fs if f in image.isr else attrs.evolve(fs, last_fetch_leader_epoch=None))
+                          for f, fs in keep)
+            r = attrs.evolve(r, leader_epoch=image.leader_epoch, partition_epoch=image.partition_epoch,
+                             leso=r.leo, isr=image.isr, pending_isr=None, pending_request=None,
+                             followers=reset)
+        elif image.partition_epoch > r.partition_epoch:
+            r = attrs.evolve(r, partition_epoch=image.partition_epoch, isr=image.isr,
+                             pending_isr=None, pending_request=None, followers=keep)
+        else:
+            r = attrs.evolve(r, followers=keep)
+        state = set_replica(state, broker, r)
+        return _after_leader_isr_change(state, broker)
+
+    if was_leader:
+        state = nack(state, broker)
+    if was_leader or r.role == Role.NONE or image.leader_epoch != r.leader_epoch:
+        r = attrs.evolve(r, role=Role.FOLLOWER, leader=image.leader, leader_epoch=image.leader_epoch,
+                         partition_epoch=image.partition_epoch, leso=None, isr=frozenset(),
+                         pending_isr=None, pending_request=None, followers=())
+    return set_replica(state, broker, r)
+
+
+def deactivate(state: ClusterState, broker: int) -> ClusterState:
+    """The broker stops: its replica becomes inactive (Role.NONE) and forgets the
+    leader's in-memory state; its pending produce requests fail."""
+    b = state.broker(broker)
+    r = b.replica
+    if r is not None:
+        state = nack(state, broker)
+        r = attrs.evolve(r, role=Role.NONE, leso=None, isr=frozenset(), pending_isr=None,
+                         pending_request=None, followers=())
+        state = set_replica(state, broker, r)
+    return state
+
+
+# ------------------------------------------------------------------------ fetch
+
+def fetch_request_for(state: ClusterState, follower: int, msg_id: int) -> FetchRequest:
+    b = state.broker(follower)
+    r = b.replica
+    assert r is not None and b.broker_epoch is not None
+    return FetchRequest(msg_id, follower, r.leader, b.broker_epoch, r.leader_epoch,
+                        r.fetch_offset, r.last_fetched_epoch)
+
+
+def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState:
+    """The leader serves a fetch (§2.2.2, §2.10, §3.2): leader-epoch fencing, the
+    diverging-epoch check, then follower state update, HWM advancement and records
+    from the fetch offset to its LEO."""
+    leader = req.dst
+    r = state.replica(leader)
+
+    def respond(state: ClusterState, **fields: object) -> ClusterState:
+        return send(state, lambda i: FetchResponse(i, leader, req.src, req.broker_epoch, req.leader_epoch,
+                                                   req.fetch_offset, **fields))
+
+    image = state.broker(leader).image
+    if r is None or r.role != Role.LEADER or image is None or req.src not in image.replicas:
+        return respond(state, error=NOT_LEADER_OR_FOLLOWER)
+    if req.leader_epoch < r.leader_epoch:
+        return respond(state, error=FENCED_LEADER_EPOCH)
+    if req.leader_epoch > r.leader_epoch:
+        return respond(state, error=UNKNOWN_LEADER_EPOCH)
+    if req.last_fetched_epoch is not None:
+        eoe = end_offset_for_epoch(r.log, req.last_fetched_epoch, (r.leader_epoch, r.leso))
+        if eoe is None:
+            # Requested epoch above every epoch of the leader (only with a flawed
+            # variant): the leader's log ends at its LEO in its latest epoch.
+            eoe = EpochEndOffset(epoch_entries(r.log, (r.leader_epoch, r.leso))[-1][0], r.leo)
+        if eoe.epoch < req.last_fetched_epoch or eoe.end_offset < req.fetch_offset:
+            return respond(state, diverging_epoch=eoe, hwm=r.hwm)
+    fs = FollowerState(req.fetch_offset, req.broker_epoch, r.leader_epoch)
+    state = set_replica(state, leader, set_follower(r, req.src, fs))
+    state = maybe_advance_hwm(state, leader)
+    r = state.replica(leader)
+    assert r is not None
+    return respond(state, records=r.log[req.fetch_offset:], hwm=r.hwm)
+
+
+def fetch_response_matches(state: ClusterState, resp: FetchResponse) -> bool:
+    """The follower applies a response only if its fetch state is unchanged since
+    the request: same broker epoch, still following the same leader in the same
+    leader epoch, and the fetch offset still equal to its LEO."""
+    b = state.broker(resp.dst)
+    r = b.replica
+    return (r is not None and r.role == Role.FOLLOWER and b.broker_epoch == resp.broker_epoch
+            and r.leader == resp.src and r.leader_epoch == resp.request_leader_epoch
+            and r.leo == resp.fetch_offset)
+
+
+def handle_fetch_response(state: ClusterState, resp: FetchResponse) -> ClusterState:
+    """The follower applies a fetch response (§2.2.2, §3.2): truncation on a
+    diverging epoch (HWM capped by the new LEO), or appending records and taking
+    HWM = min(leader HWM, LEO). Errors and stale responses are discarded."""
+    if resp.error is not None or not fetch_response_matches(state, resp):
+        return state
+    r = state.replica(resp.dst)
+    assert r is not None
+    if resp.diverging_epoch is not None:
+        to = truncation_offset(r.log, resp.diverging_epoch)
+        r = attrs.evolve(r, log=r.log[:to], hwm=min(r.hwm, to), flushed=min(r.flushed, to))
+    else:
+        log = r.log + resp.records
+        r = attrs.evolve(r, log=log, hwm=min(resp.hwm, len(log)))
+    return set_replica(state, resp.dst, r)
+
+
+# --------------------------------------------------------------- ISR proposals
+
+def can_join_isr(state: ClusterState, leader: int, follower: int) -> Optional[str]:
+    """Why ``follower`` is not in-sync for ``leader`` (§2.9, §6.5.3, §6.5.4); None when
+    it is: it has reached the local HWM and the LESO, and the leader received a
+    fetch from it in the current leader epoch."""
+    r = state.replica(leader)
+    assert r is not None and r.leso is not None
+    fs = r.follower(follower)
+    if fs is None or fs.fetch_offset is None:
+        return f"the leader has no fetch state for follower {follower}"
+    if fs.fetch_offset < r.hwm:
+        return f"follower {follower} fetch offset {fs.fetch_offset} is below the HWM {r.hwm}"
+    if fs.fetch_offset < r.leso:
+        return f"follower {follower} fetch offset {fs.fetch_offset} is below the LESO {r.leso}"
+    if fs.last_fetch_leader_epoch != r.leader_epoch:
+        return f"follower {follower} has not fetched in leader epoch {r.leader_epoch}"
+    return None
+
+
+def propose_isr(state: ClusterState, leader: int, proposed: frozenset[int]) -> ClusterState:
+    """Send an AlterPartition with ``proposed`` and apply it eagerly to the Maximal
+    ISR (§2.9.2, §6.5.2); the added replicas' broker epochs come from fetch state."""
+    b = state.broker(leader)
+    r = b.replica
+    assert r is not None and b.broker_epoch is not None
+    added = tuple(sorted((f, r.follower(f).broker_epoch if r.follower(f) else None)  # type: ignore[union-attr]
+                         for f in proposed - r.isr))
+    msg_id = state.network.next_id
+    state = send(state, lambda i: AlterPartitionRequest(i, leader, b.broker_epoch, r.leader_epoch,  # type: ignore[arg-type]
+                                                        r.partition_epoch, proposed, added))
+    state = set_replica(state, leader, attrs.evolve(r, pending_isr=proposed, pending_request=msg_id))
+    return maybe_advance_hwm(state, leader)
+
+
+def handle_alter_partition_response(state: ClusterState, broker: int, resp: AlterPartitionResponse) -> ClusterState:
+    """The leader commits or rolls back its in-flight change (§2.9.2). Only the
+    response to the in-flight request counts; success is applied only in the same
+    leader epoch and for a partition epoch newer than the leader knows."""
+    r = state.replica(broker)
+    if r is None or r.role != Role.LEADER or r.pending_request != resp.request_id:
+        return state
+    if resp.error is not None:
+        r = attrs.evolve(r, pending_isr=None, pending_request=None)
+    elif resp.leader_epoch != r.leader_epoch or resp.partition_epoch <= r.partition_epoch:
+        return state
+    else:
+        r = attrs.evolve(r, isr=resp.isr, partition_epoch=resp.partition_epoch,
+                         pending_isr=None, pending_request=None)
+    state = set_replica(state, broker, r)
+    return _after_leader_isr_change(state, broker)

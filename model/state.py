@@ -1,0 +1,451 @@
+"""State of one partition replicated on a KRaft cluster: immutable, hashable values.
+
+Offsets are exclusive ends where the protocol says so (LEO, HWM, LESO, flushed
+offset, §2.2.2). Broker ids are ints; ``NO_LEADER`` (-1) is Kafka's "no leader".
+Every class is a frozen attrs class; collections are tuples and frozensets; the
+few maps are tuples of ``(key, value)`` pairs sorted by key.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Optional, Union
+
+import attrs
+
+from .config import Config
+
+NO_LEADER = -1          # PartitionRegistration.leader when there is no leader (§2.8)
+NO_LEADER_CHANGE = -2   # PartitionChangeRecord.leader when the leader is unchanged
+
+
+class BrokerStatus(enum.Enum):
+    """Broker lifecycle (ch8)."""
+
+    STARTING = "STARTING"            # registered, catching up metadata, replicas inactive
+    RUNNING = "RUNNING"              # replicas act on their materialized metadata
+    OFFLINE_CLEAN = "OFFLINE_CLEAN"  # after a controlled shutdown (flushed, marker written)
+    OFFLINE_DIRTY = "OFFLINE_DIRTY"  # after an unclean shutdown (no marker)
+
+    def __repr__(self) -> str:
+        return self.value
+
+
+class Role(enum.Enum):
+    """Role a replica has assumed from its materialized metadata (§2.10)."""
+
+    LEADER = "leader"
+    FOLLOWER = "follower"
+    NONE = "none"  # broker not running: the replica is inactive
+
+    def __repr__(self) -> str:
+        return self.value
+
+
+# --------------------------------------------------------------------------- logs
+
+@attrs.frozen
+class Record:
+    """One log record (batch): the leader epoch it was written in and its value.
+
+    Its offset is its index in the replica's log (offsets start at 0, §2.2.2).
+    """
+
+    epoch: int
+    value: int
+
+    def __repr__(self) -> str:
+        return f"e{self.epoch}:{self.value}"
+
+
+@attrs.frozen
+class EpochEndOffset:
+    """Result of an End Offset for Leader Epoch lookup (§3.2): the epoch and its
+    exclusive end offset. Also the ``divergingEpoch`` field of a fetch response."""
+
+    epoch: int
+    end_offset: int
+
+
+# ----------------------------------------------------------------- partition metadata
+
+@attrs.frozen
+class PartitionMetadata:
+    """The controller's partition registration (§2.3), as materialized on a broker.
+
+    replicas: ordered replica set (during a reassignment the union, §4.2).
+    leader: broker id or NO_LEADER. isr, elr, last_known_elr: frozensets of broker ids.
+    adding, removing: replicas being added/removed by an ongoing reassignment (ch4).
+    """
+
+    replicas: tuple[int, ...]
+    isr: frozenset[int]
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    elr: frozenset[int] = frozenset()
+    last_known_elr: frozenset[int] = frozenset()
+    adding: frozenset[int] = frozenset()
+    removing: frozenset[int] = frozenset()
+
+    @property
+    def reassigning(self) -> bool:
+        return bool(self.adding or self.removing)
+
+    @property
+    def target_replicas(self) -> tuple[int, ...]:
+        """The replica set a reassignment is heading for (replicas minus removing)."""
+        return tuple(r for r in self.replicas if r not in self.removing)
+
+
+# ------------------------------------------------------------------ metadata records
+
+@attrs.frozen
+class RegisterBrokerRecord:
+    """BrokerRegistration accepted (§8.1). ``broker_epoch`` is this record's offset.
+    ``clean`` is False when the broker registered with an empty broker epoch (§5.2)."""
+
+    broker: int
+    broker_epoch: int
+    clean: bool
+
+
+@attrs.frozen
+class FenceBrokerRecord:
+    broker: int
+
+
+@attrs.frozen
+class UnfenceBrokerRecord:
+    broker: int
+
+
+@attrs.frozen
+class PartitionRecord:
+    """Creation of the partition with its full initial registration."""
+
+    partition: PartitionMetadata
+
+
+@attrs.frozen
+class PartitionChangeRecord:
+    """A delta to the partition registration (§2.3.2). ``None`` fields are unchanged;
+    ``leader`` is NO_LEADER_CHANGE when unchanged. Applying it bumps the partition
+    epoch, and the leader epoch whenever ``leader`` is set (even to the same leader,
+    which is how a completed reassignment bumps the epoch, §2.3.1)."""
+
+    leader: int = NO_LEADER_CHANGE
+    isr: Optional[frozenset[int]] = None
+    elr: Optional[frozenset[int]] = None
+    last_known_elr: Optional[frozenset[int]] = None
+    replicas: Optional[tuple[int, ...]] = None
+    adding: Optional[frozenset[int]] = None
+    removing: Optional[frozenset[int]] = None
+
+
+MetadataRecord = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
+                       PartitionRecord, PartitionChangeRecord]
+
+
+def merge(partition: Optional[PartitionMetadata], record: MetadataRecord) -> Optional[PartitionMetadata]:
+    """Apply one metadata record to a materialized partition (§2.3.2). Pure."""
+    if isinstance(record, PartitionRecord):
+        return record.partition
+    if not isinstance(record, PartitionChangeRecord) or partition is None:
+        return partition
+    p = partition
+    bump = record.leader != NO_LEADER_CHANGE
+    return PartitionMetadata(
+        replicas=p.replicas if record.replicas is None else record.replicas,
+        isr=p.isr if record.isr is None else record.isr,
+        leader=record.leader if bump else p.leader,
+        leader_epoch=p.leader_epoch + 1 if bump else p.leader_epoch,
+        partition_epoch=p.partition_epoch + 1,
+        elr=p.elr if record.elr is None else record.elr,
+        last_known_elr=p.last_known_elr if record.last_known_elr is None else record.last_known_elr,
+        adding=p.adding if record.adding is None else record.adding,
+        removing=p.removing if record.removing is None else record.removing,
+    )
+
+
+def materialize(records: tuple[MetadataRecord, ...], upto: int) -> Optional[PartitionMetadata]:
+    """The partition registration after the first ``upto`` metadata records."""
+    p: Optional[PartitionMetadata] = None
+    for rec in records[:upto]:
+        p = merge(p, rec)
+    return p
+
+
+# ---------------------------------------------------------------------- controller
+
+@attrs.frozen
+class BrokerRegistration:
+    """The controller's registration of one broker (§6.5.1, §8.1).
+
+    broker_epoch: offset of the broker's latest RegisterBrokerRecord (None: never
+    registered). fenced: whether the controller has fenced it.
+    """
+
+    broker: int
+    broker_epoch: Optional[int]
+    fenced: bool
+
+
+@attrs.frozen
+class ControllerState:
+    """The active controller: registrations (in ``Config.brokers`` order), the
+    partition registration, and the committed metadata log (§2.3, ch8)."""
+
+    registrations: tuple[BrokerRegistration, ...]
+    partition: PartitionMetadata
+    metadata_log: tuple[MetadataRecord, ...]
+
+
+# ------------------------------------------------------------------------ replicas
+
+@attrs.frozen
+class FollowerState:
+    """What a leader knows of one follower, from its fetch requests (§2.2.2).
+
+    fetch_offset: the follower's LEO as of its last fetch (None: unknown).
+    broker_epoch: the follower's broker epoch from that fetch (None: unknown).
+    last_fetch_leader_epoch: the leader epoch in which that fetch was received
+      (None: cleared, §2.10.3), for the §6.5.4 condition.
+    """
+
+    fetch_offset: Optional[int] = None
+    broker_epoch: Optional[int] = None
+    last_fetch_leader_epoch: Optional[int] = None
+
+
+@attrs.frozen
+class Replica:
+    """One replica of the partition, hosted by one broker (§2.2.2, §2.10, ch3, ch5).
+
+    log: records; offset = index. flushed: records below it survive a lossy unclean
+    shutdown. hwm: the local HWM (exclusive). role and leader / leader_epoch /
+    partition_epoch: what the replica acted on from its materialized metadata.
+    A follower fetches from ``leader`` with fetch offset = LEO and last fetched epoch
+    = epoch of its last record (§3.2).
+    Leader-only: leso (Leader Epoch Start Offset, §6.4.2), isr (committed ISR),
+    pending_isr and pending_request (the in-flight AlterPartition, §2.9.2),
+    followers (sorted ``(broker, FollowerState)`` pairs).
+    """
+
+    log: tuple[Record, ...] = ()
+    flushed: int = 0
+    hwm: int = 0
+    role: Role = Role.NONE
+    leader: int = NO_LEADER
+    leader_epoch: int = -1
+    partition_epoch: int = -1
+    leso: Optional[int] = None
+    isr: frozenset[int] = frozenset()
+    pending_isr: Optional[frozenset[int]] = None
+    pending_request: Optional[int] = None
+    followers: tuple[tuple[int, FollowerState], ...] = ()
+
+    @property
+    def leo(self) -> int:
+        """Log End Offset: the next offset to be written (exclusive end)."""
+        return len(self.log)
+
+    @property
+    def fetch_offset(self) -> int:
+        return len(self.log)
+
+    @property
+    def last_fetched_epoch(self) -> Optional[int]:
+        """Leader epoch of the last record (None for an empty log, §3.2)."""
+        return self.log[-1].epoch if self.log else None
+
+    @property
+    def maximal_isr(self) -> frozenset[int]:
+        """Committed ISR ∪ proposed ISR (§6.5.2)."""
+        return self.isr if self.pending_isr is None else self.isr | self.pending_isr
+
+    def follower(self, broker: int) -> Optional[FollowerState]:
+        for b, fs in self.followers:
+            if b == broker:
+                return fs
+        return None
+
+
+@attrs.frozen
+class Broker:
+    """One broker (ch8): lifecycle status, broker epoch of its current session,
+    clean-shutdown marker (the broker epoch written at controlled shutdown),
+    metadata offset (records applied), materialized partition metadata, and the
+    replica it hosts (None when it hosts none)."""
+
+    id: int
+    status: BrokerStatus
+    broker_epoch: Optional[int]
+    clean_shutdown_epoch: Optional[int]
+    metadata_offset: int
+    image: Optional[PartitionMetadata]
+    replica: Optional[Replica]
+
+
+# ------------------------------------------------------------------------- network
+
+@attrs.frozen
+class FetchRequest:
+    """Follower → leader (§2.2.2)."""
+
+    id: int
+    src: int
+    dst: int
+    broker_epoch: int
+    leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: Optional[int]
+
+
+@attrs.frozen
+class FetchResponse:
+    """Leader → follower. Echoes the request's fetch state so the follower can
+    validate it; carries an error, a diverging epoch (§3.2), or records + HWM."""
+
+    id: int
+    src: int
+    dst: int
+    broker_epoch: int
+    request_leader_epoch: int
+    fetch_offset: int
+    error: Optional[str] = None
+    diverging_epoch: Optional[EpochEndOffset] = None
+    records: tuple[Record, ...] = ()
+    hwm: int = 0
+
+
+@attrs.frozen
+class AlterPartitionRequest:
+    """Leader → controller (§2.9.2): proposed ISR, with the broker epochs of the
+    replicas it adds."""
+
+    id: int
+    src: int
+    broker_epoch: int
+    leader_epoch: int
+    partition_epoch: int
+    isr: frozenset[int]
+    added_broker_epochs: tuple[tuple[int, Optional[int]], ...]
+
+
+@attrs.frozen
+class AlterPartitionResponse:
+    """Controller → leader: an error, or the accepted ISR with its epochs."""
+
+    id: int
+    dst: int
+    request_id: int
+    error: Optional[str]
+    isr: frozenset[int] = frozenset()
+    leader_epoch: int = -1
+    partition_epoch: int = -1
+
+
+Message = Union[FetchRequest, FetchResponse, AlterPartitionRequest, AlterPartitionResponse]
+
+
+@attrs.frozen
+class Network:
+    """In-flight messages (ordered by id); any may be delivered next."""
+
+    messages: tuple[Message, ...] = ()
+    next_id: int = 1
+
+    def get(self, msg_id: int) -> Optional[Message]:
+        for m in self.messages:
+            if m.id == msg_id:
+                return m
+        return None
+
+
+# ------------------------------------------------------------------ history (ghost)
+
+@attrs.frozen
+class PendingWrite:
+    """An acks=all produce written to ``broker``'s log at ``offset``, awaiting the HWM."""
+
+    value: int
+    broker: int
+    offset: int
+
+
+@attrs.frozen
+class AckedWrite:
+    value: int
+    offset: int
+
+
+@attrs.frozen
+class ListOffsetsAnswer:
+    """A ListOffsets answer from the leader in ``leader_epoch``: the HWM, or None
+    for "unknown" (HWM below LESO, §6.4.2)."""
+
+    broker: int
+    leader_epoch: int
+    hwm: Optional[int]
+
+
+@attrs.frozen
+class UncleanElectionReport:
+    """An unclean recovery (§5.3) or legacy unclean election (ch7): reported as
+    potential data loss (§5.3.2)."""
+
+    mechanism: str  # "balanced" | "proactive" | "unclean_leader_election"
+    leader: int
+    leader_epoch: int
+
+
+@attrs.frozen
+class History:
+    """Ghost state kept for the properties, as the TLA+ specs keep it.
+
+    true_hwm: the highest HWM any leader advanced to (§6.4). acked / nacked: the
+    outcome of produce requests, in acknowledgement order. pending: writes awaiting
+    the HWM. consumed: records consumed by offset (index = offset). list_offsets:
+    ListOffsets answers in order (a repeat of the previous answer is not stored).
+    lossy_shutdowns: count of lossy unclean shutdowns (the §6.2 fault budget).
+    unclean_elections: every unclean recovery or unclean leader election.
+    next_value: the value the next Produce writes (values are unique).
+    """
+
+    true_hwm: int = 0
+    acked: tuple[AckedWrite, ...] = ()
+    nacked: tuple[int, ...] = ()
+    pending: tuple[PendingWrite, ...] = ()
+    consumed: tuple[Record, ...] = ()
+    list_offsets: tuple[ListOffsetsAnswer, ...] = ()
+    lossy_shutdowns: int = 0
+    unclean_elections: tuple[UncleanElectionReport, ...] = ()
+    next_value: int = 1
+
+
+# ------------------------------------------------------------------------- cluster
+
+@attrs.frozen(cache_hash=True)
+class ClusterState:
+    """The whole model state. ``brokers`` is in ``config.brokers`` order."""
+
+    config: Config
+    controller: ControllerState
+    brokers: tuple[Broker, ...]
+    network: Network
+    history: History
+
+    def broker(self, broker_id: int) -> Broker:
+        return self.brokers[self.config.position(broker_id)]
+
+    def registration(self, broker_id: int) -> BrokerRegistration:
+        return self.controller.registrations[self.config.position(broker_id)]
+
+    def replica(self, broker_id: int) -> Optional[Replica]:
+        return self.broker(broker_id).replica
+
+    @property
+    def partition(self) -> PartitionMetadata:
+        """The controller's partition registration."""
+        return self.controller.partition

@@ -1,0 +1,511 @@
+"""``step`` and ``enabled_actions``: each action has a guard (why it is not
+enabled, or None) and an effect. ``enabled_actions`` enumerates candidates and
+keeps those whose guard passes, so the two can never disagree."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Iterator, Optional
+
+import attrs
+
+from . import controller as ctl
+from . import replica as rep
+from .actions import (Action, CancelReassignment, Consume, ControlledShutdown, DropMessage,
+                      FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, Produce,
+                      Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
+                      ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch,
+                      StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
+                      UnfenceBroker)
+from .errors import ActionNotEnabled
+from .state import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
+                    ClusterState, FetchRequest, FetchResponse, ListOffsetsAnswer, PendingWrite,
+                    Record, Role, merge)
+from .update import remove_message, send, set_broker, set_history, set_replica
+
+ACTIVE = (BrokerStatus.STARTING, BrokerStatus.RUNNING)
+OFFLINE = (BrokerStatus.OFFLINE_CLEAN, BrokerStatus.OFFLINE_DIRTY)
+
+Guard = Callable[[ClusterState, Action], Optional[str]]
+Effect = Callable[[ClusterState, Action], ClusterState]
+
+
+def _unknown_broker(state: ClusterState, broker: object) -> Optional[str]:
+    if broker not in state.config.brokers:
+        return f"unknown broker {broker!r}; brokers are {state.config.brokers}"
+    return None
+
+
+# ------------------------------------------------------------ broker lifecycle
+
+def _g_start(s: ClusterState, a: StartBroker) -> Optional[str]:
+    if (e := _unknown_broker(s, a.broker)):
+        return e
+    b = s.broker(a.broker)
+    if b.status not in OFFLINE:
+        return f"broker {a.broker} is {b.status.value}, not offline"
+    if not s.registration(a.broker).fenced:
+        return f"broker {a.broker}'s previous broker epoch is not fenced yet (§6.5.1)"
+    return None
+
+
+def _e_start(s: ClusterState, a: StartBroker) -> ClusterState:
+    b = s.broker(a.broker)
+    clean = b.clean_shutdown_epoch is not None and b.clean_shutdown_epoch == s.registration(a.broker).broker_epoch
+    s = ctl.register_broker(s, a.broker, clean)
+    return set_broker(s, attrs.evolve(b, status=BrokerStatus.STARTING, clean_shutdown_epoch=None,
+                                      broker_epoch=s.registration(a.broker).broker_epoch))
+
+
+def _g_unfence(s: ClusterState, a: UnfenceBroker) -> Optional[str]:
+    if (e := _unknown_broker(s, a.broker)):
+        return e
+    b, reg = s.broker(a.broker), s.registration(a.broker)
+    if b.status not in ACTIVE:
+        return f"broker {a.broker} is {b.status.value}"
+    if not reg.fenced:
+        return f"broker {a.broker} is not fenced"
+    if reg.broker_epoch is None or b.metadata_offset <= reg.broker_epoch:
+        return (f"broker {a.broker} has not replicated its own registration record "
+                f"(metadata offset {b.metadata_offset}, registration at {reg.broker_epoch}, §8.1)")
+    return None
+
+
+def _e_unfence(s: ClusterState, a: UnfenceBroker) -> ClusterState:
+    s = ctl.unfence_broker(s, a.broker)
+    b = s.broker(a.broker)
+    if b.status == BrokerStatus.STARTING:
+        s = set_broker(s, attrs.evolve(b, status=BrokerStatus.RUNNING))
+        s = rep.reconcile(s, a.broker)
+    return s
+
+
+def _g_fence(s: ClusterState, a: FenceBroker) -> Optional[str]:
+    if (e := _unknown_broker(s, a.broker)):
+        return e
+    if s.registration(a.broker).fenced:
+        return f"broker {a.broker} is already fenced"
+    return None
+
+
+def _e_fence(s: ClusterState, a: FenceBroker) -> ClusterState:
+    return ctl.fence_broker(s, a.broker)
+
+
+def _g_active(s: ClusterState, broker: int) -> Optional[str]:
+    if (e := _unknown_broker(s, broker)):
+        return e
+    status = s.broker(broker).status
+    return None if status in ACTIVE else f"broker {broker} is {status.value}"
+
+
+def _e_controlled_shutdown(s: ClusterState, a: ControlledShutdown) -> ClusterState:
+    if not s.registration(a.broker).fenced:
+        s = ctl.fence_broker(s, a.broker)
+    s = rep.deactivate(s, a.broker)
+    b = s.broker(a.broker)
+    r = b.replica if b.replica is None else attrs.evolve(b.replica, flushed=b.replica.leo)
+    return set_broker(s, attrs.evolve(b, status=BrokerStatus.OFFLINE_CLEAN, replica=r,
+                                      clean_shutdown_epoch=b.broker_epoch))
+
+
+def _e_unclean_shutdown(s: ClusterState, a: UncleanShutdown) -> ClusterState:
+    s = rep.deactivate(s, a.broker)
+    b = s.broker(a.broker)
+    r = b.replica
+    if a.lossy:
+        if r is not None:
+            r = attrs.evolve(r, log=r.log[:r.flushed], hwm=min(r.hwm, r.flushed))
+        s = set_history(s, lossy_shutdowns=s.history.lossy_shutdowns + 1)
+    return set_broker(s, attrs.evolve(b, status=BrokerStatus.OFFLINE_DIRTY, replica=r, clean_shutdown_epoch=None))
+
+
+def _g_unclean_shutdown(s: ClusterState, a: UncleanShutdown) -> Optional[str]:
+    if not isinstance(a.lossy, bool):
+        return f"lossy must be True or False, got {a.lossy!r}"
+    return _g_active(s, a.broker)
+
+
+def _g_flush(s: ClusterState, a: Flush) -> Optional[str]:
+    if (e := _g_active(s, a.broker)):
+        return e
+    r = s.replica(a.broker)
+    if r is None or r.flushed >= r.leo:
+        return f"broker {a.broker} has nothing unflushed"
+    return None
+
+
+def _e_flush(s: ClusterState, a: Flush) -> ClusterState:
+    r = s.replica(a.broker)
+    assert r is not None
+    return set_replica(s, a.broker, attrs.evolve(r, flushed=r.leo))
+
+
+# -------------------------------------------------------------------- metadata
+
+def _g_replicate(s: ClusterState, a: ReplicateMetadata) -> Optional[str]:
+    if (e := _g_active(s, a.broker)):
+        return e
+    pending = len(s.controller.metadata_log) - s.broker(a.broker).metadata_offset
+    if not isinstance(a.count, int) or not 1 <= a.count <= pending:
+        return f"count must be in 1..{pending} (records broker {a.broker} has not applied), got {a.count!r}"
+    return None
+
+
+def _e_replicate(s: ClusterState, a: ReplicateMetadata) -> ClusterState:
+    b = s.broker(a.broker)
+    image = b.image
+    end = b.metadata_offset + a.count
+    for rec in s.controller.metadata_log[b.metadata_offset:end]:
+        image = merge(image, rec)
+    s = set_broker(s, attrs.evolve(b, metadata_offset=end, image=image))
+    return rep.reconcile(s, a.broker) if b.status == BrokerStatus.RUNNING else s
+
+
+# ------------------------------------------------------------------------ fetch
+
+def _fetch_in_flight(s: ClusterState, follower: int) -> bool:
+    b = s.broker(follower)
+    r = b.replica
+    assert r is not None
+    for m in s.network.messages:
+        if isinstance(m, FetchRequest) and m.src == follower and m.broker_epoch == b.broker_epoch \
+                and m.leader_epoch == r.leader_epoch:
+            return True
+        if isinstance(m, FetchResponse) and m.dst == follower and m.broker_epoch == b.broker_epoch \
+                and m.request_leader_epoch == r.leader_epoch:
+            return True
+    return False
+
+
+def _g_send_fetch(s: ClusterState, a: SendFetch) -> Optional[str]:
+    if (e := _unknown_broker(s, a.follower)):
+        return e
+    b = s.broker(a.follower)
+    r = b.replica
+    if b.status != BrokerStatus.RUNNING or r is None or r.role != Role.FOLLOWER:
+        return f"broker {a.follower} hosts no running follower"
+    if r.leader == NO_LEADER:
+        return f"follower {a.follower} knows no leader"
+    if _fetch_in_flight(s, a.follower):
+        return f"follower {a.follower} already has a fetch in flight"
+    return None
+
+
+def _e_send_fetch(s: ClusterState, a: SendFetch) -> ClusterState:
+    return send(s, lambda i: rep.fetch_request_for(s, a.follower, i))
+
+
+def _message(s: ClusterState, msg_id: int, kind: type | tuple[type, ...]) -> tuple[Optional[object], Optional[str]]:
+    m = s.network.get(msg_id)
+    if m is None or not isinstance(m, kind):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        return None, f"no {names} with id {msg_id!r} in flight"
+    return m, None
+
+
+def _g_receive_to(s: ClusterState, msg_id: int, kind: type) -> Optional[str]:
+    m, e = _message(s, msg_id, kind)
+    if e:
+        return e
+    dst = m.dst  # type: ignore[union-attr]
+    if s.broker(dst).status != BrokerStatus.RUNNING:
+        return f"recipient broker {dst} is not running"
+    return None
+
+
+def _e_receive_fetch_request(s: ClusterState, a: ReceiveFetchRequest) -> ClusterState:
+    req = s.network.get(a.msg)
+    return rep.handle_fetch_request(remove_message(s, a.msg), req)  # type: ignore[arg-type]
+
+
+def _e_receive_fetch_response(s: ClusterState, a: ReceiveFetchResponse) -> ClusterState:
+    resp = s.network.get(a.msg)
+    return rep.handle_fetch_response(remove_message(s, a.msg), resp)  # type: ignore[arg-type]
+
+
+# -------------------------------------------------------------------------- ISR
+
+def _g_leader_idle(s: ClusterState, leader: int) -> Optional[str]:
+    if (e := _unknown_broker(s, leader)):
+        return e
+    if not rep.is_leader(s, leader):
+        return f"broker {leader} does not host a running leader"
+    if s.replica(leader).pending_request is not None:  # type: ignore[union-attr]
+        return f"leader {leader} has an AlterPartition in flight"
+    return None
+
+
+def _g_shrink(s: ClusterState, a: ProposeIsrShrink) -> Optional[str]:
+    if (e := _g_leader_idle(s, a.leader)):
+        return e
+    r = s.replica(a.leader)
+    if a.follower == a.leader or a.follower not in r.isr:  # type: ignore[union-attr]
+        return f"{a.follower} is not a follower in leader {a.leader}'s ISR"
+    return None
+
+
+def _e_shrink(s: ClusterState, a: ProposeIsrShrink) -> ClusterState:
+    r = s.replica(a.leader)
+    return rep.propose_isr(s, a.leader, r.isr - {a.follower})  # type: ignore[union-attr]
+
+
+def _g_expand(s: ClusterState, a: ProposeIsrExpand) -> Optional[str]:
+    if (e := _g_leader_idle(s, a.leader)):
+        return e
+    r = s.replica(a.leader)
+    image = s.broker(a.leader).image
+    if a.follower in r.isr or image is None or a.follower not in image.replicas:  # type: ignore[union-attr]
+        return f"{a.follower} is not an out-of-sync replica of leader {a.leader}"
+    return rep.can_join_isr(s, a.leader, a.follower)
+
+
+def _e_expand(s: ClusterState, a: ProposeIsrExpand) -> ClusterState:
+    r = s.replica(a.leader)
+    return rep.propose_isr(s, a.leader, r.isr | {a.follower})  # type: ignore[union-attr]
+
+
+def _g_receive_alter(s: ClusterState, a: ReceiveAlterPartition) -> Optional[str]:
+    return _message(s, a.msg, AlterPartitionRequest)[1]
+
+
+def _e_receive_alter(s: ClusterState, a: ReceiveAlterPartition) -> ClusterState:
+    req = s.network.get(a.msg)
+    s, resp = ctl.alter_partition(remove_message(s, a.msg), req)  # type: ignore[arg-type]
+    return send(s, lambda i: attrs.evolve(resp, id=i))
+
+
+def _e_receive_alter_response(s: ClusterState, a: ReceiveAlterPartitionResponse) -> ClusterState:
+    resp = s.network.get(a.msg)
+    return rep.handle_alter_partition_response(remove_message(s, a.msg), resp.dst, resp)  # type: ignore[union-attr,arg-type]
+
+
+# ---------------------------------------------------------------- reassignment
+
+def _g_reassign(s: ClusterState, a: Reassign) -> Optional[str]:
+    p = s.partition
+    if p.reassigning:
+        return "a reassignment is already in progress"
+    t = a.target
+    if not t or len(set(t)) != len(t) or any(b not in s.config.brokers for b in t):
+        return f"target must be distinct brokers from {s.config.brokers}, got {t!r}"
+    if len(t) < s.config.min_isr:
+        return f"target {t!r} is smaller than MinISR {s.config.min_isr}"
+    if set(t) == set(p.replicas):
+        return f"target {t!r} is the current replica set"
+    return None
+
+
+def _g_cancel(s: ClusterState, a: CancelReassignment) -> Optional[str]:
+    if not s.partition.reassigning:
+        return "no reassignment is in progress"
+    if not ctl.can_cancel_reassignment(s):
+        return "reverting would leave the ISR below MinISR (§4.5)"
+    return None
+
+
+# ----------------------------------------------------------------- recovery
+
+def _g_unclean_recovery(s: ClusterState, a: UncleanRecovery) -> Optional[str]:
+    if not ctl.recovery_candidates(s):
+        return f"unclean recovery ({s.config.unclean_recovery}) cannot run in this state (§5.3.1)"
+    return None
+
+
+def _g_unclean_election(s: ClusterState, a: UncleanLeaderElection) -> Optional[str]:
+    if ctl.unclean_election_candidate(s) is None:
+        return "legacy unclean leader election is disabled or not possible (ch7)"
+    return None
+
+
+def _g_drop(s: ClusterState, a: DropMessage) -> Optional[str]:
+    # AlterPartition is retried by the leader until answered, so its loss is only a
+    # delay, which delivery in any order already covers.
+    return _message(s, a.msg, (FetchRequest, FetchResponse))[1]
+
+
+# ------------------------------------------------------------------- clients
+
+def _g_produce(s: ClusterState, a: Produce) -> Optional[str]:
+    if (e := _unknown_broker(s, a.broker)):
+        return e
+    if not rep.is_leader(s, a.broker):
+        return f"broker {a.broker} does not host a running leader"
+    if a.value != s.history.next_value:
+        return f"value must be the next unique value {s.history.next_value}, got {a.value!r}"
+    return None
+
+
+def _e_produce(s: ClusterState, a: Produce) -> ClusterState:
+    r = s.replica(a.broker)
+    assert r is not None
+    h = s.history
+    if len(r.isr) < s.config.min_isr:  # NotEnoughReplicas (§2.6)
+        return set_history(s, nacked=h.nacked + (a.value,), next_value=h.next_value + 1)
+    s = set_replica(s, a.broker, attrs.evolve(r, log=r.log + (Record(r.leader_epoch, a.value),)))
+    s = set_history(s, pending=h.pending + (PendingWrite(a.value, a.broker, r.leo),), next_value=h.next_value + 1)
+    return rep.maybe_advance_hwm(s, a.broker)
+
+
+def _current_leader(s: ClusterState) -> tuple[Optional[int], Optional[str]]:
+    """The controller's leader, if it runs and acts in the controller's leader epoch."""
+    p = s.partition
+    if p.leader == NO_LEADER:
+        return None, "the partition has no leader"
+    r = s.replica(p.leader)
+    if not rep.is_leader(s, p.leader) or r is None or r.leader_epoch != p.leader_epoch:
+        return None, f"leader {p.leader} is not yet acting in leader epoch {p.leader_epoch}"
+    return p.leader, None
+
+
+def _g_consume(s: ClusterState, a: Consume) -> Optional[str]:
+    leader, e = _current_leader(s)
+    if e:
+        return e
+    r = s.replica(leader)  # type: ignore[arg-type]
+    if r.hwm <= len(s.history.consumed):  # type: ignore[union-attr]
+        return "nothing new below the HWM"
+    return None
+
+
+def _e_consume(s: ClusterState, a: Consume) -> ClusterState:
+    leader, _ = _current_leader(s)
+    r = s.replica(leader)  # type: ignore[arg-type]
+    consumed = s.history.consumed
+    return set_history(s, consumed=consumed + r.log[len(consumed):r.hwm])  # type: ignore[union-attr]
+
+
+def _g_list_offsets(s: ClusterState, a: ListOffsets) -> Optional[str]:
+    return _current_leader(s)[1]
+
+
+def _e_list_offsets(s: ClusterState, a: ListOffsets) -> ClusterState:
+    leader, _ = _current_leader(s)
+    r = s.replica(leader)  # type: ignore[arg-type]
+    assert r is not None and r.leso is not None
+    answer = ListOffsetsAnswer(leader, r.leader_epoch, r.hwm if r.hwm >= r.leso else None)  # type: ignore[arg-type]
+    answers = s.history.list_offsets
+    if answers and answers[-1] == answer:
+        return s
+    return set_history(s, list_offsets=answers + (answer,))
+
+
+# --------------------------------------------------------------------- table
+
+HANDLERS: dict[type, tuple[Guard, Effect]] = {
+    StartBroker: (_g_start, _e_start),
+    UnfenceBroker: (_g_unfence, _e_unfence),
+    FenceBroker: (_g_fence, _e_fence),
+    ControlledShutdown: (lambda s, a: _g_active(s, a.broker), _e_controlled_shutdown),
+    UncleanShutdown: (_g_unclean_shutdown, _e_unclean_shutdown),
+    Flush: (_g_flush, _e_flush),
+    ReplicateMetadata: (_g_replicate, _e_replicate),
+    SendFetch: (_g_send_fetch, _e_send_fetch),
+    ReceiveFetchRequest: (lambda s, a: _g_receive_to(s, a.msg, FetchRequest), _e_receive_fetch_request),
+    ReceiveFetchResponse: (lambda s, a: _g_receive_to(s, a.msg, FetchResponse), _e_receive_fetch_response),
+    ProposeIsrShrink: (_g_shrink, _e_shrink),
+    ProposeIsrExpand: (_g_expand, _e_expand),
+    ReceiveAlterPartition: (_g_receive_alter, _e_receive_alter),
+    ReceiveAlterPartitionResponse: (lambda s, a: _g_receive_to(s, a.msg, AlterPartitionResponse),
+                                    _e_receive_alter_response),
+    Reassign: (_g_reassign, lambda s, a: ctl.reassign(s, a.target)),
+    CancelReassignment: (_g_cancel, lambda s, a: ctl.cancel_reassignment(s)),
+    UncleanRecovery: (_g_unclean_recovery, lambda s, a: ctl.unclean_recovery(s)),
+    UncleanLeaderElection: (_g_unclean_election, lambda s, a: ctl.unclean_leader_election(s)),
+    DropMessage: (_g_drop, lambda s, a: remove_message(s, a.msg)),
+    Produce: (_g_produce, _e_produce),
+    Consume: (_g_consume, _e_consume),
+    ListOffsets: (_g_list_offsets, _e_list_offsets),
+}
+
+
+def why_not_enabled(state: ClusterState, action: Action) -> Optional[str]:
+    """The reason ``action`` is not enabled in ``state``, or None when it is.
+    Raises TypeError for an object that is not an action."""
+    handler = HANDLERS.get(type(action))
+    if handler is None:
+        raise TypeError(f"not a replicheck action: {action!r}")
+    return handler[0](state, action)
+
+
+def step(state: ClusterState, action: Action) -> ClusterState:
+    """Apply ``action`` to ``state`` and return the next state. Pure.
+
+    Raises ActionNotEnabled (with the reason) when the action is not enabled, and
+    TypeError for an object that is not an action.
+    """
+    reason = why_not_enabled(state, action)
+    if reason is not None:
+        raise ActionNotEnabled(action, reason)
+    return HANDLERS[type(action)][1](state, action)
+
+
+# ----------------------------------------------------------- enumeration
+
+def _reassign_targets(state: ClusterState) -> Iterator[tuple[int, ...]]:
+    current = state.partition.replicas
+    brokers = sorted(state.config.brokers)
+    for size in range(state.config.min_isr, len(brokers) + 1):
+        for subset in itertools.combinations(brokers, size):
+            chosen = set(subset)
+            if chosen == set(current):
+                continue
+            yield tuple(b for b in current if b in chosen) + tuple(b for b in subset if b not in current)
+
+
+def _candidates(state: ClusterState) -> Iterator[Action]:
+    brokers = state.config.brokers
+    for b in brokers:
+        yield StartBroker(b)
+        yield UnfenceBroker(b)
+        yield FenceBroker(b)
+        yield ControlledShutdown(b)
+        yield UncleanShutdown(b, False)
+        yield UncleanShutdown(b, True)
+        yield Flush(b)
+    log_len = len(state.controller.metadata_log)
+    for b in brokers:
+        for count in range(1, log_len - state.broker(b).metadata_offset + 1):
+            yield ReplicateMetadata(b, count)
+    for b in brokers:
+        yield SendFetch(b)
+    msgs = state.network.messages
+    for m in msgs:
+        if isinstance(m, FetchRequest):
+            yield ReceiveFetchRequest(m.id)
+        elif isinstance(m, FetchResponse):
+            yield ReceiveFetchResponse(m.id)
+    leaders = [b for b in brokers if rep.is_leader(state, b)]
+    for b in leaders:
+        r = state.replica(b)
+        image = state.broker(b).image
+        for f in sorted(r.isr - {b}):  # type: ignore[union-attr]
+            yield ProposeIsrShrink(b, f)
+        if image is not None:
+            for f in image.replicas:
+                if f not in r.isr:  # type: ignore[union-attr]
+                    yield ProposeIsrExpand(b, f)
+    for m in msgs:
+        if isinstance(m, AlterPartitionRequest):
+            yield ReceiveAlterPartition(m.id)
+        elif isinstance(m, AlterPartitionResponse):
+            yield ReceiveAlterPartitionResponse(m.id)
+    if not state.partition.reassigning:
+        for t in _reassign_targets(state):
+            yield Reassign(t)
+    yield CancelReassignment()
+    yield UncleanRecovery()
+    yield UncleanLeaderElection()
+    for m in msgs:
+        if isinstance(m, (FetchRequest, FetchResponse)):
+            yield DropMessage(m.id)
+    for b in leaders:
+        yield Produce(b, state.history.next_value)
+    yield Consume()
+    yield ListOffsets()
+
+
+def enabled_actions(state: ClusterState) -> tuple[Action, ...]:
+    """Every action enabled in ``state``, in a deterministic order (by family:
+    lifecycle, metadata, fetch, ISR, reassignment, recovery, network, clients)."""
+    return tuple(a for a in _candidates(state) if HANDLERS[type(a)][0](state, a) is None)
