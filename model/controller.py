@@ -261,8 +261,15 @@ def unclean_recovery(state: ClusterState) -> ClusterState:
     d = attrs.evolve(p, leader=best, isr=frozenset({best}), elr=p.elr - {best},
                      last_known_elr=p.last_known_elr - {best})
     state = commit_partition(state, apply_elr_rules(state, d, frozenset()))
-    report = UncleanElectionReport(state.config.unclean_recovery, best, state.partition.leader_epoch)
-    return set_history(state, unclean_elections=state.history.unclean_elections + (report,))
+    return _report(state, state.config.unclean_recovery, best)
+
+
+def _report(state: ClusterState, mechanism: str, leader: int) -> ClusterState:
+    """Report potential data loss (§5.3.2). The elected replica becomes the log the
+    others recover from, so it no longer counts as unclean (§5.1.2)."""
+    h = state.history
+    report = UncleanElectionReport(mechanism, leader, state.partition.leader_epoch)
+    return set_history(state, unclean_elections=h.unclean_elections + (report,), unclean=h.unclean - {leader})
 
 
 def unclean_election_candidate(state: ClusterState) -> Optional[int]:
@@ -285,5 +292,4 @@ def unclean_leader_election(state: ClusterState) -> ClusterState:
     d = attrs.evolve(state.partition, leader=leader, isr=frozenset({leader}),
                      elr=frozenset(), last_known_elr=frozenset())
     state = commit_partition(state, d)
-    report = UncleanElectionReport("unclean_leader_election", leader, state.partition.leader_epoch)
-    return set_history(state, unclean_elections=state.history.unclean_elections + (report,))
+    return _report(state, "unclean_leader_election", leader)

@@ -48,11 +48,15 @@ def maybe_advance_hwm(state: ClusterState, broker: int) -> ClusterState:
     state = set_replica(state, broker, attrs.evolve(r, hwm=new_hwm))
     h = state.history
     done = tuple(w for w in h.pending if w.broker == broker and w.offset < new_hwm)
+    committed = h.committed
+    if new_hwm > len(committed):
+        committed = committed + r.log[len(committed):new_hwm]
     return set_history(
         state,
-        true_hwm=max(h.true_hwm, new_hwm),
+        committed=committed,
         pending=tuple(w for w in h.pending if not (w.broker == broker and w.offset < new_hwm)),
-        acked=h.acked + tuple(AckedWrite(w.value, w.offset) for w in sorted(done, key=lambda w: w.offset)),
+        acked=h.acked + tuple(AckedWrite(w.value, w.offset, h.next_value)
+                               for w in sorted(done, key=lambda w: w.offset)),
     )
 
 
@@ -168,12 +172,25 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
             eoe = EpochEndOffset(epoch_entries(r.log, (r.leader_epoch, r.leso))[-1][0], r.leo)
         if eoe.epoch < req.last_fetched_epoch or eoe.end_offset < req.fetch_offset:
             return respond(state, diverging_epoch=eoe, hwm=r.hwm)
+    state = _note_caught_up(state, req)
     fs = FollowerState(req.fetch_offset, req.broker_epoch, r.leader_epoch)
     state = set_replica(state, leader, set_follower(r, req.src, fs))
     state = maybe_advance_hwm(state, leader)
     r = state.replica(leader)
     assert r is not None
     return respond(state, records=r.log[req.fetch_offset:], hwm=r.hwm)
+
+
+def _note_caught_up(state: ClusterState, req: FetchRequest) -> ClusterState:
+    """Ghost: an unclean replica has provably caught up once its leader serves a
+    fetch sent in its current broker epoch from a log holding the committed log."""
+    h = state.history
+    if req.src not in h.unclean or state.broker(req.src).broker_epoch != req.broker_epoch:
+        return state
+    r = state.replica(req.src)
+    if r is None or req.fetch_offset < h.true_hwm or r.log[:h.true_hwm] != h.committed:
+        return state
+    return set_history(state, unclean=h.unclean - {req.src})
 
 
 def fetch_response_matches(state: ClusterState, resp: FetchResponse) -> bool:

@@ -376,8 +376,13 @@ class PendingWrite:
 
 @attrs.frozen
 class AckedWrite:
+    """A positive acknowledgement of ``value`` at ``offset``. ``produced_before``:
+    History.next_value at the time of the ack, so every write with a value at or
+    above it was produced after this acknowledgement (real-time order, §6.1)."""
+
     value: int
     offset: int
+    produced_before: int = 0
 
 
 @attrs.frozen
@@ -388,6 +393,7 @@ class ListOffsetsAnswer:
     broker: int
     leader_epoch: int
     hwm: Optional[int]
+    true_hwm: int = 0  # the True HWM when the answer was given (ghost)
 
 
 @attrs.frozen
@@ -404,16 +410,21 @@ class UncleanElectionReport:
 class History:
     """Ghost state kept for the properties, as the TLA+ specs keep it.
 
-    true_hwm: the highest HWM any leader advanced to (§6.4). acked / nacked: the
+    committed: the committed log: the records below the highest HWM any leader
+    advanced to, as that leader held them; its length is the True HWM (§6.4).
+    acked / nacked: the
     outcome of produce requests, in acknowledgement order. pending: writes awaiting
     the HWM. consumed: records consumed by offset (index = offset). list_offsets:
     ListOffsets answers in order (a repeat of the previous answer is not stored).
     lossy_shutdowns: count of lossy unclean shutdowns (the §6.2 fault budget).
     unclean_elections: every unclean recovery or unclean leader election.
+    unclean: brokers whose replica restarted after an unclean shutdown and has not
+    yet provably caught up (its leader received a fetch, in its current broker
+    epoch, from a log holding the whole committed log) — for Unclean Exclusion.
     next_value: the value the next Produce writes (values are unique).
     """
 
-    true_hwm: int = 0
+    committed: tuple[Record, ...] = ()
     acked: tuple[AckedWrite, ...] = ()
     nacked: tuple[int, ...] = ()
     pending: tuple[PendingWrite, ...] = ()
@@ -421,7 +432,13 @@ class History:
     list_offsets: tuple[ListOffsetsAnswer, ...] = ()
     lossy_shutdowns: int = 0
     unclean_elections: tuple[UncleanElectionReport, ...] = ()
+    unclean: frozenset[int] = frozenset()
     next_value: int = 1
+
+    @property
+    def true_hwm(self) -> int:
+        """The True HWM (§6.4): end of the committed log, never decreasing."""
+        return len(self.committed)
 
 
 # ------------------------------------------------------------------------- cluster

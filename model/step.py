@@ -53,6 +53,8 @@ def _e_start(s: ClusterState, a: StartBroker) -> ClusterState:
     b = s.broker(a.broker)
     clean = b.clean_shutdown_epoch is not None and b.clean_shutdown_epoch == s.registration(a.broker).broker_epoch
     s = ctl.register_broker(s, a.broker, clean)
+    if not clean:
+        s = set_history(s, unclean=s.history.unclean | {a.broker})
     return set_broker(s, attrs.evolve(b, status=BrokerStatus.STARTING, clean_shutdown_epoch=None,
                                       broker_epoch=s.registration(a.broker).broker_epoch))
 
@@ -383,9 +385,10 @@ def _e_list_offsets(s: ClusterState, a: ListOffsets) -> ClusterState:
     leader, _ = _current_leader(s)
     r = s.replica(leader)  # type: ignore[arg-type]
     assert r is not None and r.leso is not None
-    answer = ListOffsetsAnswer(leader, r.leader_epoch, r.hwm if r.hwm >= r.leso else None)  # type: ignore[arg-type]
+    answer = ListOffsetsAnswer(leader, r.leader_epoch, r.hwm if r.hwm >= r.leso else None,  # type: ignore[arg-type]
+                               s.history.true_hwm)
     answers = s.history.list_offsets
-    if answers and answers[-1] == answer:
+    if answers and attrs.evolve(answers[-1], true_hwm=answer.true_hwm) == answer:
         return s
     return set_history(s, list_offsets=answers + (answer,))
 

@@ -1,0 +1,108 @@
+"""The property type, violations, and the fault-model facts properties rely on."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import attrs
+
+from model import NO_LEADER, BrokerStatus, ClusterState, Replica, Role
+
+
+@attrs.frozen
+class Violation:
+    """One way a state breaks a property, in a Kafka engineer's words.
+
+    property: the property's name. message: what is wrong. replicas, offsets,
+    epochs: the broker ids, offsets and leader epochs involved (for reports).
+    """
+
+    property: str
+    message: str
+    replicas: tuple[int, ...] = ()
+    offsets: tuple[int, ...] = ()
+    epochs: tuple[int, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.property}: {self.message}"
+
+
+Check = Callable[[ClusterState], tuple[Violation, ...]]
+
+
+@attrs.frozen
+class Property:
+    """A named property: ``check(state)`` returns its violations (empty: holds)."""
+
+    name: str
+    section: str
+    description: str
+    check: Check = attrs.field(eq=False, repr=False)
+
+    def __call__(self, state: ClusterState) -> tuple[Violation, ...]:
+        return self.check(state)
+
+
+# ------------------------------------------------------------ fault model (§6.2)
+
+UNGUARDED_MECHANISMS = ("proactive", "unclean_leader_election")
+
+
+def within_fault_budget(state: ClusterState) -> bool:
+    """At most MinISR - 1 lossy unclean shutdowns so far (§5.1.2, §6.2)."""
+    return state.history.lossy_shutdowns <= state.config.min_isr - 1
+
+
+def no_unguarded_election(state: ClusterState) -> bool:
+    """No legacy unclean leader election (ch7) and no proactive recovery (§5.3.1):
+    both trade the completeness guarantee for availability."""
+    return not any(e.mechanism in UNGUARDED_MECHANISMS for e in state.history.unclean_elections)
+
+
+def guarantees_apply(state: ClusterState) -> bool:
+    """The safety guarantees are promised: inside the fault budget and with no
+    unguarded election so far."""
+    return within_fault_budget(state) and no_unguarded_election(state)
+
+
+# ---------------------------------------------------------------- state helpers
+
+def hosted(state: ClusterState) -> list[tuple[int, Replica]]:
+    """Every (broker, replica) pair, in broker order, whatever the broker's status."""
+    return [(b.id, b.replica) for b in state.brokers if b.replica is not None]
+
+
+def running_replica(state: ClusterState, broker: int) -> Optional[Replica]:
+    b = state.broker(broker)
+    return b.replica if b.status == BrokerStatus.RUNNING else None
+
+
+def current_leader(state: ClusterState) -> Optional[tuple[int, Replica]]:
+    """The non-stale leader: the controller's leader, running, acting as leader in
+    the controller's leader epoch."""
+    p = state.partition
+    if p.leader == NO_LEADER:
+        return None
+    r = running_replica(state, p.leader)
+    if r is None or r.role != Role.LEADER or r.leader_epoch != p.leader_epoch:
+        return None
+    return p.leader, r
+
+
+def first_difference(a: tuple, b: tuple, upto: int) -> Optional[int]:
+    """The first offset below ``upto`` where logs ``a`` and ``b`` differ (a missing
+    record counts as a difference), or None."""
+    for o in range(upto):
+        if o >= len(a) or o >= len(b) or a[o] != b[o]:
+            return o
+    return None
+
+
+def fmt_log(log: tuple, start: int = 0, end: Optional[int] = None) -> str:
+    """``[offset:epoch:value, ...]`` for a slice of a log."""
+    end = len(log) if end is None else end
+    return "[" + ", ".join(f"{o}:{log[o].epoch}:{log[o].value}" for o in range(start, min(end, len(log)))) + "]"
+
+
+def fmt_set(s: frozenset[int]) -> str:
+    return "[" + ", ".join(str(x) for x in sorted(s)) + "]"

@@ -1,0 +1,240 @@
+"""Properties of the partition metadata, the quorums and the epochs (ch2, ch4,
+§5.1.2, §5.3.2, §6.4.2, §6.5, ch9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model import (NO_LEADER, ClusterState, PartitionChangeRecord, RegisterBrokerRecord, materialize, merge)
+
+from .base import (Property, Violation, current_leader, fmt_set, guarantees_apply, hosted,
+                   no_unguarded_election)
+
+
+def _replication_quorum_superset(state: ClusterState) -> tuple[Violation, ...]:
+    cur = current_leader(state)
+    if cur is None:
+        return ()
+    b, r = cur
+    if len(r.isr) < state.config.min_isr:
+        return ()
+    p = state.partition
+    election_quorum = p.isr | p.elr
+    missing = election_quorum - r.maximal_isr
+    if not missing:
+        return ()
+    return (Violation(
+        "ReplicationQuorumSuperset",
+        f"leader {b} advances the HWM on Maximal ISR {fmt_set(r.maximal_isr)} (ISR {fmt_set(r.isr)} >= "
+        f"MinISR {state.config.min_isr}) but the controller's election quorum ISR {fmt_set(p.isr)} + "
+        f"ELR {fmt_set(p.elr)} also has {fmt_set(missing)}",
+        (b, *sorted(missing)), (), (r.leader_epoch,)),)
+
+
+def _unclean_exclusion(state: ClusterState) -> tuple[Violation, ...]:
+    if not no_unguarded_election(state):
+        return ()
+    p = state.partition
+    out: list[Violation] = []
+    for b in sorted(state.history.unclean):
+        roles = [name for name, hit in (("leader", p.leader == b), ("in the ISR", b in p.isr),
+                                        ("in the ELR", b in p.elr)) if hit]
+        if roles:
+            out.append(Violation(
+                "UncleanExclusion",
+                f"replica {b} restarted after an unclean shutdown and has not caught up, yet is "
+                f"{' and '.join(roles)} (leader {p.leader}, ISR {fmt_set(p.isr)}, ELR {fmt_set(p.elr)}, "
+                f"leader epoch {p.leader_epoch})", (b,), (), (p.leader_epoch,)))
+    return tuple(out)
+
+
+def _applied_hwm_monotonicity(state: ClusterState) -> tuple[Violation, ...]:
+    if not guarantees_apply(state):
+        return ()
+    last = None
+    for a in state.history.list_offsets:
+        if a.hwm is None:
+            continue
+        if a.hwm > a.true_hwm:
+            return (Violation(
+                "AppliedHwmMonotonicity",
+                f"ListOffsets on leader {a.broker} (leader epoch {a.leader_epoch}) answered HWM {a.hwm} "
+                f"above the True HWM {a.true_hwm}", (a.broker,), (a.hwm, a.true_hwm), (a.leader_epoch,)),)
+        if last is not None and a.hwm < last.hwm:
+            return (Violation(
+                "AppliedHwmMonotonicity",
+                f"ListOffsets went backwards: leader {last.broker} answered {last.hwm} in leader epoch "
+                f"{last.leader_epoch}, then leader {a.broker} answered {a.hwm} in leader epoch {a.leader_epoch}",
+                (last.broker, a.broker), (last.hwm, a.hwm), (last.leader_epoch, a.leader_epoch)),)
+        last = a
+    return ()
+
+
+def _min_isr_recovery_quorum(state: ClusterState) -> tuple[Violation, ...]:
+    if not no_unguarded_election(state):
+        return ()
+    p = state.partition
+    if p.isr or p.elr or len(p.last_known_elr) >= state.config.min_isr:
+        return ()
+    return (Violation(
+        "MinIsrRecoveryQuorum",
+        f"ISR and ELR are empty but LastKnownELR {fmt_set(p.last_known_elr)} has only "
+        f"{len(p.last_known_elr)} members, fewer than MinISR = {state.config.min_isr}",
+        tuple(sorted(p.last_known_elr)), (), (p.leader_epoch,)),)
+
+
+_MATERIALIZED: dict[tuple[int, int], tuple[Any, Any]] = {}
+
+
+def _materialized(records: tuple, upto: int) -> Any:
+    """``materialize`` memoized on the (immutable) log object and prefix length."""
+    key = (id(records), upto)
+    hit = _MATERIALIZED.get(key)
+    if hit is not None and hit[0] is records:
+        return hit[1]
+    if len(_MATERIALIZED) > 4096:
+        _MATERIALIZED.clear()
+    prev = _MATERIALIZED.get((id(records), upto - 1))
+    value = merge(prev[1], records[upto - 1]) if (prev is not None and prev[0] is records and upto) \
+        else materialize(records, upto)
+    _MATERIALIZED[key] = (records, value)
+    return value
+
+
+def _metadata_log_matching(state: ClusterState) -> tuple[Violation, ...]:
+    log = state.controller.metadata_log
+    out: list[Violation] = []
+    for b in state.brokers:
+        if b.metadata_offset > len(log):
+            out.append(Violation(
+                "MetadataLogMatching",
+                f"broker {b.id} has applied {b.metadata_offset} metadata records but the controller's "
+                f"log has only {len(log)}", (b.id,), (b.metadata_offset, len(log))))
+            continue
+        expected = _materialized(log, b.metadata_offset)
+        if b.image != expected:
+            out.append(Violation(
+                "MetadataLogMatching",
+                f"broker {b.id}'s materialized partition metadata after {b.metadata_offset} records is "
+                f"{b.image} but the controller's log prefix gives {expected}",
+                (b.id,), (b.metadata_offset,)))
+    return tuple(out)
+
+
+def _valid_partition_metadata(state: ClusterState) -> tuple[Violation, ...]:
+    p = state.partition
+    replicas = frozenset(p.replicas)
+    problems: list[str] = []
+    if not p.isr <= replicas:
+        problems.append(f"ISR {fmt_set(p.isr)} is not within replicas {list(p.replicas)}")
+    if not p.elr <= replicas:
+        problems.append(f"ELR {fmt_set(p.elr)} is not within replicas {list(p.replicas)}")
+    if not p.last_known_elr <= replicas:
+        problems.append(f"LastKnownELR {fmt_set(p.last_known_elr)} is not within replicas {list(p.replicas)}")
+    if p.isr & p.elr:
+        problems.append(f"ISR {fmt_set(p.isr)} and ELR {fmt_set(p.elr)} overlap")
+    if len(p.isr) >= state.config.min_isr and p.elr:
+        problems.append(f"ISR {fmt_set(p.isr)} has MinISR {state.config.min_isr} members but ELR is {fmt_set(p.elr)}")
+    fenced = sorted(b for b in p.isr if state.registration(b).fenced)
+    if fenced:
+        problems.append(f"fenced broker(s) {fenced} in the ISR {fmt_set(p.isr)}")
+    if p.leader != NO_LEADER and p.leader not in p.isr:
+        problems.append(f"leader {p.leader} is not in the ISR {fmt_set(p.isr)}")
+    if not p.adding <= replicas or not p.removing <= replicas or p.adding & p.removing:
+        problems.append(f"adding {fmt_set(p.adding)} / removing {fmt_set(p.removing)} inconsistent "
+                        f"with replicas {list(p.replicas)}")
+    if len(set(p.replicas)) != len(p.replicas):
+        problems.append(f"replicas {list(p.replicas)} repeat a broker")
+    return tuple(Violation("ValidPartitionMetadata", msg, tuple(p.replicas), (), (p.leader_epoch,))
+                 for msg in problems)
+
+
+def _epoch_monotonicity(state: ClusterState) -> tuple[Violation, ...]:
+    out: list[Violation] = []
+    part = None
+    last_epoch = -1
+    for offset, rec in enumerate(state.controller.metadata_log):
+        if isinstance(rec, RegisterBrokerRecord):
+            if rec.broker_epoch <= last_epoch:
+                out.append(Violation(
+                    "EpochMonotonicity",
+                    f"broker {rec.broker} registered with broker epoch {rec.broker_epoch}, not above the "
+                    f"earlier broker epoch {last_epoch}", (rec.broker,), (offset,)))
+            last_epoch = max(last_epoch, rec.broker_epoch)
+        nxt = merge(part, rec)
+        if part is not None and nxt is not None and isinstance(rec, PartitionChangeRecord) and (
+                nxt.leader_epoch < part.leader_epoch or nxt.partition_epoch <= part.partition_epoch):
+            out.append(Violation(
+                "EpochMonotonicity",
+                f"metadata record {offset} takes leader epoch {part.leader_epoch} -> {nxt.leader_epoch}, "
+                f"partition epoch {part.partition_epoch} -> {nxt.partition_epoch}", (), (offset,)))
+        part = nxt
+    p = state.partition
+    if part != p:
+        out.append(Violation("EpochMonotonicity",
+                             f"the controller's partition {p} is not its metadata log's result {part}"))
+    for b, r in hosted(state):
+        if r.leader_epoch > p.leader_epoch or r.partition_epoch > p.partition_epoch:
+            out.append(Violation(
+                "EpochMonotonicity",
+                f"replica {b} acts in leader epoch {r.leader_epoch} / partition epoch {r.partition_epoch}, "
+                f"ahead of the controller's {p.leader_epoch} / {p.partition_epoch}",
+                (b,), (), (r.leader_epoch, p.leader_epoch)))
+    return tuple(out)
+
+
+def _leader_in_isr(state: ClusterState) -> tuple[Violation, ...]:
+    p = state.partition
+    if p.leader == NO_LEADER or p.leader in p.isr:
+        return ()
+    return (Violation("LeaderInIsr", f"leader {p.leader} is not in the ISR {fmt_set(p.isr)}",
+                      (p.leader,), (), (p.leader_epoch,)),)
+
+
+REPLICATION_QUORUM_SUPERSET = Property(
+    "ReplicationQuorumSuperset", "§6.5.2",
+    "When the non-stale leader's ISR has at least MinISR members (so its HWM may advance), its "
+    "Maximal ISR contains the controller's ISR and ELR.",
+    _replication_quorum_superset)
+UNCLEAN_EXCLUSION = Property(
+    "UncleanExclusion", "§5.1.2, §6.5.1",
+    "A replica restarted after an unclean shutdown is not leader, nor in the ISR or ELR, until "
+    "its leader has served a fetch from it (in its new broker epoch) holding the committed log. "
+    "An unclean recovery's chosen replica becomes the log others recover from. Not promised after "
+    "a proactive recovery or legacy unclean election (the committed log itself may be lost).",
+    _unclean_exclusion)
+APPLIED_HWM_MONOTONICITY = Property(
+    "AppliedHwmMonotonicity", "§6.4.2",
+    "ListOffsets answers never decrease and never exceed the True HWM at the time of the answer "
+    "(the True HWM itself is the length of the ghost committed log, which only grows). Not "
+    "promised outside the fault budget or after an unclean/proactive election (ch7).",
+    _applied_hwm_monotonicity)
+MIN_ISR_RECOVERY_QUORUM = Property(
+    "MinIsrRecoveryQuorum", "§5.3.2",
+    "When the ISR and ELR are both empty, the LastKnownELR (the recovery quorum) has at least "
+    "MinISR members, so with at most MinISR-1 lossy shutdowns one of them is complete. (Exactly "
+    "MinISR is not invariant: a leader may add caught-up replicas to an ISR still below MinISR "
+    "without clearing the ELR/LastKnownELR, §2.9.) Not promised after a proactive recovery or "
+    "legacy unclean election.",
+    _min_isr_recovery_quorum)
+METADATA_LOG_MATCHING = Property(
+    "MetadataLogMatching", "ch9, §2.3.2",
+    "Each broker's metadata is a prefix of the controller's log: its materialized partition "
+    "metadata equals the controller's log materialized up to the broker's metadata offset.",
+    _metadata_log_matching)
+VALID_PARTITION_METADATA = Property(
+    "ValidPartitionMetadata", "ch2, ch4",
+    "ISR, ELR, LastKnownELR within replicas; ISR and ELR disjoint; ELR empty once ISR >= MinISR; "
+    "no fenced broker in the ISR; leader in the ISR or NoLeader; adding/removing consistent.",
+    _valid_partition_metadata)
+EPOCH_MONOTONICITY = Property(
+    "EpochMonotonicity", "§2.3.1, §6.5.1",
+    "Along the metadata log the leader epoch never decreases and the partition epoch grows with "
+    "every change; each registration gets a broker epoch above every earlier one; no replica is "
+    "ahead of the controller's epochs.",
+    _epoch_monotonicity)
+LEADER_IN_ISR = Property(
+    "LeaderInIsr", "KafkaReplication.tla",
+    "The controller's leader is in its ISR. KRaft restates it with NoLeader allowed: the last ISR "
+    "member fenced leaves the ISR empty (it moves to the ELR), unlike the ZooKeeper-era controller.",
+    _leader_in_isr)

@@ -1,0 +1,119 @@
+"""A tiny driver for hand-written scenarios against the reference model.
+
+A ``Scenario`` wraps a ``ClusterState`` and moves it only through the model's
+public ``step``; every action taken is recorded in ``trace``. The helpers bundle
+the usual action sequences and return the messages involved, so tests can
+assert on what went over the wire:
+
+    sc = Scenario(Config(brokers=(1, 2, 3), assignment=(1, 2, 3)))
+    sc.produce(1, 2)                       # two acks=all writes to leader 1
+    req, resp = sc.deliver_fetch(2)        # SendFetch + ReceiveFetchRequest + ReceiveFetchResponse
+    sc.shrink(1, 3)                        # ProposeIsrShrink + AlterPartition round trip
+    sc.sync_metadata(2)                    # broker 2 applies every pending metadata record
+
+Nothing here decides protocol behaviour: a helper raises ``ActionNotEnabled``
+exactly when the model refuses one of its actions.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from model import (Action, AlterPartitionRequest, AlterPartitionResponse, ClusterState, Config,
+                   FetchRequest, FetchResponse, Message, PartitionMetadata, ProposeIsrExpand,
+                   ProposeIsrShrink, Produce, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
+                   ReceiveFetchRequest, ReceiveFetchResponse, Replica, ReplicateMetadata, SendFetch,
+                   initial_state, step)
+
+
+class Scenario:
+    """A state plus the trace of actions that produced it from ``initial_state``."""
+
+    def __init__(self, config: Config) -> None:
+        self.state: ClusterState = initial_state(config)
+        self.trace: list[Action] = []
+
+    # ------------------------------------------------------------------ core
+
+    def do(self, action: Action) -> ClusterState:
+        """Apply one action through ``model.step`` (raises ActionNotEnabled)."""
+        self.state = step(self.state, action)
+        self.trace.append(action)
+        return self.state
+
+    def do_sending(self, action: Action, kind: type) -> Message:
+        """Apply ``action`` and return the one message of type ``kind`` it put in flight."""
+        next_id = self.state.network.next_id
+        self.do(action)
+        assert self.state.network.next_id == next_id + 1, f"{action!r} sent no message"
+        msg = self.state.network.get(next_id)
+        assert isinstance(msg, kind), f"{action!r} sent {msg!r}, expected a {kind.__name__}"
+        return msg
+
+    # ----------------------------------------------------------------- views
+
+    @property
+    def partition(self) -> PartitionMetadata:
+        """The controller's partition registration."""
+        return self.state.partition
+
+    def replica(self, broker: int) -> Optional[Replica]:
+        return self.state.replica(broker)
+
+    def in_flight(self, kind: type = object, **fields: object) -> list[Message]:
+        """In-flight messages of type ``kind`` whose attributes equal ``fields``."""
+        return [m for m in self.state.network.messages
+                if isinstance(m, kind) and all(getattr(m, k) == v for k, v in fields.items())]
+
+    # --------------------------------------------------------------- clients
+
+    def produce(self, broker: int, count: int = 1) -> None:
+        """``count`` acks=all writes to ``broker`` (each with the next unique value)."""
+        for _ in range(count):
+            self.do(Produce(broker, self.state.history.next_value))
+
+    # -------------------------------------------------------------- metadata
+
+    def pending_metadata(self, broker: int) -> int:
+        return len(self.state.controller.metadata_log) - self.state.broker(broker).metadata_offset
+
+    def sync_metadata(self, broker: int) -> None:
+        """The broker applies every committed metadata record it lacks, as one batch
+        (no-op when it is up to date)."""
+        pending = self.pending_metadata(broker)
+        if pending:
+            self.do(ReplicateMetadata(broker, pending))
+
+    # ----------------------------------------------------------------- fetch
+
+    def send_fetch(self, follower: int) -> FetchRequest:
+        return self.do_sending(SendFetch(follower), FetchRequest)  # type: ignore[return-value]
+
+    def receive_fetch_request(self, req: FetchRequest) -> FetchResponse:
+        return self.do_sending(ReceiveFetchRequest(req.id), FetchResponse)  # type: ignore[return-value]
+
+    def receive_fetch_response(self, resp: FetchResponse) -> None:
+        self.do(ReceiveFetchResponse(resp.id))
+
+    def deliver_fetch(self, follower: int) -> tuple[FetchRequest, FetchResponse]:
+        """One full fetch round trip for ``follower``; returns the request and response."""
+        req = self.send_fetch(follower)
+        resp = self.receive_fetch_request(req)
+        self.receive_fetch_response(resp)
+        return req, resp
+
+    # ------------------------------------------------------------------- ISR
+
+    def alter_isr(self, propose: Action) -> AlterPartitionResponse:
+        """``propose`` (ProposeIsrShrink / ProposeIsrExpand), then the controller
+        handles the AlterPartition request and the leader its response."""
+        req = self.do_sending(propose, AlterPartitionRequest)
+        resp = self.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)
+        self.do(ReceiveAlterPartitionResponse(resp.id))
+        return resp  # type: ignore[return-value]
+
+    def shrink(self, leader: int, follower: int) -> AlterPartitionResponse:
+        return self.alter_isr(ProposeIsrShrink(leader, follower))
+
+    def expand(self, leader: int, follower: int) -> AlterPartitionResponse:
+        return self.alter_isr(ProposeIsrExpand(leader, follower))
