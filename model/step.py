@@ -457,20 +457,25 @@ def _reassign_targets(state: ClusterState) -> Iterator[tuple[int, ...]]:
 
 
 def _candidates(state: ClusterState) -> Iterator[Action]:
+    # A cheap pre-filter on broker status; the guards stay the only authority.
     brokers = state.config.brokers
-    for b in brokers:
-        yield StartBroker(b)
-        yield UnfenceBroker(b)
-        yield FenceBroker(b)
-        yield ControlledShutdown(b)
-        yield UncleanShutdown(b, False)
-        yield UncleanShutdown(b, True)
-        yield Flush(b)
+    active = [b.id for b in state.brokers if b.status in ACTIVE]
+    for b in state.brokers:
+        if b.status in OFFLINE:
+            yield StartBroker(b.id)
+            yield FenceBroker(b.id)
+        else:
+            yield UnfenceBroker(b.id)
+            yield FenceBroker(b.id)
+            yield ControlledShutdown(b.id)
+            yield UncleanShutdown(b.id, False)
+            yield UncleanShutdown(b.id, True)
+            yield Flush(b.id)
     log_len = len(state.controller.metadata_log)
-    for b in brokers:
+    for b in active:
         for count in range(1, log_len - state.broker(b).metadata_offset + 1):
             yield ReplicateMetadata(b, count)
-    for b in brokers:
+    for b in active:
         yield SendFetch(b)
     msgs = state.network.messages
     for m in msgs:

@@ -1,0 +1,79 @@
+"""The model's public face: Config validation, ActionNotEnabled, action reprs."""
+
+import pytest
+
+import model
+from model import (ActionNotEnabled, Config, FenceBroker, ReplicateMetadata, StartBroker,
+                   enabled_actions, initial_state, step)
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    (dict(brokers=(1, 2)), "Config.brokers"),
+    (dict(brokers=(1, 2, 3, 4, 5, 6)), "Config.brokers"),
+    (dict(brokers=(1, 1, 2)), "Config.brokers"),
+    (dict(assignment=(1, 2, 9)), "Config.assignment"),
+    (dict(assignment=(1, 1)), "Config.assignment"),
+    (dict(assignment=()), "Config.assignment"),
+    (dict(min_isr=4), "Config.min_isr"),
+    (dict(min_isr=0), "Config.min_isr"),
+    (dict(unclean_recovery="eager"), "Config.unclean_recovery"),
+    (dict(unclean_leader_election="yes"), "Config.unclean_leader_election"),
+    (dict(variants={"NO_ELR"}), "Config.variants"),
+])
+def test_invalid_config_names_the_field(kwargs, field):
+    with pytest.raises(ValueError, match=field):
+        Config(**kwargs)
+
+
+def test_invalid_config_lists_allowed_values():
+    with pytest.raises(ValueError, match="none.*balanced.*proactive.*manual"):
+        Config(unclean_recovery="eager")
+    with pytest.raises(ValueError, match=r"1\.\.3"):
+        Config(min_isr=5)
+
+
+def test_initial_state_matches_the_chapters_numbering():
+    s = initial_state(Config(brokers=(1, 2, 3, 4), assignment=(2, 1, 3), min_isr=2))
+    p = s.partition
+    assert (p.leader, p.leader_epoch, p.partition_epoch) == (2, 1, 1)
+    assert p.isr == {1, 2, 3} and p.replicas == (2, 1, 3)
+    assert s.replica(4) is None
+    assert [s.registration(b).broker_epoch for b in (1, 2, 3, 4)] == [0, 1, 2, 3]
+    assert all(b.metadata_offset == len(s.controller.metadata_log) for b in s.brokers)
+
+
+def test_step_rejects_a_disabled_action_with_the_reason():
+    s = initial_state(Config())
+    with pytest.raises(ActionNotEnabled, match="not offline") as err:
+        step(s, StartBroker(1))
+    assert err.value.action == StartBroker(1)
+    with pytest.raises(ActionNotEnabled, match="unknown broker 9"):
+        step(s, FenceBroker(9))
+    with pytest.raises(ActionNotEnabled, match=r"count must be in 1\.\.0"):
+        step(s, ReplicateMetadata(1, 1))
+
+
+def test_step_rejects_a_non_action():
+    with pytest.raises(TypeError, match="not a replicheck action"):
+        step(initial_state(Config()), "FenceBroker(1)")
+
+
+def test_every_enabled_action_steps_and_every_step_is_enabled():
+    s = initial_state(Config())
+    s = step(s, FenceBroker(1))
+    for a in enabled_actions(s):
+        assert model.why_not_enabled(s, a) is None
+        step(s, a)
+
+
+def test_action_reprs_read_as_scenario_steps():
+    assert repr(FenceBroker(2)) == "FenceBroker(broker=2)"
+    assert repr(model.UncleanShutdown(1, True)) == "UncleanShutdown(broker=1, lossy=True)"
+    assert repr(model.Record(3, 7)) == "e3:7"
+
+
+def test_every_action_class_has_a_family():
+    for t in model.ACTION_TYPES:
+        assert t in {c for cs in model.FAMILIES.values() for c in cs}
+    with pytest.raises(ValueError, match="not a replicheck action"):
+        model.family_of(object())
