@@ -92,6 +92,8 @@ def current_leader(state: ClusterState) -> Optional[tuple[int, Replica]]:
 def first_difference(a: tuple, b: tuple, upto: int) -> Optional[int]:
     """The first offset below ``upto`` where logs ``a`` and ``b`` differ (a missing
     record counts as a difference), or None."""
+    if len(a) >= upto and len(b) >= upto and a[:upto] == b[:upto]:
+        return None  # the common case, compared at C speed
     for o in range(upto):
         if o >= len(a) or o >= len(b) or a[o] != b[o]:
             return o
@@ -106,3 +108,28 @@ def fmt_log(log: tuple, start: int = 0, end: Optional[int] = None) -> str:
 
 def fmt_set(s: frozenset[int]) -> str:
     return "[" + ", ".join(str(x) for x in sorted(s)) + "]"
+
+
+class LastValueMemo:
+    """Memoizes a pure function of one immutable value on that value's identity.
+
+    States share unchanged parts (a step that does not touch the history keeps the
+    same History object), so checks that depend on one part are computed once per
+    distinct part. Holds a reference to each cached key, so an id is never reused
+    while it is cached.
+    """
+
+    def __init__(self, fn: Callable, size: int = 64) -> None:
+        self._fn = fn
+        self._size = size
+        self._cache: dict[int, tuple[object, object]] = {}
+
+    def __call__(self, value: object) -> object:
+        hit = self._cache.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        result = self._fn(value)
+        if len(self._cache) >= self._size:
+            self._cache.clear()
+        self._cache[id(value)] = (value, result)
+        return result

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import bisect
 
-from model import AckedWrite, BrokerStatus, ClusterState, Role
+from typing import Optional
 
-from .base import (Property, Violation, current_leader, first_difference, fmt_log, fmt_set,
+from model import AckedWrite, BrokerStatus, ClusterState, History, Role
+
+from .base import (LastValueMemo, Property, Violation, current_leader, first_difference, fmt_log, fmt_set,
                    guarantees_apply, hosted, no_unguarded_election, running_replica)
 
 
@@ -28,6 +30,8 @@ def _leader_completeness(state: ClusterState) -> tuple[Violation, ...]:
             f"leader {b} (leader epoch {r.leader_epoch}, LEO {r.leo}) lacks committed offset {at}: "
             f"its log {fmt_log(r.log, at, at + 1) or '[]'} vs committed {fmt_log(h.committed, at, at + 1)} "
             f"(True HWM {h.true_hwm})", (b,), (at, h.true_hwm), (r.leader_epoch,)))
+    if at is None and _first_acked_outside_committed(h) is None:
+        return tuple(out)  # holds the committed log, and every ack lies in it
     for w in h.acked:
         if w.offset >= r.leo or r.log[w.offset].value != w.value:
             out.append(Violation(
@@ -94,10 +98,25 @@ def _consistent_read(state: ClusterState) -> tuple[Violation, ...]:
         (b,), (at,), (r.leader_epoch,)),)
 
 
+def _first_outside(h: History) -> Optional[AckedWrite]:
+    """The first acknowledged write that is not at its offset in the committed log."""
+    for w in h.acked:
+        if w.offset >= len(h.committed) or h.committed[w.offset].value != w.value:
+            return w
+    return None
+
+
+_first_acked_outside_committed = LastValueMemo(_first_outside)
+
+
 def _no_committed_record_lost(state: ClusterState) -> tuple[Violation, ...]:
     if not guarantees_apply(state):
         return ()
     reps = hosted(state)
+    h = state.history
+    n = h.true_hwm
+    if _first_acked_outside_committed(h) is None and any(r.log[:n] == h.committed for _, r in reps):
+        return ()  # some replica holds the committed log, which holds every ack
     for w in state.history.acked:
         if not any(w.offset < r.leo and r.log[w.offset].value == w.value for _, r in reps):
             return (Violation(
@@ -111,7 +130,10 @@ def _no_committed_record_lost(state: ClusterState) -> tuple[Violation, ...]:
 def _acked_writes_linearizable(state: ClusterState) -> tuple[Violation, ...]:
     if not guarantees_apply(state):
         return ()
-    h = state.history
+    return _linearizability_of(state.history)  # type: ignore[return-value]
+
+
+def _check_linearizable(h: History) -> tuple[Violation, ...]:
     # Acks are stored in real-time order and produced_before never decreases along
     # them, so "acked before w was produced" is a prefix: keep its max offset.
     bounds: list[int] = []
@@ -141,6 +163,9 @@ def _acked_writes_linearizable(state: ClusterState) -> tuple[Violation, ...]:
             bounds.append(w.produced_before)
             best.append(w_best)
     return ()
+
+
+_linearizability_of = LastValueMemo(_check_linearizable)
 
 
 def _isr_holds_leader_prefix(state: ClusterState, name: str, controller_isr: bool) -> tuple[Violation, ...]:

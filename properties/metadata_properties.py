@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from model import NO_LEADER, ClusterState, PartitionChangeRecord, RegisterBrokerRecord, merge
 
-from model import (NO_LEADER, ClusterState, PartitionChangeRecord, RegisterBrokerRecord, materialize, merge)
-
-from .base import (Property, Violation, current_leader, fmt_set, guarantees_apply, hosted,
+from .base import (LastValueMemo, Property, Violation, current_leader, fmt_set, guarantees_apply, hosted,
                    no_unguarded_election)
 
 
@@ -51,8 +49,12 @@ def _unclean_exclusion(state: ClusterState) -> tuple[Violation, ...]:
 def _applied_hwm_monotonicity(state: ClusterState) -> tuple[Violation, ...]:
     if not guarantees_apply(state):
         return ()
+    return _list_offsets_check(state.history.list_offsets)  # type: ignore[return-value]
+
+
+def _check_list_offsets(answers: tuple) -> tuple[Violation, ...]:
     last = None
-    for a in state.history.list_offsets:
+    for a in answers:
         if a.hwm is None:
             continue
         if a.hwm > a.true_hwm:
@@ -70,6 +72,9 @@ def _applied_hwm_monotonicity(state: ClusterState) -> tuple[Violation, ...]:
     return ()
 
 
+_list_offsets_check = LastValueMemo(_check_list_offsets)
+
+
 def _min_isr_recovery_quorum(state: ClusterState) -> tuple[Violation, ...]:
     if not no_unguarded_election(state):
         return ()
@@ -83,26 +88,67 @@ def _min_isr_recovery_quorum(state: ClusterState) -> tuple[Violation, ...]:
         tuple(sorted(p.last_known_elr)), (), (p.leader_epoch,)),)
 
 
-_MATERIALIZED: dict[tuple[int, int], tuple[Any, Any]] = {}
+class _LogScan:
+    """The partition materialized after every prefix of one metadata log, and the
+    epoch-order problems found along it. Scans extend the scan of a log they
+    extend, so a walk pays for each record once; lists are shared with the scan
+    they extend and copied only when two logs branch from the same prefix."""
+
+    __slots__ = ("log", "images", "problems", "last_broker_epoch", "n")
+
+    def __init__(self, log: tuple, images: list, problems: list, last_broker_epoch: int, n: int) -> None:
+        self.log, self.images, self.problems = log, images, problems
+        self.last_broker_epoch, self.n = last_broker_epoch, n
 
 
-def _materialized(records: tuple, upto: int) -> Any:
-    """``materialize`` memoized on the (immutable) log object and prefix length."""
-    key = (id(records), upto)
-    hit = _MATERIALIZED.get(key)
-    if hit is not None and hit[0] is records:
-        return hit[1]
-    if len(_MATERIALIZED) > 4096:
-        _MATERIALIZED.clear()
-    prev = _MATERIALIZED.get((id(records), upto - 1))
-    value = merge(prev[1], records[upto - 1]) if (prev is not None and prev[0] is records and upto) \
-        else materialize(records, upto)
-    _MATERIALIZED[key] = (records, value)
-    return value
+_SCANS: dict[int, _LogScan] = {}
+_RECENT: list[_LogScan] = []
+
+
+def _scan(log: tuple) -> _LogScan:
+    hit = _SCANS.get(id(log))
+    if hit is not None and hit.log is log:
+        return hit
+    base = next((c for c in reversed(_RECENT) if c.n <= len(log) and log[:c.n] == c.log), None)
+    if base is None:
+        images: list = [None]
+        problems: list[tuple[int, Violation]] = []
+        last_epoch, n = -1, 0
+    else:
+        images, problems, last_epoch, n = base.images, base.problems, base.last_broker_epoch, base.n
+        if len(images) != n + 1 or len(problems) and problems[-1][0] >= n:
+            images, problems = images[:n + 1], [p for p in problems if p[0] < n]
+    for offset in range(n, len(log)):
+        rec = log[offset]
+        part = images[-1]
+        if isinstance(rec, RegisterBrokerRecord):
+            if rec.broker_epoch <= last_epoch:
+                problems.append((offset, Violation(
+                    "EpochMonotonicity",
+                    f"broker {rec.broker} registered with broker epoch {rec.broker_epoch}, not above the "
+                    f"earlier broker epoch {last_epoch}", (rec.broker,), (offset,))))
+            last_epoch = max(last_epoch, rec.broker_epoch)
+        nxt = merge(part, rec)
+        if part is not None and nxt is not None and isinstance(rec, PartitionChangeRecord) and (
+                nxt.leader_epoch < part.leader_epoch or nxt.partition_epoch <= part.partition_epoch):
+            problems.append((offset, Violation(
+                "EpochMonotonicity",
+                f"metadata record {offset} takes leader epoch {part.leader_epoch} -> {nxt.leader_epoch}, "
+                f"partition epoch {part.partition_epoch} -> {nxt.partition_epoch}", (), (offset,))))
+        images.append(nxt)
+    scan = _LogScan(log, images, problems, last_epoch, len(log))
+    if len(_SCANS) > 256:
+        _SCANS.clear()
+        del _RECENT[:-4]
+    _SCANS[id(log)] = scan
+    _RECENT.append(scan)
+    del _RECENT[:-8]
+    return scan
 
 
 def _metadata_log_matching(state: ClusterState) -> tuple[Violation, ...]:
     log = state.controller.metadata_log
+    scan = _scan(log)
     out: list[Violation] = []
     for b in state.brokers:
         if b.metadata_offset > len(log):
@@ -111,7 +157,7 @@ def _metadata_log_matching(state: ClusterState) -> tuple[Violation, ...]:
                 f"broker {b.id} has applied {b.metadata_offset} metadata records but the controller's "
                 f"log has only {len(log)}", (b.id,), (b.metadata_offset, len(log))))
             continue
-        expected = _materialized(log, b.metadata_offset)
+        expected = scan.images[b.metadata_offset]
         if b.image != expected:
             out.append(Violation(
                 "MetadataLogMatching",
@@ -150,25 +196,9 @@ def _valid_partition_metadata(state: ClusterState) -> tuple[Violation, ...]:
 
 
 def _epoch_monotonicity(state: ClusterState) -> tuple[Violation, ...]:
-    out: list[Violation] = []
-    part = None
-    last_epoch = -1
-    for offset, rec in enumerate(state.controller.metadata_log):
-        if isinstance(rec, RegisterBrokerRecord):
-            if rec.broker_epoch <= last_epoch:
-                out.append(Violation(
-                    "EpochMonotonicity",
-                    f"broker {rec.broker} registered with broker epoch {rec.broker_epoch}, not above the "
-                    f"earlier broker epoch {last_epoch}", (rec.broker,), (offset,)))
-            last_epoch = max(last_epoch, rec.broker_epoch)
-        nxt = merge(part, rec)
-        if part is not None and nxt is not None and isinstance(rec, PartitionChangeRecord) and (
-                nxt.leader_epoch < part.leader_epoch or nxt.partition_epoch <= part.partition_epoch):
-            out.append(Violation(
-                "EpochMonotonicity",
-                f"metadata record {offset} takes leader epoch {part.leader_epoch} -> {nxt.leader_epoch}, "
-                f"partition epoch {part.partition_epoch} -> {nxt.partition_epoch}", (), (offset,)))
-        part = nxt
+    scan = _scan(state.controller.metadata_log)
+    out: list[Violation] = [v for _, v in scan.problems]
+    part = scan.images[-1]
     p = state.partition
     if part != p:
         out.append(Violation("EpochMonotonicity",
