@@ -100,10 +100,11 @@ def first_difference(a: tuple, b: tuple, upto: int) -> Optional[int]:
     return None
 
 
-def fmt_log(log: tuple, start: int = 0, end: Optional[int] = None) -> str:
-    """``[offset:epoch:value, ...]`` for a slice of a log."""
-    end = len(log) if end is None else end
-    return "[" + ", ".join(f"{o}:{log[o].epoch}:{log[o].value}" for o in range(start, min(end, len(log)))) + "]"
+def record_at(log: tuple, offset: int) -> str:
+    """``offset:epoch:value`` of the record at ``offset``, or "no record"."""
+    if offset >= len(log):
+        return "no record"
+    return f"{offset}:{log[offset].epoch}:{log[offset].value}"
 
 
 def fmt_set(s: frozenset[int]) -> str:

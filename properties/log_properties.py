@@ -10,7 +10,7 @@ from typing import Optional
 
 from model import AckedWrite, BrokerStatus, ClusterState, History, Role
 
-from .base import (LastValueMemo, Property, Violation, current_leader, first_difference, fmt_log, fmt_set,
+from .base import (LastValueMemo, Property, Violation, current_leader, first_difference, fmt_set, record_at,
                    guarantees_apply, hosted, no_unguarded_election, running_replica)
 
 
@@ -28,7 +28,7 @@ def _leader_completeness(state: ClusterState) -> tuple[Violation, ...]:
         out.append(Violation(
             "LeaderCompleteness",
             f"leader {b} (leader epoch {r.leader_epoch}, LEO {r.leo}) lacks committed offset {at}: "
-            f"its log {fmt_log(r.log, at, at + 1) or '[]'} vs committed {fmt_log(h.committed, at, at + 1)} "
+            f"its log has {record_at(r.log, at)}, the committed log {record_at(h.committed, at)} "
             f"(True HWM {h.true_hwm})", (b,), (at, h.true_hwm), (r.leader_epoch,)))
     if at is None and _first_acked_outside_committed(h) is None:
         return tuple(out)  # holds the committed log, and every ack lies in it
@@ -55,7 +55,7 @@ def _log_matching(state: ClusterState) -> tuple[Violation, ...]:
                 out.append(Violation(
                     "LogMatching",
                     f"replicas {a} and {b} differ at offset {at} below min(local HWM) = {bound}: "
-                    f"{a} has {fmt_log(ra.log, at, at + 1)}, {b} has {fmt_log(rb.log, at, at + 1)}",
+                    f"{a} has {record_at(ra.log, at)}, {b} has {record_at(rb.log, at)}",
                     (a, b), (at, bound)))
     return tuple(out)
 
@@ -93,8 +93,8 @@ def _consistent_read(state: ClusterState) -> tuple[Violation, ...]:
         return ()
     return (Violation(
         "ConsistentRead",
-        f"offset {at} was consumed as {fmt_log(consumed, at, at + 1)} but leader {b} "
-        f"(leader epoch {r.leader_epoch}) now has {fmt_log(r.log, at, at + 1) or 'no record'} there",
+        f"offset {at} was consumed as {record_at(consumed, at)} but leader {b} "
+        f"(leader epoch {r.leader_epoch}) now has {record_at(r.log, at)} there",
         (b,), (at,), (r.leader_epoch,)),)
 
 
@@ -140,7 +140,7 @@ def _check_linearizable(h: History) -> tuple[Violation, ...]:
     best: list[AckedWrite] = []
     for w in h.acked:
         if w.offset >= len(h.committed) or h.committed[w.offset].value != w.value:
-            found = fmt_log(h.committed, w.offset, w.offset + 1) or "nothing"
+            found = record_at(h.committed, w.offset)
             return (Violation(
                 "AckedWritesLinearizable",
                 f"write value {w.value} was acknowledged at offset {w.offset} but the committed log "
