@@ -14,9 +14,92 @@ MIN_BROKERS, MAX_BROKERS = 3, 5
 class Variant(enum.Enum):
     """A historic (or plausible) protocol flaw switched into the model.
 
-    Each member names what it removes and cites its KIP/JIRA; the catalogue is
-    filled by the variants work. The correct protocol uses no variant.
+    Each member names what it removes; its value cites the source. The correct
+    protocol uses no variant. ``VARIANT_DOCS`` gives, per variant, what it removes
+    and the property expected to fail.
     """
+
+    TRUNCATE_TO_HWM = "pre-KIP-101, KAFKA-1211"
+    NO_LAST_FETCHED_EPOCH = "KIP-101 before KIP-279, KAFKA-6361"
+    NO_FETCH_LEADER_EPOCH_FENCING = "pre-KIP-320, KAFKA-6880"
+    NO_MAXIMAL_ISR = "§6.5.2, KIP-497, KAFKA-8836"
+    ISR_JOIN_WITHOUT_LESO = "§6.5.3, KAFKA-7128"
+    ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH = "§6.5.4"
+    ALTER_PARTITION_WITHOUT_BROKER_EPOCH = "§6.5.1 case 3, KIP-903, KAFKA-14139"
+    NO_ELR = "pre-KIP-966, KAFKA-15581"
+    UNCLEAN_REGISTRATION_KEEPS_ELR = "§5.2"
+    ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR = "§5.2.1 case G"
+    HWM_ADVANCES_BELOW_MIN_ISR = "§2.6, §2.7"
+    BALANCED_RECOVERY_ANY_MEMBER = "§5.3.2"
+    LIST_OFFSETS_BEFORE_LESO = "§6.4.2"
+    NO_FETCH_RESPONSE_VALIDATION = "§2.2.2, §2.10"
+    NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH = "§2.10.3"
+    REASSIGNMENT_COMPLETES_BELOW_MIN_ISR = "ch4 rules 1-2, §6.7"
+
+    def __repr__(self) -> str:
+        return f"Variant.{self.name}"
+
+
+VARIANT_DOCS: dict[Variant, tuple[str, tuple[str, ...]]] = {
+    Variant.TRUNCATE_TO_HWM: (
+        "A follower truncates to its local HWM when it follows a new leader epoch, instead of by "
+        "diverging epoch; the leader does no divergence check and a fetch beyond its LEO is "
+        "answered OFFSET_OUT_OF_RANGE with its LEO, to which the follower truncates.",
+        ("LeaderCompleteness", "NoCommittedRecordLostGlobally", "LogMatching", "LeaderCandidateCompleteness")),
+    Variant.NO_LAST_FETCHED_EPOCH: (
+        "The leader reports divergence only when the fetch offset exceeds its end offset for the "
+        "last fetched epoch (the epochs are not compared), and the follower truncates to the "
+        "leader's end offset without its own lookup.",
+        ("LogMatching", "LeaderCandidateCompleteness", "LeaderCompleteness")),
+    Variant.NO_FETCH_LEADER_EPOCH_FENCING: (
+        "The leader serves fetches whatever the requester's leader epoch (no FENCED_LEADER_EPOCH / "
+        "UNKNOWN_LEADER_EPOCH): a zombie fetch from an older epoch counts as fetched in this one.",
+        ("LogMatching", "StrongIsr", "LeaderCandidateCompleteness")),
+    Variant.NO_MAXIMAL_ISR: (
+        "The leader advances the HWM on its committed ISR while an ISR expansion is pending.",
+        ("ReplicationQuorumSuperset", "LeaderCompleteness", "LeaderCandidateCompleteness")),
+    Variant.ISR_JOIN_WITHOUT_LESO: (
+        "A follower joins the ISR once it reaches the local HWM, without reaching the LESO.",
+        ("LeaderCandidateCompleteness", "UncleanExclusion")),
+    Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH: (
+        "A follower joins the ISR without having fetched in the current leader epoch (the "
+        "remove-then-readd in one metadata batch of §6.5.4).",
+        ("LeaderCandidateCompleteness",)),
+    Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH: (
+        "The controller ignores the broker epochs of the replicas an AlterPartition adds.",
+        ("UncleanExclusion", "LeaderCandidateCompleteness")),
+    Variant.NO_ELR: (
+        "No ELR: the controller keeps the last ISR member in the ISR when fencing it ('last "
+        "replica standing') and re-elects it when it returns, even after a lossy restart.",
+        ("NoCommittedRecordLostGlobally", "LeaderCompleteness", "UncleanExclusion")),
+    Variant.UNCLEAN_REGISTRATION_KEEPS_ELR: (
+        "A registration with an empty broker epoch leaves the replica in the ELR.",
+        ("UncleanExclusion", "LeaderCandidateCompleteness")),
+    Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR: (
+        "The ELR is not emptied when the ISR grows back to MinISR (case G not applied).",
+        ("LeaderCandidateCompleteness", "ReplicationQuorumSuperset")),
+    Variant.HWM_ADVANCES_BELOW_MIN_ISR: (
+        "The leader advances the HWM (and accepts acks=all writes) while its ISR is below MinISR.",
+        ("LeaderCandidateCompleteness",)),
+    Variant.BALANCED_RECOVERY_ANY_MEMBER: (
+        "Balanced unclean recovery elects the first LastKnownELR member, not the one with the "
+        "highest (epoch, offset).",
+        ("NoCommittedRecordLostGlobally", "LeaderCompleteness")),
+    Variant.LIST_OFFSETS_BEFORE_LESO: (
+        "ListOffsets answers the local HWM even before it has reached the LESO.",
+        ("AppliedHwmMonotonicity",)),
+    Variant.NO_FETCH_RESPONSE_VALIDATION: (
+        "A follower applies a fetch response even when its fetch offset or leader epoch no longer "
+        "matches its fetch state, appending the records at its LEO.",
+        ("LogMatching",)),
+    Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: (
+        "A leader in a new leader epoch keeps its followers' last-fetch markers, so an "
+        "out-of-sync follower counts as having fetched in the new epoch.",
+        ("LeaderCandidateCompleteness",)),
+    Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: (
+        "A reassignment completes even when the final ISR would be below MinISR.",
+        ("NoCommittedRecordLostGlobally", "LeaderCandidateCompleteness", "MinIsrRecoveryQuorum")),
+}
 
 
 def _check_brokers(_inst: Any, _attr: Any, brokers: tuple[int, ...]) -> None:

@@ -12,6 +12,7 @@ from typing import Optional
 
 import attrs
 
+from .config import Variant
 from .log import epoch_entries
 from .state import (NO_LEADER, NO_LEADER_CHANGE, AlterPartitionRequest, AlterPartitionResponse,
                     BrokerStatus, ClusterState, FenceBrokerRecord, PartitionChangeRecord,
@@ -60,8 +61,13 @@ def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr:
     """ISR removals move to the ELR while the ISR is below MinISR (§2.9, §5.2.1
     cases A, C); once the ISR reaches MinISR the ELR and LastKnownELR are emptied
     (case G, §5.3.1). ISR members leave the ELR and LastKnownELR."""
-    if len(d.isr) >= state.config.min_isr:
+    cfg = state.config
+    if len(d.isr) >= cfg.min_isr:
+        if cfg.has(Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR):
+            return attrs.evolve(d, elr=d.elr - d.isr, last_known_elr=d.last_known_elr - d.isr)
         return attrs.evolve(d, elr=frozenset(), last_known_elr=frozenset())
+    if cfg.has(Variant.NO_ELR):
+        removed_from_isr = frozenset()
     elr = (d.elr | (removed_from_isr & frozenset(d.replicas))) - d.isr
     return attrs.evolve(d, elr=elr, last_known_elr=d.last_known_elr - d.isr)
 
@@ -89,7 +95,8 @@ def maybe_complete_reassignment(state: ClusterState, d: PartitionMetadata) -> tu
     if not d.reassigning:
         return d, False
     final_isr = d.isr - d.removing
-    if not d.adding <= final_isr or len(final_isr) < state.config.min_isr:
+    if not d.adding <= final_isr or (len(final_isr) < state.config.min_isr and
+                                     not state.config.has(Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR)):
         return d, False
     target = d.target_replicas
     done = attrs.evolve(d, replicas=target, isr=final_isr, elr=d.elr - d.removing,
@@ -110,7 +117,7 @@ def register_broker(state: ClusterState, broker: int, clean: bool) -> ClusterSta
     state = set_registration(state, attrs.evolve(state.registration(broker), broker_epoch=epoch, fenced=True))
     state = append_metadata(state, RegisterBrokerRecord(broker, epoch, clean))
     p = state.partition
-    if not clean and broker in p.elr:
+    if not clean and broker in p.elr and not state.config.has(Variant.UNCLEAN_REGISTRATION_KEEPS_ELR):
         state = commit_partition(state, attrs.evolve(p, elr=p.elr - {broker},
                                                      last_known_elr=p.last_known_elr | {broker}))
     return state
@@ -125,6 +132,9 @@ def fence_broker(state: ClusterState, broker: int) -> ClusterState:
     if broker not in p.isr and broker != p.leader:
         return state
     d = attrs.evolve(p, isr=p.isr - {broker}, leader=NO_LEADER if p.leader == broker else p.leader)
+    if not d.isr and state.config.has(Variant.NO_ELR):
+        # Last replica standing: the pre-KIP-966 controller keeps it in the ISR.
+        return commit_partition(state, attrs.evolve(d, isr=p.isr))
     if d.leader == NO_LEADER:
         d = elect(state, d)
     d = apply_elr_rules(state, d, frozenset({broker}))
@@ -162,7 +172,10 @@ def validate_alter_partition(state: ClusterState, req: AlterPartitionRequest) ->
     added_epochs = dict(req.added_broker_epochs)
     for added in req.isr - p.isr:
         areg = state.registration(added)
-        if areg.fenced or areg.broker_epoch != added_epochs.get(added):
+        if areg.fenced:
+            return INELIGIBLE_REPLICA
+        if areg.broker_epoch != added_epochs.get(added) and \
+                not state.config.has(Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH):
             return INELIGIBLE_REPLICA
     return None
 
@@ -256,7 +269,10 @@ def unclean_recovery(state: ClusterState) -> ClusterState:
     """Elect the candidate with the highest (epoch, offset) — first in replica
     order on a tie — and report potential data loss (§5.3.2)."""
     candidates = recovery_candidates(state)
-    best = max(candidates, key=lambda b: (log_rank(state, b), -candidates.index(b)))
+    if state.config.unclean_recovery == "balanced" and state.config.has(Variant.BALANCED_RECOVERY_ANY_MEMBER):
+        best = candidates[0]
+    else:
+        best = max(candidates, key=lambda b: (log_rank(state, b), -candidates.index(b)))
     p = state.partition
     d = attrs.evolve(p, leader=best, isr=frozenset({best}), elr=p.elr - {best},
                      last_known_elr=p.last_known_elr - {best})

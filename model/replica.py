@@ -8,6 +8,7 @@ from typing import Optional
 
 import attrs
 
+from .config import Variant
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset
 from .state import (NO_LEADER, AckedWrite, AlterPartitionRequest, AlterPartitionResponse, EpochEndOffset, BrokerStatus, ClusterState,
                     FetchRequest, FetchResponse, FollowerState, PartitionMetadata, Replica, Role)
@@ -16,6 +17,7 @@ from .update import nack, send, set_follower, set_history, set_replica
 NOT_LEADER_OR_FOLLOWER = "NOT_LEADER_OR_FOLLOWER"
 FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
 UNKNOWN_LEADER_EPOCH = "UNKNOWN_LEADER_EPOCH"
+OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
 
 
 def is_leader(state: ClusterState, broker: int) -> bool:
@@ -33,10 +35,11 @@ def maybe_advance_hwm(state: ClusterState, broker: int) -> ClusterState:
     the new HWM and raises the True HWM."""
     r = state.replica(broker)
     assert r is not None and r.role == Role.LEADER
-    if len(r.isr) < state.config.min_isr:
+    cfg = state.config
+    if len(r.isr) < cfg.min_isr and not cfg.has(Variant.HWM_ADVANCES_BELOW_MIN_ISR):
         return state
     new_hwm = r.leo
-    for f in r.maximal_isr:
+    for f in (r.isr if cfg.has(Variant.NO_MAXIMAL_ISR) else r.maximal_isr):
         if f == broker:
             continue
         fs = r.follower(f)
@@ -65,7 +68,7 @@ def _after_leader_isr_change(state: ClusterState, broker: int) -> ClusterState:
     MinISR (NotEnoughReplicasAfterAppend, §2.6); otherwise try the HWM."""
     r = state.replica(broker)
     assert r is not None
-    if len(r.isr) < state.config.min_isr:
+    if len(r.isr) < state.config.min_isr and not state.config.has(Variant.HWM_ADVANCES_BELOW_MIN_ISR):
         return nack(state, broker)
     return maybe_advance_hwm(state, broker)
 
@@ -100,9 +103,10 @@ def reconcile(state: ClusterState, broker: int) -> ClusterState:
                              partition_epoch=image.partition_epoch, leso=r.leo, isr=image.isr,
                              pending_isr=None, pending_request=None, followers=())
         elif image.leader_epoch != r.leader_epoch:
-            # Out-of-sync followers must fetch again in this epoch before joining the ISR.
-            reset = tuple((f, fs if f in image.isr else attrs.evolve(fs, last_fetch_leader_epoch=None))
-                          for f, fs in keep)
+            # Clearing the last-fetch marker is what makes a follower fetch again in this
+            # epoch before it can join the ISR (§2.10.3, §6.5.4 condition 3).
+            reset = keep if state.config.has(Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH) else \
+                tuple((f, attrs.evolve(fs, last_fetch_leader_epoch=None)) for f, fs in keep)
             r = attrs.evolve(r, leader_epoch=image.leader_epoch, partition_epoch=image.partition_epoch,
                              leso=r.leo, isr=image.isr, pending_isr=None, pending_request=None,
                              followers=reset)
@@ -117,6 +121,8 @@ def reconcile(state: ClusterState, broker: int) -> ClusterState:
     if was_leader:
         state = nack(state, broker)
     if was_leader or r.role == Role.NONE or image.leader_epoch != r.leader_epoch:
+        if state.config.has(Variant.TRUNCATE_TO_HWM) and r.role != Role.NONE:
+            r = attrs.evolve(r, log=r.log[:r.hwm], flushed=min(r.flushed, r.hwm))
         r = attrs.evolve(r, role=Role.FOLLOWER, leader=image.leader, leader_epoch=image.leader_epoch,
                          partition_epoch=image.partition_epoch, leso=None, isr=frozenset(),
                          pending_isr=None, pending_request=None, followers=())
@@ -158,22 +164,29 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
                                                    req.fetch_offset, **fields))
 
     image = state.broker(leader).image
+    cfg = state.config
     if r is None or r.role != Role.LEADER or image is None or req.src not in image.replicas:
         return respond(state, error=NOT_LEADER_OR_FOLLOWER)
-    if req.leader_epoch < r.leader_epoch:
-        return respond(state, error=FENCED_LEADER_EPOCH)
-    if req.leader_epoch > r.leader_epoch:
-        return respond(state, error=UNKNOWN_LEADER_EPOCH)
-    if req.last_fetched_epoch is not None:
+    if not cfg.has(Variant.NO_FETCH_LEADER_EPOCH_FENCING):
+        if req.leader_epoch < r.leader_epoch:
+            return respond(state, error=FENCED_LEADER_EPOCH)
+        if req.leader_epoch > r.leader_epoch:
+            return respond(state, error=UNKNOWN_LEADER_EPOCH)
+    if cfg.has(Variant.TRUNCATE_TO_HWM):
+        if req.fetch_offset > r.leo:
+            return respond(state, error=OFFSET_OUT_OF_RANGE, hwm=r.hwm, log_end_offset=r.leo)
+    elif req.last_fetched_epoch is not None:
         eoe = end_offset_for_epoch(r.log, req.last_fetched_epoch, (r.leader_epoch, r.leso))
         if eoe is None:
             # Requested epoch above every epoch of the leader (only with a flawed
             # variant): the leader's log ends at its LEO in its latest epoch.
             eoe = EpochEndOffset(epoch_entries(r.log, (r.leader_epoch, r.leso))[-1][0], r.leo)
-        if eoe.epoch < req.last_fetched_epoch or eoe.end_offset < req.fetch_offset:
+        epochs_differ = eoe.epoch < req.last_fetched_epoch and not cfg.has(Variant.NO_LAST_FETCHED_EPOCH)
+        if epochs_differ or eoe.end_offset < req.fetch_offset:
             return respond(state, diverging_epoch=eoe, hwm=r.hwm)
     state = _note_caught_up(state, req)
-    fs = FollowerState(req.fetch_offset, req.broker_epoch, r.leader_epoch)
+    # The request's epoch equals the leader's unless fencing is off (a zombie fetch).
+    fs = FollowerState(req.fetch_offset, req.broker_epoch, req.leader_epoch)
     state = set_replica(state, leader, set_follower(r, req.src, fs))
     state = maybe_advance_hwm(state, leader)
     r = state.replica(leader)
@@ -208,12 +221,25 @@ def handle_fetch_response(state: ClusterState, resp: FetchResponse) -> ClusterSt
     """The follower applies a fetch response (§2.2.2, §3.2): truncation on a
     diverging epoch (HWM capped by the new LEO), or appending records and taking
     HWM = min(leader HWM, LEO). Errors and stale responses are discarded."""
-    if resp.error is not None or not fetch_response_matches(state, resp):
-        return state
+    cfg = state.config
     r = state.replica(resp.dst)
+    if cfg.has(Variant.NO_FETCH_RESPONSE_VALIDATION):
+        if r is None or r.role != Role.FOLLOWER or state.broker(resp.dst).broker_epoch != resp.broker_epoch:
+            return state
+    elif not fetch_response_matches(state, resp):
+        return state
     assert r is not None
+    if resp.error == OFFSET_OUT_OF_RANGE and cfg.has(Variant.TRUNCATE_TO_HWM) and resp.log_end_offset is not None:
+        to = min(r.leo, resp.log_end_offset)
+        return set_replica(state, resp.dst, attrs.evolve(r, log=r.log[:to], hwm=min(r.hwm, to),
+                                                         flushed=min(r.flushed, to)))
+    if resp.error is not None:
+        return state
     if resp.diverging_epoch is not None:
-        to = truncation_offset(r.log, resp.diverging_epoch)
+        if cfg.has(Variant.NO_LAST_FETCHED_EPOCH):
+            to = max(0, min(r.leo, resp.diverging_epoch.end_offset))
+        else:
+            to = truncation_offset(r.log, resp.diverging_epoch)
         r = attrs.evolve(r, log=r.log[:to], hwm=min(r.hwm, to), flushed=min(r.flushed, to))
     else:
         log = r.log + resp.records
@@ -234,9 +260,10 @@ def can_join_isr(state: ClusterState, leader: int, follower: int) -> Optional[st
         return f"the leader has no fetch state for follower {follower}"
     if fs.fetch_offset < r.hwm:
         return f"follower {follower} fetch offset {fs.fetch_offset} is below the HWM {r.hwm}"
-    if fs.fetch_offset < r.leso:
+    cfg = state.config
+    if fs.fetch_offset < r.leso and not cfg.has(Variant.ISR_JOIN_WITHOUT_LESO):
         return f"follower {follower} fetch offset {fs.fetch_offset} is below the LESO {r.leso}"
-    if fs.last_fetch_leader_epoch != r.leader_epoch:
+    if fs.last_fetch_leader_epoch is None and not cfg.has(Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH):
         return f"follower {follower} has not fetched in leader epoch {r.leader_epoch}"
     return None
 

@@ -209,8 +209,9 @@ class FollowerState:
 
     fetch_offset: the follower's LEO as of its last fetch (None: unknown).
     broker_epoch: the follower's broker epoch from that fetch (None: unknown).
-    last_fetch_leader_epoch: the leader epoch in which that fetch was received
-      (None: cleared, §2.10.3), for the §6.5.4 condition.
+    last_fetch_leader_epoch: the leader epoch in which that fetch was received;
+      cleared (None) whenever the leader moves to a new leader epoch (§2.10.3), so
+      non-None means "fetched in the current leader epoch" (§6.5.4 condition 3).
     """
 
     fetch_offset: Optional[int] = None
@@ -317,6 +318,7 @@ class FetchResponse:
     diverging_epoch: Optional[EpochEndOffset] = None
     records: tuple[Record, ...] = ()
     hwm: int = 0
+    log_end_offset: Optional[int] = None  # only with OFFSET_OUT_OF_RANGE (pre-KIP-101 variant)
 
 
 @attrs.frozen

@@ -17,6 +17,7 @@ from .actions import (Action, CancelReassignment, Consume, ControlledShutdown, D
                       ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch,
                       StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
                       UnfenceBroker)
+from .config import Variant
 from .errors import ActionNotEnabled
 from .state import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
                     ClusterState, FetchRequest, FetchResponse, ListOffsetsAnswer, PendingWrite,
@@ -342,7 +343,7 @@ def _e_produce(s: ClusterState, a: Produce) -> ClusterState:
     r = s.replica(a.broker)
     assert r is not None
     h = s.history
-    if len(r.isr) < s.config.min_isr:  # NotEnoughReplicas (§2.6)
+    if len(r.isr) < s.config.min_isr and not s.config.has(Variant.HWM_ADVANCES_BELOW_MIN_ISR):  # NotEnoughReplicas (§2.6)
         return set_history(s, nacked=h.nacked + (a.value,), next_value=h.next_value + 1)
     s = set_replica(s, a.broker, attrs.evolve(r, log=r.log + (Record(r.leader_epoch, a.value),)))
     s = set_history(s, pending=h.pending + (PendingWrite(a.value, a.broker, r.leo),), next_value=h.next_value + 1)
@@ -385,7 +386,8 @@ def _e_list_offsets(s: ClusterState, a: ListOffsets) -> ClusterState:
     leader, _ = _current_leader(s)
     r = s.replica(leader)  # type: ignore[arg-type]
     assert r is not None and r.leso is not None
-    answer = ListOffsetsAnswer(leader, r.leader_epoch, r.hwm if r.hwm >= r.leso else None,  # type: ignore[arg-type]
+    known = r.hwm >= r.leso or s.config.has(Variant.LIST_OFFSETS_BEFORE_LESO)
+    answer = ListOffsetsAnswer(leader, r.leader_epoch, r.hwm if known else None,  # type: ignore[arg-type]
                                s.history.true_hwm)
     answers = s.history.list_offsets
     if answers and attrs.evolve(answers[-1], true_hwm=answer.true_hwm) == answer:

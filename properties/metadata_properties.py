@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from model import NO_LEADER, ClusterState, PartitionChangeRecord, RegisterBrokerRecord, merge
+from model import (NO_LEADER, ClusterState, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, Variant,
+                   merge)
 
 from .base import (LastValueMemo, Property, Violation, current_leader, fmt_set, guarantees_apply, hosted,
                    no_unguarded_election)
@@ -129,7 +130,7 @@ def _scan(log: tuple) -> _LogScan:
                     f"earlier broker epoch {last_epoch}", (rec.broker,), (offset,))))
             last_epoch = max(last_epoch, rec.broker_epoch)
         nxt = merge(part, rec)
-        if part is not None and nxt is not None and isinstance(rec, PartitionChangeRecord) and (
+        if part is not None and nxt is not None and isinstance(rec, (PartitionChangeRecord, PartitionRecord)) and (
                 nxt.leader_epoch < part.leader_epoch or nxt.partition_epoch <= part.partition_epoch):
             problems.append((offset, Violation(
                 "EpochMonotonicity",
@@ -179,10 +180,14 @@ def _valid_partition_metadata(state: ClusterState) -> tuple[Violation, ...]:
         problems.append(f"LastKnownELR {fmt_set(p.last_known_elr)} is not within replicas {list(p.replicas)}")
     if p.isr & p.elr:
         problems.append(f"ISR {fmt_set(p.isr)} and ELR {fmt_set(p.elr)} overlap")
-    if len(p.isr) >= state.config.min_isr and p.elr:
+    # A variant that removes a structural rule is judged by its consequences, not
+    # by the rule itself: NO_ELR keeps a fenced last replica in the ISR, and
+    # ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR keeps the ELR beside a full ISR.
+    cfg = state.config
+    if len(p.isr) >= cfg.min_isr and p.elr and not cfg.has(Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR):
         problems.append(f"ISR {fmt_set(p.isr)} has MinISR {state.config.min_isr} members but ELR is {fmt_set(p.elr)}")
     fenced = sorted(b for b in p.isr if state.registration(b).fenced)
-    if fenced:
+    if fenced and not cfg.has(Variant.NO_ELR):
         problems.append(f"fenced broker(s) {fenced} in the ISR {fmt_set(p.isr)}")
     if p.leader != NO_LEADER and p.leader not in p.isr:
         problems.append(f"leader {p.leader} is not in the ISR {fmt_set(p.isr)}")
