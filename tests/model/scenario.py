@@ -13,17 +13,40 @@ assert on what went over the wire:
 
 Nothing here decides protocol behaviour: a helper raises ``ActionNotEnabled``
 exactly when the model refuses one of its actions.
+
+Every step is checked: ``checked_step`` (which ``Scenario.do`` uses, and which the
+example tests that drive ``ClusterState`` values directly call instead of
+``model.step``) asserts that the new state satisfies every property of
+``properties.ALL``. States beyond the fault budget or after an unguarded election
+are fine: the properties that are not promised there exempt themselves.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
+import properties
 from model import (Action, AlterPartitionRequest, AlterPartitionResponse, ClusterState, Config,
                    FetchRequest, FetchResponse, Message, PartitionMetadata, ProposeIsrExpand,
                    ProposeIsrShrink, Produce, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                    ReceiveFetchRequest, ReceiveFetchResponse, Replica, ReplicateMetadata, SendFetch,
                    initial_state, step)
+
+
+def checked_step(state: ClusterState, action: Action, trace: Sequence[Action] = ()) -> ClusterState:
+    """``model.step`` (raises ActionNotEnabled as it does), then assert that the new
+    state violates no property; the failure lists the violations, the action and
+    the last actions of ``trace`` (the actions before this one, when known)."""
+    new_state = step(state, action)
+    violations = properties.check_all(new_state)
+    if violations:
+        lines = [f"{len(violations)} property violation(s) after {action!r}:"]
+        lines += [f"  {v}" for v in violations]
+        if trace:
+            lines.append(f"after the last {min(len(trace), 30)} of {len(trace)} actions:")
+            lines += [f"  {a!r}" for a in list(trace)[-30:]]
+        raise AssertionError("\n".join(lines))
+    return new_state
 
 
 class Scenario:
@@ -32,12 +55,14 @@ class Scenario:
     def __init__(self, config: Config) -> None:
         self.state: ClusterState = initial_state(config)
         self.trace: list[Action] = []
+        assert properties.check_all(self.state) == (), properties.check_all(self.state)
 
     # ------------------------------------------------------------------ core
 
     def do(self, action: Action) -> ClusterState:
-        """Apply one action through ``model.step`` (raises ActionNotEnabled)."""
-        self.state = step(self.state, action)
+        """Apply one action through ``model.step`` (raises ActionNotEnabled) and
+        assert that the new state satisfies every property (``checked_step``)."""
+        self.state = checked_step(self.state, action, self.trace)
         self.trace.append(action)
         return self.state
 

@@ -2,7 +2,8 @@
 reference model through public actions only.
 
 Each test starts from ``initial_state(config)`` and drives the model with
-``step``; after every step the chapter lists, it asserts the exact partition
+``checked_step`` (``model.step``, then every property of ``properties.ALL`` must
+hold in the new state); after every step the chapter lists, it asserts the exact partition
 state (leader, ISR, ELR, epochs) and the replicas' LEO/HWM/LESO/Maximal ISR.
 
 Kafka wording -> model: "the controller fences broker b" is ``FenceBroker(b)``;
@@ -24,7 +25,9 @@ from model import (AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
                    ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
                    Record, ReplicateMetadata, Role, SendFetch, StartBroker, UncleanShutdown,
-                   UnfenceBroker, initial_state, step, why_not_enabled)
+                   UnfenceBroker, initial_state, why_not_enabled)
+
+from scenario import checked_step
 
 # --------------------------------------------------------------------------- helpers
 
@@ -39,13 +42,13 @@ def _only_new_message(before: ClusterState, after: ClusterState, kind: type) -> 
 
 def _send_fetch(state: ClusterState, follower: int) -> tuple[ClusterState, int]:
     """SendFetch; returns the state and the FetchRequest's message id."""
-    after = step(state, SendFetch(follower))
+    after = checked_step(state, SendFetch(follower))
     return after, _only_new_message(state, after, FetchRequest)
 
 
 def _receive_fetch_request(state: ClusterState, req_id: int) -> tuple[ClusterState, int]:
     """The leader handles the request; returns the state and the FetchResponse's id."""
-    after = step(state, ReceiveFetchRequest(req_id))
+    after = checked_step(state, ReceiveFetchRequest(req_id))
     return after, _only_new_message(state, after, FetchResponse)
 
 
@@ -53,25 +56,25 @@ def _deliver_fetch(state: ClusterState, follower: int) -> ClusterState:
     """One complete fetch round trip: SendFetch, ReceiveFetchRequest, ReceiveFetchResponse."""
     state, req = _send_fetch(state, follower)
     state, resp = _receive_fetch_request(state, req)
-    return step(state, ReceiveFetchResponse(resp))
+    return checked_step(state, ReceiveFetchResponse(resp))
 
 
 def _sync(state: ClusterState, broker: int) -> ClusterState:
     """The broker replicates every metadata record it has not applied, as one batch."""
     pending = len(state.controller.metadata_log) - state.broker(broker).metadata_offset
-    return step(state, ReplicateMetadata(broker, pending)) if pending else state
+    return checked_step(state, ReplicateMetadata(broker, pending)) if pending else state
 
 
 def _propose(state: ClusterState, leader: int, follower: int, expand: bool) -> tuple[ClusterState, int]:
     """ProposeIsrExpand/Shrink; returns the state and the AlterPartitionRequest's id."""
     action = ProposeIsrExpand(leader, follower) if expand else ProposeIsrShrink(leader, follower)
-    after = step(state, action)
+    after = checked_step(state, action)
     return after, _only_new_message(state, after, AlterPartitionRequest)
 
 
 def _controller_handles(state: ClusterState, req_id: int) -> tuple[ClusterState, AlterPartitionResponse]:
     """ReceiveAlterPartition; returns the state and the response in flight."""
-    after = step(state, ReceiveAlterPartition(req_id))
+    after = checked_step(state, ReceiveAlterPartition(req_id))
     resp = after.network.get(_only_new_message(state, after, AlterPartitionResponse))
     return after, resp
 
@@ -81,12 +84,12 @@ def _alter(state: ClusterState, leader: int, follower: int, expand: bool) -> Clu
     state, req = _propose(state, leader, follower, expand)
     state, resp = _controller_handles(state, req)
     assert resp.error is None, f"AlterPartition rejected: {resp.error}"
-    return step(state, ReceiveAlterPartitionResponse(resp.id))
+    return checked_step(state, ReceiveAlterPartitionResponse(resp.id))
 
 
 def _produce(state: ClusterState, leader: int, n: int) -> ClusterState:
     for _ in range(n):
-        state = step(state, Produce(leader, state.history.next_value))
+        state = checked_step(state, Produce(leader, state.history.next_value))
     return state
 
 
@@ -165,7 +168,7 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
         _assert_replica(s, b, leo=0, hwm=0)
 
     # 2. The leader receives a write with one record: Replica 1: LEO=1, HWM=0.
-    s = step(s, Produce(1, 1))
+    s = checked_step(s, Produce(1, 1))
     _assert_replica(s, 1, leo=1, hwm=0)
 
     # 3. r2 and r3 fetch with fetchOffset=0; the leader responds with its one record.
@@ -182,8 +185,8 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
     s, resp2 = _receive_fetch_request(s, req2)
     _assert_replica(s, 1, leo=1, hwm=0)         # still waiting for r3
     s, resp3 = _receive_fetch_request(s, req3)
-    s = step(s, DropMessage(resp2))
-    s = step(s, DropMessage(resp3))
+    s = checked_step(s, DropMessage(resp2))
+    s = checked_step(s, DropMessage(resp3))
     _assert_replica(s, 1, leo=1, hwm=1)
     _assert_replica(s, 2, leo=1, hwm=0)
     _assert_replica(s, 3, leo=1, hwm=0)
@@ -191,13 +194,13 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
     assert [(w.value, w.offset) for w in s.history.acked] == [(1, 0)]
 
     # 5. A consumer consumes offset 0 (and commits its consumer offset 1).
-    s = step(s, Consume())
+    s = checked_step(s, Consume())
     assert s.history.consumed == (Record(1, 1),)
-    s = step(s, ListOffsets())
+    s = checked_step(s, ListOffsets())
     assert _last_list_offsets(s) == (1, 1, 1)
 
     # 6. The controller fences r1 and elects r2: ISR=[r2,r3], Leader=r2.
-    s = step(s, FenceBroker(1))
+    s = checked_step(s, FenceBroker(1))
     _assert_partition(s, leader=2, isr=[2, 3], elr=[], leader_epoch=2)
     # The new leader is not acting in leader epoch 2 yet: clients get no answer.
     assert why_not_enabled(s, ListOffsets()) is not None
@@ -213,7 +216,7 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
     # §6.4.2: on election the leader sets LESO = LEO = 1. HWM 0 < LESO 1, so the leader
     # cannot know it has reached the True HWM: ListOffsets answers "unknown".
     assert r2.leso == 1
-    s = step(s, ListOffsets())
+    s = checked_step(s, ListOffsets())
     assert _last_list_offsets(s) == (2, 2, None)
     # The consumer cannot go backwards either: nothing new below the leader's HWM.
     assert why_not_enabled(s, Consume()) is not None
@@ -225,7 +228,7 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
     s = _deliver_fetch(s, 3)
     _assert_replica(s, 2, leo=1, hwm=1)
     _assert_replica(s, 3, leo=1, hwm=1)
-    s = step(s, ListOffsets())
+    s = checked_step(s, ListOffsets())
     assert _last_list_offsets(s) == (2, 2, 1)
     assert [a.hwm for a in s.history.list_offsets] == [1, None, 1]
 
@@ -246,19 +249,19 @@ def test_isr_expansion_waits_for_leso_with_lagging_hwm_6_5_3():
     _assert_partition(s, leader=1, isr=[1, 2, 3], elr=[], leader_epoch=1, partition_epoch=2)
 
     # §6.4.1 steps 2-4: offset 0 committed (True HWM 1); r2, r3 never learn HWM 1.
-    s = step(s, Produce(1, 1))
+    s = checked_step(s, Produce(1, 1))
     s = _deliver_fetch(s, 2)
     s = _deliver_fetch(s, 3)
     for f in (2, 3):
         s, req = _send_fetch(s, f)
         s, resp = _receive_fetch_request(s, req)
-        s = step(s, DropMessage(resp))
+        s = checked_step(s, DropMessage(resp))
     _assert_replica(s, 1, leo=1, hwm=1)
     assert s.history.true_hwm == 1
     _assert_replica(s, 4, leo=0, hwm=0)
 
     # §6.4.1 step 6: r1 is fenced, r2 elected: LEO=1, HWM=0, LESO=1.
-    s = step(s, FenceBroker(1))
+    s = checked_step(s, FenceBroker(1))
     _assert_partition(s, leader=2, isr=[2, 3], elr=[], leader_epoch=2)
     s = _sync(s, 2)
     r2 = s.replica(2)
@@ -275,7 +278,7 @@ def test_isr_expansion_waits_for_leso_with_lagging_hwm_6_5_3():
 
     # Once r4 has fetched offset 0 and fetches at 1 (= LESO), it is in-sync, even
     # though the leader's Local HWM is still 0 (r3 has not fetched in epoch 2).
-    s = step(s, ReceiveFetchResponse(resp))
+    s = checked_step(s, ReceiveFetchResponse(resp))
     s = _deliver_fetch(s, 4)
     _assert_replica(s, 2, leo=1, hwm=0)
     assert why_not_enabled(s, ProposeIsrExpand(2, 4)) is None
@@ -291,10 +294,10 @@ def _committed_three_records(min_isr: int) -> ClusterState:
     """Leader 1, ISR [1,2,3]; offsets 0-2 written, replicated and acknowledged
     everywhere; only offset 0 is flushed on every broker."""
     s = initial_state(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=min_isr))
-    s = step(s, Produce(1, 1))
+    s = checked_step(s, Produce(1, 1))
     s = _replicate_fully(s, 1, (2, 3))
     for b in (1, 2, 3):
-        s = step(s, Flush(b))                   # flushed offset 1 everywhere
+        s = checked_step(s, Flush(b))                   # flushed offset 1 everywhere
     s = _produce(s, 1, 2)
     s = _replicate_fully(s, 1, (2, 3))          # LEO 3 = HWM 3 everywhere
     assert [w.offset for w in s.history.acked] == [0, 1, 2]
@@ -316,21 +319,21 @@ def test_unclean_leader_is_fenced_and_excluded_until_caught_up_6_5_1_case_1(min_
     _assert_partition(s, leader=1, isr=[1, 2, 3], leader_epoch=1)
 
     # The leader's broker restarts uncleanly and its partition loses data (offsets 1-2).
-    s = step(s, UncleanShutdown(1, lossy=True))
+    s = checked_step(s, UncleanShutdown(1, lossy=True))
     _assert_replica(s, 1, leo=1, hwm=1)
     # A new registration needs the previous broker epoch fenced first.
     assert why_not_enabled(s, StartBroker(1)) is not None
 
     # "On the controller the broker is fenced, which removes the replica from
     # leadership and the ISR."
-    s = step(s, FenceBroker(1))
+    s = checked_step(s, FenceBroker(1))
     elr_at_fence = [1] if min_isr == 3 else []
     _assert_partition(s, leader=2, isr=[2, 3], elr=elr_at_fence, leader_epoch=2, partition_epoch=2)
 
     # "During start-up, the broker registers with an empty broker epoch value (marking
     # it as unclean) and the controller removes it from the ELR if it is a member."
     old_epoch = s.registration(1).broker_epoch
-    s = step(s, StartBroker(1))
+    s = checked_step(s, StartBroker(1))
     assert s.registration(1).broker_epoch > old_epoch
     _assert_partition(s, leader=2, isr=[2, 3], elr=[],
                       last_known_elr=[1] if min_isr == 3 else [], leader_epoch=2)
@@ -345,7 +348,7 @@ def test_unclean_leader_is_fenced_and_excluded_until_caught_up_6_5_1_case_1(min_
     # "The replica is now an out-of-sync follower which becomes clean again by
     # fetching from the new leader."
     s = _sync(s, 1)
-    s = step(s, UnfenceBroker(1))
+    s = checked_step(s, UnfenceBroker(1))
     r1 = s.replica(1)
     assert (s.broker(1).status, r1.role, r1.leader, r1.leader_epoch) == \
         (BrokerStatus.RUNNING, Role.FOLLOWER, 2, 2)
@@ -380,7 +383,7 @@ def test_unclean_in_sync_follower_is_fenced_and_excluded_until_caught_up_6_5_1_c
     if min_isr == 2:
         s = _alter(s, 1, 2, expand=False)
         _assert_partition(s, leader=1, isr=[1, 3], partition_epoch=2)
-        s = step(s, Produce(1, s.history.next_value))   # offset 3 written without r2
+        s = checked_step(s, Produce(1, s.history.next_value))   # offset 3 written without r2
         s = _deliver_fetch(s, 3)
         s = _deliver_fetch(s, 3)
         _assert_replica(s, 1, leo=4, hwm=4)
@@ -393,16 +396,16 @@ def test_unclean_in_sync_follower_is_fenced_and_excluded_until_caught_up_6_5_1_c
     _assert_replica(s, 2, leo=leo, hwm=leo)
 
     # The in-sync follower's broker restarts uncleanly: only offset 0 was flushed.
-    s = step(s, UncleanShutdown(2, lossy=True))
+    s = checked_step(s, UncleanShutdown(2, lossy=True))
     _assert_replica(s, 2, leo=1, hwm=1)
 
     # Fenced: out of the ISR; the leader is unchanged (no leader epoch bump).
-    s = step(s, FenceBroker(2))
+    s = checked_step(s, FenceBroker(2))
     elr_at_fence = [2] if min_isr == 3 else []
     _assert_partition(s, leader=1, isr=[1, 3], elr=elr_at_fence, leader_epoch=1, partition_epoch=pe + 1)
 
     # Registers with an empty broker epoch: not (or no longer) an ELR member.
-    s = step(s, StartBroker(2))
+    s = checked_step(s, StartBroker(2))
     _assert_partition(s, leader=1, isr=[1, 3], elr=[],
                       last_known_elr=[2] if min_isr == 3 else [], leader_epoch=1)
 
@@ -410,7 +413,7 @@ def test_unclean_in_sync_follower_is_fenced_and_excluded_until_caught_up_6_5_1_c
     s = _sync(s, 1)
     _assert_leader_isr(s, 1, isr=[1, 3], pending=None, maximal=[1, 3])
     s = _sync(s, 2)
-    s = step(s, UnfenceBroker(2))
+    s = checked_step(s, UnfenceBroker(2))
     assert (s.replica(2).role, s.replica(2).leader) == (Role.FOLLOWER, 1)
 
     # The leader is still in leader epoch 1 and still holds r2's follower state from
@@ -421,7 +424,7 @@ def test_unclean_in_sync_follower_is_fenced_and_excluded_until_caught_up_6_5_1_c
     s, req = _propose(s, 1, 2, expand=True)
     s, resp = _controller_handles(s, req)
     assert resp.error == "INELIGIBLE_REPLICA"
-    s = step(s, ReceiveAlterPartitionResponse(resp.id))
+    s = checked_step(s, ReceiveAlterPartitionResponse(resp.id))
     _assert_partition(s, leader=1, isr=[1, 3], elr=[],
                       last_known_elr=[2] if min_isr == 3 else [], leader_epoch=1)
     _assert_leader_isr(s, 1, isr=[1, 3], pending=None, maximal=[1, 3])
@@ -469,22 +472,22 @@ def test_stale_broker_epoch_rejects_isr_expansion_6_5_1_case_3(min_isr, unfenced
     assert s.replica(1).follower(3).fetch_offset == 3      # the leader's view so far
 
     # r3's broker restarts uncleanly; only offset 0 survives.
-    s = step(s, UncleanShutdown(3, lossy=True))
+    s = checked_step(s, UncleanShutdown(3, lossy=True))
     _assert_replica(s, 3, leo=1, hwm=1)
 
     # "The broker gets fenced but no change to the partition ISR is required (as the
     # replica is not a member) so the partition epoch remains unchanged."
-    s = step(s, FenceBroker(3))
+    s = checked_step(s, FenceBroker(3))
     _assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
 
     # It registers again (empty broker epoch) and gets a new broker epoch.
-    s = step(s, StartBroker(3))
+    s = checked_step(s, StartBroker(3))
     new_epoch = s.registration(3).broker_epoch
     assert new_epoch > old_epoch and s.broker(3).broker_epoch == new_epoch
     _assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
     if unfenced_again:
         s = _sync(s, 3)
-        s = step(s, UnfenceBroker(3))
+        s = checked_step(s, UnfenceBroker(3))
         assert not s.registration(3).fenced
 
     # "Concurrently, the leader receives the fetch request from the now unclean replica
@@ -510,17 +513,17 @@ def test_stale_broker_epoch_rejects_isr_expansion_6_5_1_case_3(min_isr, unfenced
     _assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
 
     # The leader rolls back to its last committed ISR.
-    s = step(s, ReceiveAlterPartitionResponse(resp.id))
+    s = checked_step(s, ReceiveAlterPartitionResponse(resp.id))
     _assert_leader_isr(s, 1, isr=[1, 2], pending=None, maximal=[1, 2])
 
     # The stale fetch response is discarded by the restarted follower (if it runs).
     if unfenced_again:
-        s = step(s, ReceiveFetchResponse(stale_resp))
+        s = checked_step(s, ReceiveFetchResponse(stale_resp))
         _assert_replica(s, 3, leo=1, hwm=1)
     else:
-        s = step(s, DropMessage(stale_resp))
+        s = checked_step(s, DropMessage(stale_resp))
         s = _sync(s, 3)
-        s = step(s, UnfenceBroker(3))
+        s = checked_step(s, UnfenceBroker(3))
 
     # Unclean Exclusion: r3 rejoins only after really catching up, with its new epoch.
     s = _deliver_fetch(s, 3)                                # fetch @1 with the new broker epoch
@@ -566,7 +569,7 @@ def test_maximal_isr_pending_expansion_6_5_2():
     _assert_partition(s, leader=1, isr=[1, 2], partition_epoch=2)
 
     # A write now waits for r3 too (HWM advancement is based on the Maximal ISR).
-    s = step(s, Produce(1, 1))
+    s = checked_step(s, Produce(1, 1))
     s = _deliver_fetch(s, 2)
     s = _deliver_fetch(s, 2)                    # r2 at 1
     _assert_replica(s, 1, leo=1, hwm=0)         # r3 still at 0
@@ -579,7 +582,7 @@ def test_maximal_isr_pending_expansion_6_5_2():
     assert resp.error is None
     _assert_partition(s, leader=1, isr=[1, 2, 3], partition_epoch=3)
     _assert_leader_isr(s, 1, isr=[1, 2], pending=[1, 2, 3], maximal=[1, 2, 3])
-    s = step(s, ReceiveAlterPartitionResponse(resp.id))
+    s = checked_step(s, ReceiveAlterPartitionResponse(resp.id))
     _assert_leader_isr(s, 1, isr=[1, 2, 3], pending=None, maximal=[1, 2, 3])
     assert s.replica(1).partition_epoch == 3
 
@@ -602,7 +605,7 @@ def test_maximal_isr_pending_shrink_hwm_waits_for_removed_follower_6_5_2():
     _assert_partition(s, leader=1, isr=[1, 2, 3], partition_epoch=1)
 
     # A write replicated to r2 only: the HWM still waits for r3 (fetch offset 0).
-    s = step(s, Produce(1, 1))
+    s = checked_step(s, Produce(1, 1))
     s = _deliver_fetch(s, 2)                    # r2 fetches @0, gets offset 0
     s = _deliver_fetch(s, 2)                    # r2 fetches @1
     assert s.replica(1).follower(2).fetch_offset == 1
@@ -615,7 +618,7 @@ def test_maximal_isr_pending_shrink_hwm_waits_for_removed_follower_6_5_2():
     assert resp.error is None
     _assert_partition(s, leader=1, isr=[1, 2], elr=[], partition_epoch=2)
     _assert_replica(s, 1, leo=1, hwm=0)         # the leader has not heard yet
-    s = step(s, ReceiveAlterPartitionResponse(resp.id))
+    s = checked_step(s, ReceiveAlterPartitionResponse(resp.id))
     _assert_leader_isr(s, 1, isr=[1, 2], pending=None, maximal=[1, 2])
     _assert_replica(s, 1, leo=1, hwm=1)         # advanced on committing the shrink
     assert [(w.value, w.offset) for w in s.history.acked] == [(1, 0)]
@@ -634,7 +637,7 @@ def test_maximal_isr_not_a_superset_below_min_isr_6_5_2():
 
     # 2. The controller fences broker 2. Controller: ISR=[1], ELR=[2];
     #    Leader: ISR=[1], MaximalISR=[1] (once it applies the change).
-    s = step(s, FenceBroker(2))
+    s = checked_step(s, FenceBroker(2))
     _assert_partition(s, leader=1, isr=[1], elr=[2], leader_epoch=1, partition_epoch=3)
     s = _sync(s, 1)
     _assert_leader_isr(s, 1, isr=[1], pending=None, maximal=[1])
@@ -648,7 +651,7 @@ def test_maximal_isr_not_a_superset_below_min_isr_6_5_2():
     assert not (s.partition.isr | s.partition.elr) <= s.replica(1).maximal_isr
     # ... but the leader's ISR [1] is below MinISR: writes fail, the HWM cannot advance.
     value = s.history.next_value
-    s = step(s, Produce(1, value))
+    s = checked_step(s, Produce(1, value))
     assert value in s.history.nacked
     assert s.replica(1).hwm == hwm
 
@@ -656,7 +659,7 @@ def test_maximal_isr_not_a_superset_below_min_isr_6_5_2():
     s, resp = _controller_handles(s, req)
     assert resp.error is None
     _assert_partition(s, leader=1, isr=[1, 3], elr=[], partition_epoch=4)
-    s = step(s, ReceiveAlterPartitionResponse(resp.id))
+    s = checked_step(s, ReceiveAlterPartitionResponse(resp.id))
     _assert_leader_isr(s, 1, isr=[1, 3], pending=None, maximal=[1, 3])
 
 
@@ -681,11 +684,11 @@ def test_remove_then_readd_in_one_metadata_batch_6_5_4(min_isr):
     assert r1.follower(3).fetch_offset == 2
 
     # Removal: completes at once (final ISR [1,2] >= MinISR) and bumps the leader epoch.
-    s = step(s, Reassign((1, 2)))
+    s = checked_step(s, Reassign((1, 2)))
     _assert_partition(s, leader=1, isr=[1, 2], leader_epoch=2, partition_epoch=2)
     assert s.partition.replicas == (1, 2) and not s.partition.reassigning
     # Re-addition: the grow phase, adding {3} (not in the ISR).
-    s = step(s, Reassign((1, 2, 3)))
+    s = checked_step(s, Reassign((1, 2, 3)))
     _assert_partition(s, leader=1, isr=[1, 2], leader_epoch=2, partition_epoch=3)
     assert s.partition.replicas == (1, 2, 3) and s.partition.adding == {3}
 
@@ -693,16 +696,16 @@ def test_remove_then_readd_in_one_metadata_batch_6_5_4(min_isr):
     # final state (r3 still a replica, no longer in the ISR, leader epoch 2).
     pending = len(s.controller.metadata_log) - s.broker(1).metadata_offset
     assert pending == 2
-    s = step(s, ReplicateMetadata(1, pending))
+    s = checked_step(s, ReplicateMetadata(1, pending))
     r1 = s.replica(1)
     assert (r1.role, r1.leader_epoch, r1.isr) == (Role.LEADER, 2, {1, 2})
     # On the new leader epoch the LESO is the LEO: 2.
     assert (r1.leo, r1.hwm, r1.leso) == (2, 2, 2)
 
     # Broker 3 applies them separately: its replica is deleted, then recreated empty.
-    s = step(s, ReplicateMetadata(3, 1))
+    s = checked_step(s, ReplicateMetadata(3, 1))
     assert s.replica(3) is None
-    s = step(s, ReplicateMetadata(3, 1))
+    s = checked_step(s, ReplicateMetadata(3, 1))
     r3 = s.replica(3)
     assert (r3.leo, r3.hwm, r3.role, r3.leader, r3.leader_epoch) == (0, 0, Role.FOLLOWER, 1, 2)
 
@@ -721,7 +724,7 @@ def test_remove_then_readd_in_one_metadata_batch_6_5_4(min_isr):
     s, resp = _receive_fetch_request(s, req)
     assert s.replica(1).follower(3).fetch_offset == 0
     assert "below the HWM" in why_not_enabled(s, ProposeIsrExpand(1, 3))
-    s = step(s, ReceiveFetchResponse(resp))
+    s = checked_step(s, ReceiveFetchResponse(resp))
     _assert_replica(s, 3, leo=2, hwm=2)
 
     # Once it has caught up to the HWM and LESO, in this epoch, it may rejoin.

@@ -2,7 +2,8 @@
 on the reference model through public actions only.
 
 Each test starts from ``initial_state(config)`` and drives the model with
-``step``; after every step the chapter lists, it asserts the exact partition
+``checked_step`` (``model.step``, then every property of ``properties.ALL`` must
+hold in the new state); after every step the chapter lists, it asserts the exact partition
 state (leader, ISR, ELR, LastKnownELR, epochs) and the replicas' LEO/HWM.
 
 Kafka wording -> model: "the controller fences broker b" is ``FenceBroker(b)``;
@@ -21,7 +22,9 @@ from model import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Bro
                    Flush, ProposeIsrExpand, ProposeIsrShrink, Produce, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
                    ReplicateMetadata, Role, SendFetch, StartBroker, UncleanRecovery,
-                   UncleanShutdown, UnfenceBroker, initial_state, step, why_not_enabled)
+                   UncleanShutdown, UnfenceBroker, initial_state, why_not_enabled)
+
+from scenario import checked_step
 
 # --------------------------------------------------------------------------- helpers
 
@@ -36,13 +39,13 @@ def _only_new_message(before: ClusterState, after: ClusterState, kind: type) -> 
 
 def _send_fetch(state: ClusterState, follower: int) -> tuple[ClusterState, int]:
     """SendFetch; returns the state and the FetchRequest's message id."""
-    after = step(state, SendFetch(follower))
+    after = checked_step(state, SendFetch(follower))
     return after, _only_new_message(state, after, FetchRequest)
 
 
 def _receive_fetch_request(state: ClusterState, req_id: int) -> tuple[ClusterState, int]:
     """The leader handles the request; returns the state and the FetchResponse's id."""
-    after = step(state, ReceiveFetchRequest(req_id))
+    after = checked_step(state, ReceiveFetchRequest(req_id))
     return after, _only_new_message(state, after, FetchResponse)
 
 
@@ -50,31 +53,31 @@ def _deliver_fetch(state: ClusterState, follower: int) -> ClusterState:
     """One complete fetch round trip: SendFetch, ReceiveFetchRequest, ReceiveFetchResponse."""
     state, req = _send_fetch(state, follower)
     state, resp = _receive_fetch_request(state, req)
-    return step(state, ReceiveFetchResponse(resp))
+    return checked_step(state, ReceiveFetchResponse(resp))
 
 
 def _sync(state: ClusterState, broker: int) -> ClusterState:
     """The broker replicates every metadata record it has not applied, as one batch."""
     pending = len(state.controller.metadata_log) - state.broker(broker).metadata_offset
-    return step(state, ReplicateMetadata(broker, pending)) if pending else state
+    return checked_step(state, ReplicateMetadata(broker, pending)) if pending else state
 
 
 def _alter(state: ClusterState, leader: int, follower: int, expand: bool) -> ClusterState:
     """ProposeIsrExpand/Shrink + the controller handling it + the leader handling the
     response. Asserts the controller accepted it."""
     action = ProposeIsrExpand(leader, follower) if expand else ProposeIsrShrink(leader, follower)
-    after = step(state, action)
+    after = checked_step(state, action)
     req = _only_new_message(state, after, AlterPartitionRequest)
-    state, after = after, step(after, ReceiveAlterPartition(req))
+    state, after = after, checked_step(after, ReceiveAlterPartition(req))
     resp_id = _only_new_message(state, after, AlterPartitionResponse)
     resp = after.network.get(resp_id)
     assert resp.error is None, f"AlterPartition rejected: {resp.error}"
-    return step(after, ReceiveAlterPartitionResponse(resp_id))
+    return checked_step(after, ReceiveAlterPartitionResponse(resp_id))
 
 
 def _produce(state: ClusterState, leader: int, n: int) -> ClusterState:
     for _ in range(n):
-        state = step(state, Produce(leader, state.history.next_value))
+        state = checked_step(state, Produce(leader, state.history.next_value))
     return state
 
 
@@ -145,16 +148,16 @@ def test_clean_elr_based_recovery_5_2_2():
     # "as soon as the ISR shrank only to the leader the HWM could not have advanced":
     # an acks=all produce now fails with NotEnoughReplicas and is never written.
     value = s.history.next_value
-    s = step(s, Produce(1, value))
+    s = checked_step(s, Produce(1, value))
     assert value in s.history.nacked
     _assert_replica(s, 1, leo=3, hwm=3)
 
     # 3. "Replica 1, the leader and sole member of the ISR experiences an unclean
     #    shutdown. The controller fences replica 1 and elects replica 3 as the new
     #    leader." Nothing of replica 1's log was flushed: it loses everything.
-    s = step(s, UncleanShutdown(1, lossy=True))
+    s = checked_step(s, UncleanShutdown(1, lossy=True))
     _assert_replica(s, 1, leo=0, hwm=0)
-    s = step(s, FenceBroker(1))
+    s = checked_step(s, FenceBroker(1))
     # The model follows §2.8 / §5.2.1 case C: "If the new ISR is smaller than the
     # MinISR, then add the fenced former leader to the ELR", so at the fence the
     # ELR holds 1 (a clean restart of 1 would keep it a leader candidate).
@@ -163,7 +166,7 @@ def test_clean_elr_based_recovery_5_2_2():
     # The chapter's "Leader=3, ISR=[3], ELR=[]" is the state once broker 1 has
     # re-registered with an empty broker epoch (§5.2): the controller moves the
     # unclean replica from the ELR to the LastKnownELR, so it is no leader candidate.
-    s = step(s, StartBroker(1))
+    s = checked_step(s, StartBroker(1))
     assert s.registration(1).broker_epoch == s.broker(1).broker_epoch is not None
     _assert_partition(s, leader=3, isr=[3], elr=[], last_known_elr=[1],
                       leader_epoch=2, partition_epoch=5)
@@ -176,7 +179,7 @@ def test_clean_elr_based_recovery_5_2_2():
 
     # 4. "Replica 1 reregisters, catches up to the leader and gets readded to the ISR."
     s = _sync(s, 1)
-    s = step(s, UnfenceBroker(1))
+    s = checked_step(s, UnfenceBroker(1))
     assert s.broker(1).status == BrokerStatus.RUNNING
     assert (s.replica(1).role, s.replica(1).leader) == (Role.FOLLOWER, 3)
     # Unclean Exclusion: not re-added before it has fetched and caught up.
@@ -211,8 +214,8 @@ def _balanced_initial_state() -> ClusterState:
     s = _deliver_fetch(s, 2)                    # 2 fetches @0, gets 0-7
     s = _deliver_fetch(s, 3)                    # 3 fetches @0, gets 0-7
     _assert_replica(s, 1, leo=8, hwm=0)
-    s = step(s, Flush(1))
-    s = step(s, Flush(3))
+    s = checked_step(s, Flush(1))
+    s = checked_step(s, Flush(3))
     s = _produce(s, 1, 2)                       # offsets 8-9
     s = _deliver_fetch(s, 2)                    # 2 fetches @8, gets 8-9; leader HWM 0 (3 is at 0)
     _assert_replica(s, 2, leo=10, hwm=0)
@@ -223,9 +226,9 @@ def _balanced_initial_state() -> ClusterState:
     s = _deliver_fetch(s, 2)                    # 2 fetches @10, gets 10-11, HWM 8
     s, req = _send_fetch(s, 3)                  # 3 fetches @10 ...
     s, resp = _receive_fetch_request(s, req)    # ... the leader advances its HWM to 10 ...
-    s = step(s, DropMessage(resp))              # ... but the response is lost
+    s = checked_step(s, DropMessage(resp))              # ... but the response is lost
     s = _produce(s, 1, 3)                       # offsets 12-14
-    s = step(s, Flush(2))
+    s = checked_step(s, Flush(2))
     return s
 
 
@@ -250,7 +253,7 @@ def test_balanced_unclean_recovery_5_3_3():
 
     # 2. A power outage: unclean shutdown on all brokers, page caches discarded.
     for b in (1, 2, 3):
-        s = step(s, UncleanShutdown(b, lossy=True))
+        s = checked_step(s, UncleanShutdown(b, lossy=True))
     _assert_replica(s, 1, leo=8, hwm=8)     # lost offsets 8-14 (committed 8-9 among them)
     _assert_replica(s, 2, leo=12, hwm=8)    # flushed everything: no loss
     _assert_replica(s, 3, leo=8, hwm=8)     # lost offsets 8-9 (committed)
@@ -259,45 +262,45 @@ def test_balanced_unclean_recovery_5_3_3():
     assert s.history.pending == ()
 
     # 3. The controller fences broker 1 first and elects replica 2 as leader.
-    s = step(s, FenceBroker(1))
+    s = checked_step(s, FenceBroker(1))
     _assert_partition(s, leader=2, isr=[2, 3], elr=[], last_known_elr=[], leader_epoch=2)
 
     # 4. The controller fences broker 2 and elects replica 3 as leader.
-    s = step(s, FenceBroker(2))
+    s = checked_step(s, FenceBroker(2))
     _assert_partition(s, leader=3, isr=[3], elr=[2], last_known_elr=[], leader_epoch=3)
 
     # 5. The controller fences broker 3 and sets NoLeader.
-    s = step(s, FenceBroker(3))
+    s = checked_step(s, FenceBroker(3))
     _assert_partition(s, leader=NO_LEADER, isr=[], elr=[2, 3], last_known_elr=[], leader_epoch=4)
 
     # 6. Broker 1 registers with an empty broker epoch; not an ELR member: no change.
     epoch_before = s.partition.partition_epoch
-    s = step(s, StartBroker(1))
+    s = checked_step(s, StartBroker(1))
     _assert_partition(s, leader=NO_LEADER, isr=[], elr=[2, 3], last_known_elr=[])
     assert s.partition.partition_epoch == epoch_before
 
     # 7. Broker 2 registers with an empty broker epoch: moved from ELR to LastKnownELR.
-    s = step(s, StartBroker(2))
+    s = checked_step(s, StartBroker(2))
     _assert_partition(s, leader=NO_LEADER, isr=[], elr=[3], last_known_elr=[2])
 
     # 8. Broker 3 likewise.
-    s = step(s, StartBroker(3))
+    s = checked_step(s, StartBroker(3))
     _assert_partition(s, leader=NO_LEADER, isr=[], elr=[], last_known_elr=[2, 3])
 
     # 9. The controller cannot perform a clean election and triggers unclean recovery,
     #    asking every LastKnownELR replica for its log (GetReplicaLogInfo). It must
     #    wait for all of them: while broker 3 cannot answer, recovery does not run.
     s = _sync(s, 2)
-    s = step(s, UnfenceBroker(2))
+    s = checked_step(s, UnfenceBroker(2))
     _assert_partition(s, leader=NO_LEADER, isr=[], elr=[], last_known_elr=[2, 3])  # no clean election
     assert why_not_enabled(s, UncleanRecovery()) is not None
     s = _sync(s, 3)
-    s = step(s, UnfenceBroker(3))
+    s = checked_step(s, UnfenceBroker(3))
     _assert_partition(s, leader=NO_LEADER, isr=[], elr=[], last_known_elr=[2, 3])
     assert why_not_enabled(s, UncleanRecovery()) is None
 
     # 10. It chooses replica 2, the log with the highest epoch and offset (LEO 12 vs 8).
-    s = step(s, UncleanRecovery())
+    s = checked_step(s, UncleanRecovery())
     assert s.partition.leader == 2
     assert s.partition.isr == {2}
     assert s.partition.elr == frozenset()

@@ -1,0 +1,16 @@
+"""Shared pytest set-up.
+
+pytest's default ``prepend`` import mode puts this directory on ``sys.path``
+because of this conftest; the project root goes first so that ``import model``
+always finds the real ``model`` package, never a namespace package made of
+``tests/model/`` (which sits in this directory).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_ROOT = str(Path(__file__).resolve().parent.parent)
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
