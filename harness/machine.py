@@ -11,12 +11,37 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import properties
-from model import (Action, ClusterState, Config, UncleanShutdown, Variant, enabled_actions, family_of,
-                   initial_state, step)
+from model import (Action, AlterPartitionRequest, AlterPartitionResponse, ClusterState, Config, FetchRequest,
+                   FetchResponse, ProposeIsrExpand, ProposeIsrShrink, ReceiveAlterPartition,
+                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
+                   Consume, ControlledShutdown, DropMessage, FenceBroker, Flush, ListOffsets, Produce, Reassign,
+                   CancelReassignment, StartBroker, UncleanShutdown, UnfenceBroker, Variant, enabled_actions,
+                   family_of, initial_state, step, why_not_enabled)
 
 from .coverage import events_between
 from .failures import PropertyViolated, SutDiverged
 from .strategies import configs
+
+
+EXCHANGE_STARTERS = (SendFetch, ProposeIsrShrink, ProposeIsrExpand)
+
+#: Actions that disturb a healthy partition: crashes, fencing, reassignments,
+#: message loss, and a leader giving up on a slow follower.
+FAULTS = (FenceBroker, ControlledShutdown, UncleanShutdown, Reassign, CancelReassignment, DropMessage,
+          ProposeIsrShrink)
+MAX_FAULT_SPACING = 24
+MAX_WARM_UP = 4
+
+#: Relative weight of an action class among the enabled classes of its family.
+RULE_WEIGHTS: dict[type, int] = {
+    StartBroker: 6, UnfenceBroker: 6, Flush: 3, FenceBroker: 1, ControlledShutdown: 1, UncleanShutdown: 1,
+    SendFetch: 2, ReceiveFetchRequest: 3, ReceiveFetchResponse: 3,
+    ProposeIsrExpand: 3, ReceiveAlterPartition: 3, ReceiveAlterPartitionResponse: 3, ProposeIsrShrink: 1,
+    CancelReassignment: 1, Reassign: 1,
+    Produce: 4, Consume: 1, ListOffsets: 1,
+}
+RECEIVERS = {FetchRequest: ReceiveFetchRequest, FetchResponse: ReceiveFetchResponse,
+             AlterPartitionRequest: ReceiveAlterPartition, AlterPartitionResponse: ReceiveAlterPartitionResponse}
 
 
 class ReplicationMachine(RuleBasedStateMachine):
@@ -42,7 +67,10 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.state: Optional[ClusterState] = None
         self.cluster = None
         self.trace: list[Action] = []
-        self._enabled_for: Optional[ClusterState] = None
+        self._enabled_for: Optional[tuple] = None
+        self.fault_spacing = 0
+        self._since_fault = 0
+        self._checked: Optional[ClusterState] = None
         self._enabled: dict[str, list[Action]] = {}
 
     # ------------------------------------------------------------------ set-up
@@ -50,11 +78,41 @@ class ReplicationMachine(RuleBasedStateMachine):
     @initialize(data=st.data())
     def setup(self, data: st.DataObject) -> None:
         self.config = data.draw(configs(self.variants, self.unclean_leader_election), label="config")
-        note(f"config: {self.config}")
+        # A nemesis schedule: at least this many healthy actions between two faults,
+        # so replication makes progress (commits data a fault can then threaten).
+        # Shrinks to 0: faults anywhere.
+        self.fault_spacing = data.draw(st.integers(0, MAX_FAULT_SPACING), label="fault spacing")
+        warm_up = data.draw(st.integers(0, MAX_WARM_UP), label="warm-up writes")
+        note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}")
         self.state = initial_state(self.config)
         if self.compare_sut:
             from sut import Cluster  # the SUT is only needed when compared
             self.cluster = Cluster(self.config, bugs=self.bugs)
+        self._check()
+        for _ in range(warm_up):
+            self._replicate_one_write()
+
+    def _replicate_one_write(self) -> None:
+        """Warm-up: the leader takes a write and every follower fetches it and then
+        reports its new fetch offset, so the write is committed and acknowledged —
+        data for later faults to threaten. Every action is in the trace."""
+        assert self.state is not None and self.config is not None
+        leader = self.state.partition.leader
+        self._apply(Produce(leader, self.state.history.next_value))
+        for _ in range(2):
+            for follower in self.state.partition.replicas:
+                if follower != leader:
+                    self._exchange(SendFetch(follower))
+
+    def _exchange(self, first: Action) -> None:
+        """Apply ``first`` and deliver the message it sends, and the reply, while the
+        receiving actions are enabled."""
+        sent = self._apply(first)
+        while sent is not None:
+            receive = RECEIVERS[type(self.state.network.get(sent))](sent)  # type: ignore[union-attr]
+            if why_not_enabled(self.state, receive) is not None:  # type: ignore[arg-type]
+                break
+            sent = self._apply(receive)
 
     # ------------------------------------------------------------ enablement
 
@@ -62,34 +120,78 @@ class ReplicationMachine(RuleBasedStateMachine):
         assert self.config is not None
         return self.config.min_isr - 1 if self.lossy_budget is None else self.lossy_budget
 
-    def _allowed(self, action: Action) -> bool:
+    def _allowed(self, action: Action, spaced: bool) -> bool:
+        assert self.state is not None
+        if spaced and isinstance(action, FAULTS):
+            return False
         if isinstance(action, UncleanShutdown) and action.lossy:
-            assert self.state is not None
             return self.state.history.lossy_shutdowns < self.budget()
         return True
 
     def enabled(self, family: str) -> list[Action]:
-        """The model's enabled actions of ``family`` allowed by the fault budget."""
+        """The model's enabled actions of ``family`` allowed by the fault budget and
+        the fault spacing."""
         if self.state is None:
             return []
-        if self._enabled_for is not self.state:
+        key = (self.state, self._since_fault >= self.fault_spacing)
+        if self._enabled_for != key:
+            actions = enabled_actions(self.state)
+            allowed = [a for a in actions if self._allowed(a, spaced=not key[1])]
+            if not allowed:  # only faults can move on: the spacing gives way
+                allowed = [a for a in actions if self._allowed(a, spaced=False)]
             by_family: dict[str, list[Action]] = {}
-            for a in enabled_actions(self.state):
-                if self._allowed(a):
-                    by_family.setdefault(family_of(a), []).append(a)
-            self._enabled, self._enabled_for = by_family, self.state
+            for a in allowed:
+                by_family.setdefault(family_of(a), []).append(a)
+            self._enabled, self._enabled_for = by_family, key
         return self._enabled.get(family, [])
 
     def _do(self, family: str, data: st.DataObject) -> None:
-        action = data.draw(st.sampled_from(self.enabled(family)), label=family)
+        actions = self.enabled(family)
+        by_class: dict[type, list[Action]] = {}
+        for a in actions:
+            by_class.setdefault(type(a), []).append(a)
+        if len(by_class) > 1:
+            # Faults are rarer than the healthy path (RULE_WEIGHTS): a class is drawn
+            # from a list repeating each class by its weight, benign classes first so
+            # shrinking moves towards them.
+            classes = sorted(by_class, key=lambda c: -RULE_WEIGHTS.get(c, 1))
+            weighted = [c for c in classes for _ in range(RULE_WEIGHTS.get(c, 1))]
+            actions = by_class[data.draw(st.sampled_from(weighted), label=f"{family} action")]
+        action = data.draw(st.sampled_from(actions), label=family)
+        # A request may be carried through its whole exchange in the same rule, so
+        # a healthy round trip costs one rule step and deep scenarios stay short;
+        # drawn False it stays in flight for any interleaving.
+        if isinstance(action, EXCHANGE_STARTERS) and data.draw(st.booleans(), label="deliver"):
+            self._exchange(action)
+        else:
+            self._apply(action)
+
+    def _apply(self, action: Action) -> Optional[int]:
+        """Apply one action to the model and the SUT, record it, report coverage and
+        check everything; returns the id of the message it sent, if any."""
         assert self.state is not None
         before = self.state
         self.state = step(before, action)
         self.trace.append(action)
+        self._since_fault = 0 if isinstance(action, FAULTS) else self._since_fault + 1
         if self.cluster is not None:
             self.cluster.apply(action)
         for name in events_between(before, self.state, action):
             event(name)
+        self._check()
+        return before.network.next_id if self.state.network.next_id > before.network.next_id else None
+
+    def _check(self) -> None:
+        if self.state is None or self._checked is self.state:
+            return
+        violations = properties.check_all(self.state)
+        if violations:
+            raise PropertyViolated(violations, self.state, tuple(self.trace))
+        if self.cluster is not None:
+            snapshot = self.cluster.snapshot()
+            if snapshot != self.state:
+                raise SutDiverged(self.state, snapshot, tuple(self.trace))
+        self._checked = self.state
 
     # ------------------------------------------------------------------ rules
 
@@ -144,20 +246,10 @@ class ReplicationMachine(RuleBasedStateMachine):
     # -------------------------------------------------------------- invariants
 
     @invariant()
-    def every_property_holds(self) -> None:
-        if self.state is None:
-            return
-        violations = properties.check_all(self.state)
-        if violations:
-            raise PropertyViolated(violations, self.state, tuple(self.trace))
-
-    @invariant()
-    def sut_matches_model(self) -> None:
-        if self.cluster is None or self.state is None:
-            return
-        snapshot = self.cluster.snapshot()
-        if snapshot != self.state:
-            raise SutDiverged(self.state, snapshot, tuple(self.trace))
+    def every_property_holds_and_sut_matches_model(self) -> None:
+        """Checked after every action (also inside a rule's exchange); this covers
+        the initial state."""
+        self._check()
 
 
 def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = frozenset(),

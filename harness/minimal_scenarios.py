@@ -1,0 +1,266 @@
+"""Minimal counterexamples: for every protocol-flaw ``Variant``, the chapter's (or
+the JIRA's) story as the shortest action sequence we found that makes the
+variant break one of its expected properties.
+
+``MINIMAL[v]`` is data only. Its ``config`` does not name the variant: run
+``actions`` from ``initial_state(config)`` for the correct protocol, and from
+``initial_state(attrs.evolve(config, variants=frozenset({v})))`` for the flaw.
+Every scenario stays inside the fault budget (at most MinISR - 1 lossy unclean
+shutdowns) and uses no unclean leader election or proactive recovery, so every
+property is promised; ``expected`` is the property the flaw breaks (one of
+``VARIANT_DOCS[v][1]``), first violated at the last step or up to two steps before.
+
+Message ids are literal: the network numbers messages 1, 2, ... in the order they
+are sent (a FetchResponse or AlterPartitionResponse gets the next id when its
+request is handled). ``ReplicateMetadata`` counts are literal too.
+
+Under the correct protocol every action is enabled and every property holds after
+every step, except for the variants that only relax the guard of
+``ProposeIsrExpand`` (``ISR_JOIN_WITHOUT_LESO``, ``ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH``,
+``NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH``, ``NO_FETCH_LEADER_EPOCH_FENCING``): the
+correct protocol reaches the same state and then refuses the flawed ISR expansion
+itself, which no other action sequence can avoid (the states are identical up to
+that guard, or differ only in the follower state the guard reads).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from model import (Action, CancelReassignment, Config, FenceBroker, ListOffsets, ProposeIsrExpand,
+                   ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
+                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
+                   ReplicateMetadata, SendFetch, StartBroker, UncleanRecovery, UncleanShutdown,
+                   UnfenceBroker, Variant)
+
+
+@attrs.frozen
+class MinimalScenario:
+    """One minimal counterexample (see the module docstring).
+
+    config: the cluster, without the variant. actions: the steps from the initial
+    state. expected: the property the variant breaks. story: what happens.
+    """
+
+    config: Config
+    actions: tuple[Action, ...] = attrs.field(converter=tuple)
+    expected: str
+    story: str
+
+
+# ------------------------------------------------------------ building blocks
+# The first fetch of a follower returns the records; its second tells the leader
+# the follower's new LEO (the leader advances the HWM on fetch offsets, §2.7).
+
+def _commit_one_on_rf2(follower: int = 2) -> tuple[Action, ...]:
+    """Leader 1 writes value 1; ``follower`` fetches it (msgs 1, 2) and reports
+    fetch offset 1 (msg 3; its response, msg 4, stays in flight): HWM 1."""
+    return (Produce(1, 1), SendFetch(follower), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
+            SendFetch(follower), ReceiveFetchRequest(3))
+
+
+# §6.5.4: remove-then-readd of replica 2 (assignment [1, 2], MinISR 1). Leader 1 has
+# committed value 1 on [1, 2] and knows 2's fetch offset 1. The removal completes at
+# once (ISR [1] >= MinISR) with a leader epoch bump; the leader applies removal and
+# re-add as ONE metadata batch, so 2 stays in its replica set with its old follower
+# state; broker 2 applies them one by one, so its replica is deleted and recreated
+# empty.
+_REMOVE_READD_2 = (Reassign((1,)), Reassign((1, 2)), ReplicateMetadata(1, 2),
+                   ReplicateMetadata(2, 1), ReplicateMetadata(2, 1))
+
+_RF2 = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2)
+_RF2_MIN1 = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1)
+_RF3 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2)
+_RF1 = Config(brokers=(1, 2, 3), assignment=(1,), min_isr=1)
+
+# The last replica standing is fenced, restarts after an unclean shutdown (not lossy,
+# so no fault budget is spent) and registers with an empty broker epoch (§5.2, §6.5.1).
+_LAST_REPLICA_UNCLEAN_RESTART = (FenceBroker(1), UncleanShutdown(1, False), StartBroker(1))
+
+# Scenarios shared by two variants.
+_REMOVE_READD_REJOIN = (*_commit_one_on_rf2(), *_REMOVE_READD_2,
+                        ProposeIsrExpand(1, 2), ReceiveAlterPartition(5))
+
+
+MINIMAL: dict[Variant, MinimalScenario] = {
+    Variant.TRUNCATE_TO_HWM: MinimalScenario(
+        config=_RF2,
+        actions=(*_commit_one_on_rf2(),
+                 Reassign((1, 2, 3)), CancelReassignment(),
+                 ReplicateMetadata(2, 2)),
+        expected="LeaderCandidateCompleteness",
+        story=(
+            "KIP-101 / KAFKA-1211 'HWM truncation': leader 1 commits value 1 on ISR [1, 2]; follower 2\n"
+            "holds it but its local HWM is still 0. A reassignment started and cancelled bumps the\n"
+            "leader epoch (§4.5); follower 2 follows the new epoch by truncating to its HWM, dropping\n"
+            "committed offset 0 while staying in the ISR (an electable replica without it)."),
+    ),
+    Variant.NO_LAST_FETCHED_EPOCH: MinimalScenario(
+        config=Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1),
+        actions=(Produce(1, 1), SendFetch(3), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
+                 FenceBroker(1), ReplicateMetadata(2, 2), Produce(2, 2),
+                 FenceBroker(2), ReplicateMetadata(3, 4), ReplicateMetadata(2, 2),
+                 SendFetch(2), ReceiveFetchRequest(3), ReceiveFetchResponse(4)),
+        expected="LogMatching",
+        story=(
+            "§3.3.7 case G / KAFKA-6361: 3 copies e1:1 from leader 1; 1 is fenced, 2 leads epoch 2 and\n"
+            "writes e2:2 at the same offset 0, uncommitted; 2 is fenced, 3 leads epoch 3 and commits\n"
+            "its e1:1 (MinISR 1). Follower 2 fetches (offset 1, last fetched epoch 2): 3's end offset\n"
+            "for epoch <= 2 is 1, not below the fetch offset, so without comparing epochs no\n"
+            "divergence is reported; 2 keeps e2:2 and takes HWM 1."),
+    ),
+    Variant.NO_FETCH_LEADER_EPOCH_FENCING: MinimalScenario(
+        config=_RF2_MIN1,
+        actions=(Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
+                 SendFetch(2), *_REMOVE_READD_2,
+                 ReceiveFetchRequest(3), ProposeIsrExpand(1, 2), ReceiveAlterPartition(5)),
+        expected="LeaderCandidateCompleteness",
+        story=(
+            "KIP-320 / KAFKA-6880 with §6.5.4's remove-then-readd: follower 2 holds value 1 and sends a\n"
+            "fetch at offset 1 in leader epoch 1; 2 is removed and re-added, the leader (epoch 2) commits\n"
+            "value 1 alone, and broker 2 deletes and recreates its replica empty. The old fetch arrives:\n"
+            "unfenced, it counts as offset 1 fetched in this epoch, so the empty replica joins the ISR."),
+    ),
+    Variant.NO_MAXIMAL_ISR: MinimalScenario(
+        config=_RF2_MIN1,
+        actions=(ProposeIsrShrink(1, 2), ReceiveAlterPartition(1), ReceiveAlterPartitionResponse(2),
+                 SendFetch(2), ReceiveFetchRequest(3),
+                 ProposeIsrExpand(1, 2), Produce(1, 1), ReceiveAlterPartition(5)),
+        expected="LeaderCandidateCompleteness",
+        story=(
+            "§6.5.2's 8 steps, KIP-497 / KAFKA-8836: ISR [1] (MinISR 1); empty follower 2 has fetched at\n"
+            "offset 0 and leader 1 proposes ISR [1, 2]. Before the controller answers, 1 writes value 1\n"
+            "and advances the HWM on its committed ISR [1] instead of the Maximal ISR [1, 2]; the\n"
+            "controller then accepts [1, 2]: electable replica 2 lacks committed offset 0."),
+    ),
+    Variant.ISR_JOIN_WITHOUT_LESO: MinimalScenario(
+        config=_RF2,
+        actions=(*_commit_one_on_rf2(),
+                 FenceBroker(1), Reassign((1, 2, 3)), ReplicateMetadata(2, 3), ReplicateMetadata(3, 3),
+                 SendFetch(3), ReceiveFetchRequest(5), ProposeIsrExpand(2, 3), ReceiveAlterPartition(7)),
+        expected="LeaderCandidateCompleteness",
+        story=(
+            "§6.4.1 then §6.5.3, KAFKA-7128: 1 commits value 1 on [1, 2], but 2's local HWM is 0; 1 is\n"
+            "fenced and 2 leads epoch 2 with the stale HWM 0 < LESO 1 (ISR [2] < MinISR 2, so it stays).\n"
+            "New replica 3 fetches at offset 0: it has reached the HWM, not the LESO; without the LESO\n"
+            "condition it joins the ISR without committed offset 0."),
+    ),
+    Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH: MinimalScenario(
+        config=_RF2_MIN1,
+        actions=_REMOVE_READD_REJOIN,
+        expected="LeaderCandidateCompleteness",
+        story=(
+            "§6.5.4: value 1 is committed on [1, 2] and leader 1 knows 2's fetch offset 1. Replica 2 is\n"
+            "removed and re-added; the leader applies both changes in one metadata batch (new leader\n"
+            "epoch 2, 2 still a replica), broker 2 applies them separately (replica deleted, recreated\n"
+            "empty). 2's old fetch offset reaches the HWM and LESO; without condition 3 (a fetch in the\n"
+            "current leader epoch) the empty replica rejoins the ISR."),
+    ),
+    Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH: MinimalScenario(
+        config=_RF3,
+        actions=(FenceBroker(3), ReplicateMetadata(1, 2), SendFetch(3),
+                 UncleanShutdown(3, True), StartBroker(3), ReplicateMetadata(3, 3), UnfenceBroker(3),
+                 ReceiveFetchRequest(1), ProposeIsrExpand(1, 3), ReceiveAlterPartition(3)),
+        expected="UncleanExclusion",
+        story=(
+            "§6.5.1 case 3, KIP-903 / KAFKA-14139: out-of-sync follower 3 sends a fetch, then restarts\n"
+            "after a lossy unclean shutdown and is unfenced in a new broker epoch. Leader 1 receives the\n"
+            "old fetch, finds 3 in sync and proposes ISR [1, 2, 3] with 3's OLD broker epoch; a controller\n"
+            "ignoring the added replica's broker epoch accepts the unclean replica into the ISR."),
+    ),
+    Variant.NO_ELR: MinimalScenario(
+        config=_RF1,
+        actions=_LAST_REPLICA_UNCLEAN_RESTART,
+        expected="UncleanExclusion",
+        story=(
+            "Pre-KIP-966 'last replica standing', KAFKA-15581: fencing the last ISR member keeps it in the\n"
+            "ISR (no ELR). It restarts after an unclean shutdown and registers with an empty broker\n"
+            "epoch, but nothing removes it: an unclean replica stays in the ISR, electable on unfence."),
+    ),
+    Variant.UNCLEAN_REGISTRATION_KEEPS_ELR: MinimalScenario(
+        config=_RF1,
+        actions=_LAST_REPLICA_UNCLEAN_RESTART,
+        expected="UncleanExclusion",
+        story=(
+            "§5.2 / §5.3.1: the fenced last ISR member moves to the ELR. It restarts after an unclean\n"
+            "shutdown and registers with an empty broker epoch, which must move it from the ELR to the\n"
+            "LastKnownELR; kept in the ELR, the unclean replica stays electable."),
+    ),
+    Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR: MinimalScenario(
+        config=_RF3,
+        actions=(FenceBroker(2), FenceBroker(3), UnfenceBroker(2), ReplicateMetadata(1, 5),
+                 SendFetch(2), ReceiveFetchRequest(1),
+                 ProposeIsrExpand(1, 2), ReceiveAlterPartition(3), ReceiveAlterPartitionResponse(4)),
+        expected="ReplicationQuorumSuperset",
+        story=(
+            "§5.2.1 case G: fencing 2 then 3 leaves ISR [1], ELR [3] (MinISR 2). 2 returns and leader 1\n"
+            "adds it: ISR [1, 2] reaches MinISR, so the ELR must be emptied. Kept, the election quorum\n"
+            "ISR + ELR = [1, 2, 3] is no longer within the leader's replication quorum [1, 2], on which\n"
+            "it may now advance the HWM (§6.5.2)."),
+    ),
+    Variant.HWM_ADVANCES_BELOW_MIN_ISR: MinimalScenario(
+        config=_RF2,
+        actions=(FenceBroker(2), ReplicateMetadata(1, 2), Produce(1, 1)),
+        expected="LeaderCandidateCompleteness",
+        story=(
+            "§2.6, §2.7: fencing 2 leaves ISR [1] < MinISR 2 and moves 2 to the ELR. An acks=all write\n"
+            "must now fail with NotEnoughReplicas; accepted and committed by leader 1 alone, it is\n"
+            "missing from ELR member 2, which may be elected."),
+    ),
+    Variant.BALANCED_RECOVERY_ANY_MEMBER: MinimalScenario(
+        config=Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, unclean_recovery="balanced"),
+        actions=(*_commit_one_on_rf2(),
+                 UncleanShutdown(1, True), FenceBroker(1), UncleanShutdown(2, False), FenceBroker(2),
+                 StartBroker(1), StartBroker(2),
+                 ReplicateMetadata(1, 8), UnfenceBroker(1), ReplicateMetadata(2, 9), UnfenceBroker(2),
+                 UncleanRecovery(), ReplicateMetadata(1, 3)),
+        expected="LeaderCompleteness",
+        story=(
+            "§5.3.2 / §5.3.3: value 1 is committed on [1, 2]. 1 loses it in a lossy unclean shutdown (the\n"
+            "one allowed, MinISR - 1); 2 shuts down uncleanly without loss. Both are fenced into the ELR\n"
+            "and their unclean registrations move them to LastKnownELR [1, 2]. Balanced recovery must\n"
+            "elect the highest (epoch, offset), 2; electing the first member, 1, makes an empty leader."),
+    ),
+    Variant.LIST_OFFSETS_BEFORE_LESO: MinimalScenario(
+        config=_RF2,
+        actions=(*_commit_one_on_rf2(), ListOffsets(),
+                 FenceBroker(1), ReplicateMetadata(2, 2), ListOffsets()),
+        expected="AppliedHwmMonotonicity",
+        story=(
+            "§6.4.1 / §6.4.2: leader 1 commits value 1 on [1, 2] and ListOffsets answers HWM 1. 1 is\n"
+            "fenced and 2 leads with its stale local HWM 0, below its LESO 1 (ISR [2] < MinISR 2, so it\n"
+            "cannot advance). It must answer 'unknown'; answering its HWM, ListOffsets goes 1 -> 0."),
+    ),
+    Variant.NO_FETCH_RESPONSE_VALIDATION: MinimalScenario(
+        config=_RF2_MIN1,
+        actions=(Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
+                 Produce(1, 2), SendFetch(2), ReceiveFetchRequest(3),
+                 Reassign((1,)), Reassign((1, 2)), ReplicateMetadata(2, 1), ReplicateMetadata(2, 1),
+                 ReceiveFetchResponse(4)),
+        expected="LogMatching",
+        story=(
+            "§2.2.2 / §2.10: follower 2 holds value 1 and fetches at offset 1; leader 1 answers value 2\n"
+            "with HWM 1. Before the response arrives, 2 is removed and re-added and broker 2 recreates\n"
+            "its replica empty in leader epoch 2. Applied without checking fetch offset and leader\n"
+            "epoch, the stale response puts value 2 at offset 0, below HWM 1, where leader 1 has value 1."),
+    ),
+    Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: MinimalScenario(
+        config=_RF2_MIN1,
+        actions=_REMOVE_READD_REJOIN,
+        expected="LeaderCandidateCompleteness",
+        story=(
+            "§2.10.3 with §6.5.4's remove-then-readd: leader 1 moves to leader epoch 2 in one metadata\n"
+            "batch that removes and re-adds replica 2, which broker 2 deletes and recreates empty. The\n"
+            "leader keeps 2's last-fetch marker from epoch 1, so 2 counts as having fetched in epoch 2\n"
+            "at offset 1, and the empty replica rejoins the ISR."),
+    ),
+    Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: MinimalScenario(
+        config=_RF3,
+        actions=(FenceBroker(2), Reassign((1, 2)), FenceBroker(1), *_LAST_REPLICA_UNCLEAN_RESTART[1:]),
+        expected="MinIsrRecoveryQuorum",
+        story=(
+            "Ch4 rules 1-2, §6.7: with 2 fenced (ISR [1, 3]), reassigning to [1, 2] completes with final\n"
+            "ISR [1] below MinISR 2. Leader 1 is fenced (ISR [], ELR [1]) and restarts uncleanly, moving\n"
+            "to LastKnownELR [1]: one replica, short of the MinISR-sized recovery quorum (§5.3.2)."),
+    ),
+}
