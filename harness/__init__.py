@@ -1,8 +1,29 @@
 """The stateful harness: the Hypothesis state machine pairing the reference
-model with the SUT, failure reports, protocol coverage and plain random walks."""
+model with the SUT, failure reports, protocol coverage, plain random walks and
+the counterexample corpus.
 
-from .failures import PropertyViolated, SutDiverged
-from .machine import ReplicationMachine, machine_for
-from .strategies import configs
+Exports are loaded lazily so that ``harness.schema`` (pyarrow only) can be read
+without importing the model.
+"""
 
-__all__ = ["PropertyViolated", "ReplicationMachine", "SutDiverged", "configs", "machine_for"]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "PropertyViolated": "harness.failures",
+    "SutDiverged": "harness.failures",
+    "ReplicationMachine": "harness.machine",
+    "machine_for": "harness.machine",
+    "configs": "harness.strategies",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'harness' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

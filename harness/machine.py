@@ -4,7 +4,10 @@ family, checking every property and the SUT's snapshot after every step."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Optional
+
+import attrs
 
 from hypothesis import event, note
 from hypothesis import strategies as st
@@ -44,6 +47,18 @@ RECEIVERS = {FetchRequest: ReceiveFetchRequest, FetchResponse: ReceiveFetchRespo
              AlterPartitionRequest: ReceiveAlterPartition, AlterPartitionResponse: ReceiveAlterPartitionResponse}
 
 
+@attrs.define
+class RunStats:
+    """What one machine run (all its examples) did: the ``runs`` table's baseline
+    for lift analysis. Accumulated by every example's teardown."""
+
+    examples: int = 0
+    steps: int = 0
+    family_counts: Counter = attrs.Factory(Counter)
+    action_counts: Counter = attrs.Factory(Counter)
+    event_counts: Counter = attrs.Factory(Counter)
+
+
 class ReplicationMachine(RuleBasedStateMachine):
     """Model (and SUT) under one drawn Config; one rule per action family, each
     drawing only among the model's enabled actions of that family.
@@ -58,6 +73,7 @@ class ReplicationMachine(RuleBasedStateMachine):
     variants: frozenset[Variant] = frozenset()
     bugs: frozenset = frozenset()
     compare_sut: bool = False
+    run_stats: RunStats = RunStats()  # replaced per subclass by machine_for
     lossy_budget: Optional[int] = None
     unclean_leader_election: Optional[bool] = None
 
@@ -176,8 +192,13 @@ class ReplicationMachine(RuleBasedStateMachine):
         self._since_fault = 0 if isinstance(action, FAULTS) else self._since_fault + 1
         if self.cluster is not None:
             self.cluster.apply(action)
+        stats = type(self).run_stats
+        stats.steps += 1
+        stats.family_counts[family_of(action)] += 1
+        stats.action_counts[type(action).__name__] += 1
         for name in events_between(before, self.state, action):
             event(name)
+            stats.event_counts[name] += 1
         self._check()
         return before.network.next_id if self.state.network.next_id > before.network.next_id else None
 
@@ -243,6 +264,9 @@ class ReplicationMachine(RuleBasedStateMachine):
         """Produce (acks=all), consume, ListOffsets."""
         self._do("client", data)
 
+    def teardown(self) -> None:
+        type(self).run_stats.examples += 1
+
     # -------------------------------------------------------------- invariants
 
     @invariant()
@@ -265,4 +289,5 @@ def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = fr
     return type(label, (ReplicationMachine,), {
         "variants": frozenset(variants), "bugs": frozenset(bugs), "compare_sut": compare_sut,
         "lossy_budget": lossy_budget, "unclean_leader_election": unclean_leader_election,
+        "run_stats": RunStats(),
     })

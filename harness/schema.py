@@ -1,0 +1,80 @@
+"""The counterexample corpus schema (Parquet, hive-partitioned by ``run_date``).
+
+This module depends on pyarrow only, so readers (``spark_reports``) can import it
+without the model. Changes are additive only: a new column gets a new
+``SCHEMA_VERSION``; readers accept every version up to theirs and refuse newer
+files with a clear error.
+
+Layout under a corpus directory::
+
+    counterexamples/run_date=YYYY-MM-DD/part-<run_id>-<worker>-<seq>.parquet
+    runs/run_date=YYYY-MM-DD/part-<run_id>-<worker>-<seq>.parquet
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+
+COUNTEREXAMPLES = "counterexamples"
+RUNS = "runs"
+PARTITION_COLUMN = "run_date"
+
+#: One step of a trace: its index (0-based), action family, action class name and
+#: the action's fields as JSON (e.g. ``{"broker": 2}``).
+STEP = pa.struct([
+    pa.field("idx", pa.int32(), nullable=False),
+    pa.field("family", pa.string(), nullable=False),
+    pa.field("action", pa.string(), nullable=False),
+    pa.field("args_json", pa.string(), nullable=False),
+])
+
+COUNTEREXAMPLE_SCHEMA = pa.schema([
+    pa.field("schema_version", pa.int32(), nullable=False),
+    pa.field("counterexample_id", pa.string(), nullable=False),   # content hash of config + trace + failure
+    pa.field("signature", pa.string(), nullable=False),           # dedup key: property + violation kind, ids/offsets normalized
+    pa.field("property", pa.string(), nullable=False),            # property name, "SutDiffersFromModel" or "HarnessError"
+    pa.field("kind", pa.string(), nullable=False),                # "property" | "divergence" | "harness_error"
+    pa.field("violation", pa.string(), nullable=False),           # the violation text as reported
+    pa.field("variants", pa.list_(pa.string()), nullable=False),
+    pa.field("sut_bugs", pa.list_(pa.string()), nullable=False),
+    pa.field("brokers", pa.int32(), nullable=False),
+    pa.field("replication_factor", pa.int32(), nullable=False),
+    pa.field("min_isr", pa.int32(), nullable=False),
+    pa.field("unclean_recovery", pa.string(), nullable=False),
+    pa.field("unclean_leader_election", pa.bool_(), nullable=False),
+    pa.field("config_json", pa.string(), nullable=False),         # the full model.Config, for replay
+    pa.field("steps", pa.list_(STEP), nullable=False),
+    pa.field("step_count", pa.int32(), nullable=False),
+    pa.field("final_state_json", pa.string(), nullable=False),
+    pa.field("seed", pa.string(), nullable=True),                 # Hypothesis seed, when known
+    pa.field("hypothesis_version", pa.string(), nullable=False),
+    pa.field("project_version", pa.string(), nullable=False),
+    pa.field("run_id", pa.string(), nullable=False),
+    pa.field("worker", pa.string(), nullable=False),
+    pa.field("test_id", pa.string(), nullable=False),
+    pa.field("found_at", pa.timestamp("us", tz="UTC"), nullable=False),
+    pa.field("time_to_failure_s", pa.float64(), nullable=True),   # run start → first failure
+    pa.field("examples_to_failure", pa.int64(), nullable=True),   # examples run before the first failure
+])
+
+RUN_SCHEMA = pa.schema([
+    pa.field("schema_version", pa.int32(), nullable=False),
+    pa.field("run_id", pa.string(), nullable=False),
+    pa.field("test_id", pa.string(), nullable=False),
+    pa.field("worker", pa.string(), nullable=False),
+    pa.field("profile", pa.string(), nullable=False),
+    pa.field("variants", pa.list_(pa.string()), nullable=False),
+    pa.field("sut_bugs", pa.list_(pa.string()), nullable=False),
+    pa.field("started_at", pa.timestamp("us", tz="UTC"), nullable=False),
+    pa.field("duration_s", pa.float64(), nullable=False),
+    pa.field("examples", pa.int64(), nullable=False),
+    pa.field("steps", pa.int64(), nullable=False),
+    pa.field("failed", pa.bool_(), nullable=False),
+    pa.field("rule_counts", pa.map_(pa.string(), pa.int64()), nullable=False),   # steps per action family
+    pa.field("action_counts", pa.map_(pa.string(), pa.int64()), nullable=False),  # steps per action class
+    pa.field("event_counts", pa.map_(pa.string(), pa.int64()), nullable=False),  # protocol coverage events
+])
+
+SCHEMAS = {COUNTEREXAMPLES: COUNTEREXAMPLE_SCHEMA, RUNS: RUN_SCHEMA}
