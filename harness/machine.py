@@ -18,7 +18,7 @@ from model import (Action, AlterPartitionRequest, AlterPartitionResponse, Cluste
                    FetchResponse, ProposeIsrExpand, ProposeIsrShrink, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
                    Consume, ControlledShutdown, DropMessage, FenceBroker, Flush, ListOffsets, Produce, Reassign,
-                   CancelReassignment, StartBroker, UncleanShutdown, UnfenceBroker, Variant, enabled_actions,
+                   CancelReassignment, ReplicateMetadata, StartBroker, UncleanShutdown, UnfenceBroker, Variant, enabled_actions,
                    family_of, initial_state, step, why_not_enabled)
 
 from .coverage import events_between
@@ -41,7 +41,7 @@ RULE_WEIGHTS: dict[type, int] = {
     SendFetch: 2, ReceiveFetchRequest: 3, ReceiveFetchResponse: 3,
     ProposeIsrExpand: 3, ReceiveAlterPartition: 3, ReceiveAlterPartitionResponse: 3, ProposeIsrShrink: 1,
     CancelReassignment: 1, Reassign: 1,
-    Produce: 4, Consume: 1, ListOffsets: 1,
+    Produce: 3, Consume: 2, ListOffsets: 2,
 }
 RECEIVERS = {FetchRequest: ReceiveFetchRequest, FetchResponse: ReceiveFetchResponse,
              AlterPartitionRequest: ReceiveAlterPartition, AlterPartitionResponse: ReceiveAlterPartitionResponse}
@@ -173,7 +173,7 @@ class ReplicationMachine(RuleBasedStateMachine):
             classes = sorted(by_class, key=lambda c: -RULE_WEIGHTS.get(c, 1))
             weighted = [c for c in classes for _ in range(RULE_WEIGHTS.get(c, 1))]
             actions = by_class[data.draw(st.sampled_from(weighted), label=f"{family} action")]
-        action = data.draw(st.sampled_from(actions), label=family)
+        action = data.draw(st.sampled_from(self._prioritized(actions)), label=family)
         # A request may be carried through its whole exchange in the same rule, so
         # a healthy round trip costs one rule step and deep scenarios stay short;
         # drawn False it stays in flight for any interleaving.
@@ -181,6 +181,26 @@ class ReplicationMachine(RuleBasedStateMachine):
             self._exchange(action)
         else:
             self._apply(action)
+
+    def _prioritized(self, actions: list[Action]) -> list[Action]:
+        """Actions of one class, the most consequential first and repeated, so they
+        are drawn more often and shrinking moves towards them: a metadata batch of
+        everything pending (brokers usually catch up at once), and actions aimed at
+        the leader (its failure is what elections and truncation are about)."""
+        assert self.state is not None
+        leader = self.state.partition.leader
+        out: list[Action] = []
+        for a in actions:
+            if isinstance(a, ReplicateMetadata):
+                pending = len(self.state.controller.metadata_log) - self.state.broker(a.broker).metadata_offset
+                if a.count == pending:
+                    out[:0] = [a, a]
+                    continue
+            if getattr(a, "broker", None) == leader or getattr(a, "leader", None) == leader:
+                out[:0] = [a, a]
+                continue
+            out.append(a)
+        return out
 
     def _apply(self, action: Action) -> Optional[int]:
         """Apply one action to the model and the SUT, record it, report coverage and

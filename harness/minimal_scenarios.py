@@ -15,12 +15,17 @@ are sent (a FetchResponse or AlterPartitionResponse gets the next id when its
 request is handled). ``ReplicateMetadata`` counts are literal too.
 
 Under the correct protocol every action is enabled and every property holds after
-every step, except for the variants that only relax the guard of
-``ProposeIsrExpand`` (``ISR_JOIN_WITHOUT_LESO``, ``ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH``,
-``NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH``, ``NO_FETCH_LEADER_EPOCH_FENCING``): the
-correct protocol reaches the same state and then refuses the flawed ISR expansion
-itself, which no other action sequence can avoid (the states are identical up to
-that guard, or differ only in the follower state the guard reads).
+every step, except in four scenarios whose flaw is an ISR expansion the correct
+protocol refuses: it runs every earlier step cleanly and then refuses the
+``ProposeIsrExpand``. For ``ISR_JOIN_WITHOUT_LESO`` and
+``ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH`` (which only relax that guard) and
+``NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH`` (which only changes the last-fetch marker,
+read by that guard alone) no scenario can avoid this: both runs reach identical
+states (up to the marker) until the flawed expansion. For
+``NO_FETCH_LEADER_EPOCH_FENCING`` none was found: a served zombie fetch also moves
+the follower's fetch offset (and so the HWM), but it passed the diverging-epoch
+check, and we found no way for it to exceed the log of a replica in the leader's
+ISR; what hurts is the expansion it enables.
 """
 
 from __future__ import annotations
@@ -142,8 +147,8 @@ MINIMAL: dict[Variant, MinimalScenario] = {
         story=(
             "§6.4.1 then §6.5.3, KAFKA-7128: 1 commits value 1 on [1, 2], but 2's local HWM is 0; 1 is\n"
             "fenced and 2 leads epoch 2 with the stale HWM 0 < LESO 1 (ISR [2] < MinISR 2, so it stays).\n"
-            "New replica 3 fetches at offset 0: it has reached the HWM, not the LESO; without the LESO\n"
-            "condition it joins the ISR without committed offset 0."),
+            "A reassignment adds empty replica 3, which fetches at offset 0: it has reached the HWM, not\n"
+            "the LESO; without the LESO condition it joins the ISR without committed offset 0."),
     ),
     Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH: MinimalScenario(
         config=_RF2_MIN1,

@@ -84,7 +84,7 @@ VARIANT_DOCS: dict[Variant, tuple[str, tuple[str, ...]]] = {
     Variant.BALANCED_RECOVERY_ANY_MEMBER: (
         "Balanced unclean recovery elects the first LastKnownELR member, not the one with the "
         "highest (epoch, offset).",
-        ("NoCommittedRecordLostGlobally", "LeaderCompleteness")),
+        ("NoCommittedRecordLostGlobally", "LeaderCompleteness", "LeaderCandidateCompleteness")),
     Variant.LIST_OFFSETS_BEFORE_LESO: (
         "ListOffsets answers the local HWM even before it has reached the LESO.",
         ("AppliedHwmMonotonicity",)),

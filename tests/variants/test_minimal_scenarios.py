@@ -1,0 +1,109 @@
+"""The minimal counterexample of every protocol-flaw variant (``harness.minimal_scenarios``).
+
+For each ``Variant``: the scenario's actions, replayed from ``initial_state``,
+(a) keep every property under the correct protocol, and (b) under the variant
+break the expected property at the end, and nothing before the flaw shows.
+
+Four variants only relax the guard of ``ProposeIsrExpand`` (directly, or through
+the follower state that guard alone reads). The correct protocol reaches exactly the
+same state and then refuses the flawed expansion, so for them (a) checks that the
+correct protocol runs every earlier step cleanly and refuses that step, naming the
+condition the variant drops.
+"""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+import properties
+from harness.minimal_scenarios import MINIMAL, MinimalScenario
+from model import (VARIANT_DOCS, ClusterState, Config, ProposeIsrExpand, Variant, initial_state,
+                   step, why_not_enabled)
+
+# Variant -> the reason (a substring) the correct protocol gives for refusing the flawed
+# ProposeIsrExpand of its scenario.
+REFUSED_BY_CORRECT_PROTOCOL: dict[Variant, str] = {
+    Variant.ISR_JOIN_WITHOUT_LESO: "is below the LESO",
+    Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH: "has not fetched in leader epoch",
+    Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: "has not fetched in leader epoch",
+    # The zombie fetch is answered FENCED_LEADER_EPOCH, so the leader still has the
+    # recreated replica's old fetch offset 0.
+    Variant.NO_FETCH_LEADER_EPOCH_FENCING: "is below the HWM",
+}
+
+# A flaw shows at most this many steps before the end of its scenario.
+MAX_STEPS_FROM_FLAW_TO_END = 3
+
+
+def _id(v: Variant) -> str:
+    sc = MINIMAL.get(v)
+    return f"{v.name}-{len(sc.actions)}steps" if sc is not None else v.name
+
+
+def _names(state: ClusterState) -> list[str]:
+    return sorted({v.property for v in properties.check_all(state)})
+
+
+def test_catalogue_covers_every_variant():
+    assert set(MINIMAL) == set(Variant)
+    assert all(isinstance(sc, MinimalScenario) for sc in MINIMAL.values())
+    assert set(REFUSED_BY_CORRECT_PROTOCOL) <= set(Variant)
+
+
+@pytest.mark.parametrize("variant", list(Variant), ids=_id)
+def test_scenario_is_well_formed(variant: Variant):
+    sc = MINIMAL[variant]
+    assert isinstance(sc.config, Config) and sc.config.variants == frozenset(), "the test adds the variant"
+    assert sc.actions, "a scenario needs actions"
+    assert sc.expected in VARIANT_DOCS[variant][1], (
+        f"{sc.expected} is not among the properties expected to fail: {VARIANT_DOCS[variant][1]}")
+    lines = sc.story.strip().splitlines()
+    assert 2 <= len(lines) <= 5, f"story has {len(lines)} lines"
+    # Properties are promised: no unguarded election mechanism is switched on.
+    assert not sc.config.unclean_leader_election and sc.config.unclean_recovery != "proactive"
+
+
+@pytest.mark.parametrize("variant", list(Variant), ids=_id)
+def test_correct_protocol_keeps_every_property(variant: Variant):
+    """(a) Under the correct protocol every action is enabled and every property holds
+    after every step — or, for a guard-only variant, exactly the flawed ISR expansion
+    is refused."""
+    sc = MINIMAL[variant]
+    state = initial_state(sc.config)
+    assert properties.check_all(state) == ()
+    for i, action in enumerate(sc.actions):
+        reason = why_not_enabled(state, action)
+        if reason is not None:
+            assert variant in REFUSED_BY_CORRECT_PROTOCOL, f"step {i + 1} {action!r} not enabled: {reason}"
+            assert isinstance(action, ProposeIsrExpand), f"step {i + 1} {action!r} refused: {reason}"
+            assert REFUSED_BY_CORRECT_PROTOCOL[variant] in reason, reason
+            # The expansion is the flaw's step: it comes right before the end.
+            assert len(sc.actions) - i <= MAX_STEPS_FROM_FLAW_TO_END
+            return
+        state = step(state, action)
+        assert properties.check_all(state) == (), (
+            f"correct protocol violates {_names(state)} after step {i + 1} {action!r}")
+    assert variant not in REFUSED_BY_CORRECT_PROTOCOL, "expected the correct protocol to refuse a step"
+
+
+@pytest.mark.parametrize("variant", list(Variant), ids=_id)
+def test_variant_breaks_expected_property(variant: Variant):
+    """(b) Under the variant every action is enabled, the properties stay promised
+    (fault budget, no unguarded election), no property fails before the flaw shows
+    (within the last few steps), and the expected property fails after the last step."""
+    sc = MINIMAL[variant]
+    state = initial_state(attrs.evolve(sc.config, variants=frozenset({variant})))
+    first_violation = None
+    for i, action in enumerate(sc.actions):
+        reason = why_not_enabled(state, action)
+        assert reason is None, f"step {i + 1} {action!r} not enabled under {variant.name}: {reason}"
+        state = step(state, action)
+        assert properties.guarantees_apply(state), f"step {i + 1} {action!r} leaves the fault model"
+        if first_violation is None and properties.check_all(state):
+            first_violation = i
+    assert first_violation is not None, f"{variant.name}: no property violated"
+    assert len(sc.actions) - first_violation <= MAX_STEPS_FROM_FLAW_TO_END, (
+        f"{variant.name}: first violation at step {first_violation + 1} of {len(sc.actions)}: not minimal")
+    assert sc.expected in _names(state), (
+        f"{variant.name}: expected {sc.expected}, got {_names(state)} after the last step")
