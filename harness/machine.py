@@ -4,6 +4,7 @@ family, checking every property and the SUT's snapshot after every step."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from typing import Optional
 
@@ -54,6 +55,9 @@ class RunStats:
 
     examples: int = 0
     steps: int = 0
+    started: Optional[float] = None            # time.monotonic() of the first example
+    first_failure_s: Optional[float] = None    # seconds from the start to the first failure
+    first_failure_examples: Optional[int] = None  # examples run when it was found (1-based)
     family_counts: Counter = attrs.Factory(Counter)
     action_counts: Counter = attrs.Factory(Counter)
     event_counts: Counter = attrs.Factory(Counter)
@@ -93,6 +97,8 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     @initialize(data=st.data())
     def setup(self, data: st.DataObject) -> None:
+        if type(self).run_stats.started is None:
+            type(self).run_stats.started = time.monotonic()
         self.config = data.draw(configs(self.variants, self.unclean_leader_election), label="config")
         # A nemesis schedule: at least this many healthy actions between two faults,
         # so replication makes progress (commits data a fault can then threaten).
@@ -227,12 +233,20 @@ class ReplicationMachine(RuleBasedStateMachine):
             return
         violations = properties.check_all(self.state)
         if violations:
+            self._note_failure()
             raise PropertyViolated(violations, self.state, tuple(self.trace))
         if self.cluster is not None:
             snapshot = self.cluster.snapshot()
             if snapshot != self.state:
+                self._note_failure()
                 raise SutDiverged(self.state, snapshot, tuple(self.trace))
         self._checked = self.state
+
+    def _note_failure(self) -> None:
+        stats = type(self).run_stats
+        if stats.first_failure_s is None and stats.started is not None:
+            stats.first_failure_s = time.monotonic() - stats.started
+            stats.first_failure_examples = stats.examples + 1
 
     # ------------------------------------------------------------------ rules
 

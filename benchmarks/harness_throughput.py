@@ -1,0 +1,89 @@
+"""Checked steps per second of the ReplicationMachine, and where the time goes.
+
+Usage: python benchmarks/harness_throughput.py [--examples 300] [--steps 100] [--workers 1 2]
+
+A checked step = the model's step + the SUT's apply + every property + the
+snapshot comparison. Runs the machine under Hypothesis (generate phase only, as
+a fuzzing campaign spends most of its time) with the SUT compared and without,
+on one worker and on several worker processes (like ``pytest -n 2``), and
+prints the throughput and the share of time in each part. Shares come from
+timing wrappers around the parts; "hypothesis + harness" is the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import time
+from collections import defaultdict
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+import harness.machine as hm
+import properties
+
+PARTS = ("enabled_actions", "model step", "properties", "SUT apply", "SUT snapshot")
+
+
+def _instrument(timings: dict[str, float]) -> None:
+    def wrap(name, fn):
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                timings[name] += time.perf_counter() - t0
+        return timed
+
+    hm.enabled_actions = wrap("enabled_actions", hm.enabled_actions)
+    hm.step = wrap("model step", hm.step)
+    hm.properties = type("P", (), {"check_all": staticmethod(wrap("properties", properties.check_all))})
+    import sut
+    sut.Cluster.apply = wrap("SUT apply", sut.Cluster.apply)
+    sut.Cluster.snapshot = wrap("SUT snapshot", sut.Cluster.snapshot)
+
+
+def run_one(args: tuple[bool, int, int, int]) -> tuple[int, float, dict[str, float]]:
+    compare_sut, examples, steps, seed = args
+    timings: dict[str, float] = defaultdict(float)
+    _instrument(timings)
+    machine = hm.machine_for(compare_sut=compare_sut, name=f"Throughput_{int(compare_sut)}_{seed}")
+    t0 = time.perf_counter()
+    run_state_machine_as_test(machine, settings=settings(
+        max_examples=examples, stateful_step_count=steps, derandomize=True, database=None, deadline=None,
+        suppress_health_check=list(HealthCheck), phases=[Phase.generate]))
+    return machine.run_stats.steps, time.perf_counter() - t0, dict(timings)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--examples", type=int, default=300)
+    ap.add_argument("--steps", type=int, default=100)
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    args = ap.parse_args()
+    header = f"{'SUT compared':12} {'workers':>7} {'checked steps/s':>16} {'per worker':>11}  " + \
+             "  ".join(f"{p:>12}" for p in (*PARTS, "hypothesis+harness"))
+    print(header)
+    print("-" * len(header), flush=True)
+    for compare_sut in (True, False):
+        for workers in args.workers:
+            jobs = [(compare_sut, args.examples, args.steps, seed) for seed in range(workers)]
+            t0 = time.perf_counter()
+            with mp.get_context("spawn").Pool(workers) as pool:
+                results = pool.map(run_one, jobs)
+            wall = time.perf_counter() - t0
+            steps = sum(r[0] for r in results)
+            busy = sum(r[1] for r in results)
+            parts = defaultdict(float)
+            for _, _, t in results:
+                for k, v in t.items():
+                    parts[k] += v
+            rest = busy - sum(parts.values())
+            shares = [100 * parts.get(p, 0.0) / busy for p in PARTS] + [100 * rest / busy]
+            print(f"{str(compare_sut):12} {workers:7} {steps / wall:16,.0f} {steps / wall / workers:11,.0f}  "
+                  + "  ".join(f"{s:11.1f}%" for s in shares), flush=True)
+
+
+if __name__ == "__main__":
+    main()

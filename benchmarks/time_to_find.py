@@ -1,0 +1,134 @@
+"""Time to find every protocol variant and every SUT bug, against a plain random walk.
+
+Usage:
+  python benchmarks/time_to_find.py [--seeds 5] [--examples 3000] [--steps 100]
+                                    [--variant NAME ...] [--bug NAME ...] [--no-bugs]
+
+For each target (a ``model.Variant`` checked on the model, or a ``sut.bugs.Bug``
+checked by comparing the buggy SUT with the model) and each seed, the
+ReplicationMachine runs derandomized (the seed is folded into the machine's
+name, so each seed explores differently and reruns are identical) with up to
+--examples examples of up to --steps steps, and we record the time and the
+number of examples to the first failure and the length of the shrunk trace.
+Beside it: a plain uniform random walk over ``enabled_actions`` (no
+Hypothesis, no weights, walks of --steps steps from random configs of the same
+space, the lossy-shutdown budget respected) given the same wall-clock budget
+as Hypothesis needed (or the whole budget when Hypothesis did not find it).
+
+Prints one row per target: median time to first failure (s), median examples
+to failure, median shrunk length, the minimal hand-written scenario's length
+(variants), found/seeds, and the random walk's found/seeds and median time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from typing import Optional
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+import properties
+from harness import PropertyViolated, SutDiverged, machine_for
+from harness.minimal_scenarios import MINIMAL
+from harness.random_walk import random_walk
+from model import UNCLEAN_RECOVERY_STRATEGIES, Config, Variant
+
+
+def hypothesis_run(target: object, seed: int, examples: int, steps: int) -> dict[str, Optional[float]]:
+    is_variant = isinstance(target, Variant)
+    machine = machine_for(variants=frozenset({target}) if is_variant else frozenset(),
+                          bugs=frozenset() if is_variant else frozenset({target}),
+                          compare_sut=not is_variant, name=f"TimeToFind_{target.name}_{seed}")  # type: ignore[attr-defined]
+    t0 = time.monotonic()
+    result: dict[str, Optional[float]] = {"found": 0.0, "time": None, "examples": None, "shrunk": None,
+                                          "elapsed": None}
+    try:
+        run_state_machine_as_test(machine, settings=settings(
+            max_examples=examples, stateful_step_count=steps, derandomize=True, database=None, deadline=None,
+            suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink]))
+    except (PropertyViolated, SutDiverged) as failure:
+        stats = machine.run_stats
+        result.update(found=1.0, time=stats.first_failure_s, examples=stats.first_failure_examples,
+                      shrunk=float(len(failure.trace)))
+    result["elapsed"] = time.monotonic() - t0
+    return result
+
+
+def random_config(rng: random.Random, target: object) -> Config:
+    n = rng.randint(3, 5)
+    rf = rng.randint(2, n)
+    brokers = tuple(range(1, n + 1))
+    return Config(brokers=brokers, assignment=brokers[:rf], min_isr=rng.randint(1, rf),
+                  unclean_recovery=rng.choice(UNCLEAN_RECOVERY_STRATEGIES),
+                  unclean_leader_election=rng.random() < 0.5,
+                  variants=frozenset({target}) if isinstance(target, Variant) else frozenset())
+
+
+def random_walk_run(target: object, seed: int, budget_s: float, steps: int) -> Optional[float]:
+    """Seconds until a plain uniform walk fails, or None within the budget."""
+    rng = random.Random(seed)
+    cluster_cls = None
+    if not isinstance(target, Variant):
+        from sut import Cluster
+        cluster_cls = Cluster
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < budget_s:
+        config = random_config(rng, target)
+        cluster = cluster_cls(config, bugs=frozenset({target})) if cluster_cls else None
+        for action, state in random_walk(config, steps, rng.randrange(2**32), policy="uniform"):
+            if cluster is not None:
+                cluster.apply(action)
+                if cluster.snapshot() != state:
+                    return time.monotonic() - t0
+            if properties.check_all(state):
+                return time.monotonic() - t0
+    return None
+
+
+def median(xs: list[Optional[float]]) -> Optional[float]:
+    vals = [x for x in xs if x is not None]
+    return statistics.median(vals) if vals else None
+
+
+def fmt(x: Optional[float], spec: str = ".1f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--examples", type=int, default=3000, help="Hypothesis example budget per run")
+    ap.add_argument("--steps", type=int, default=100, help="steps per example / per random walk")
+    ap.add_argument("--variant", action="append", default=[], help="only these variants (repeatable)")
+    ap.add_argument("--bug", action="append", default=[], help="only these SUT bugs (repeatable)")
+    ap.add_argument("--no-bugs", action="store_true", help="variants only")
+    args = ap.parse_args()
+
+    targets: list[object] = [Variant[v] for v in args.variant] or ([] if args.bug else list(Variant))
+    if not args.no_bugs:
+        from sut.bugs import Bug
+        targets += [Bug[b] for b in args.bug] or ([] if args.variant else list(Bug))
+
+    header = (f"{'target':45} {'found':>6} {'median s':>9} {'examples':>9} {'shrunk':>7} {'minimal':>8} "
+              f"{'walk found':>11} {'walk s':>7}")
+    print(header)
+    print("-" * len(header), flush=True)
+    for target in targets:
+        runs = [hypothesis_run(target, seed, args.examples, args.steps) for seed in range(args.seeds)]
+        walks = [random_walk_run(target, seed, (r["time"] if r["found"] else r["elapsed"]) or 1.0, args.steps)
+                 for seed, r in enumerate(runs)]
+        kind = "variant" if isinstance(target, Variant) else "bug"
+        minimal = MINIMAL.get(target) if isinstance(target, Variant) else None  # type: ignore[call-overload]
+        print(f"{kind + ' ' + target.name:45} {sum(int(r['found'] or 0) for r in runs):>3}/{len(runs):<2} "  # type: ignore[attr-defined]
+              f"{fmt(median([r['time'] for r in runs])):>9} {fmt(median([r['examples'] for r in runs]), '.0f'):>9} "
+              f"{fmt(median([r['shrunk'] for r in runs]), '.0f'):>7} "
+              f"{(str(len(minimal.actions)) if minimal else '-'):>8} "
+              f"{sum(w is not None for w in walks):>8}/{len(walks):<2} {fmt(median(walks)):>7}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
