@@ -1,0 +1,32 @@
+"""``AlterPartitionManager``: sends a leader's AlterPartition requests to the
+controller (§2.9.2). The request carries the leader's broker epoch, leader
+epoch and partition epoch, the proposed ISR, and the broker epochs of the
+replicas it adds (§6.5.1 case 3); its message id identifies the in-flight
+change the leader is waiting on."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from model import AlterPartitionRequest
+
+from .network import InMemoryNetwork
+
+if TYPE_CHECKING:
+    from .broker import BrokerLifecycleManager
+
+
+class AlterPartitionManager:
+    def __init__(self, broker_id: int, network: InMemoryNetwork, lifecycle: "BrokerLifecycleManager") -> None:
+        self.broker_id = broker_id
+        self.network = network
+        self.lifecycle = lifecycle
+
+    def submit(self, leader_epoch: int, partition_epoch: int, new_isr: frozenset[int],
+               added_broker_epochs: tuple[tuple[int, Optional[int]], ...]) -> int:
+        """Send the request; returns its id."""
+        broker_epoch = self.lifecycle.broker_epoch
+        assert broker_epoch is not None
+        msg = self.network.send(lambda i: AlterPartitionRequest(
+            i, self.broker_id, broker_epoch, leader_epoch, partition_epoch, new_isr, added_broker_epochs))
+        return msg.id

@@ -1,0 +1,121 @@
+"""``BrokerServer`` and ``BrokerLifecycleManager``: one broker's lifecycle
+(ch8) — registration with the controller (new broker epoch, clean-shutdown
+marker, §5.2), heartbeats that unfence it (§8.1), metadata replication in
+batches materialized into an image (§2.3.2), controlled and unclean shutdown
+(§5.1.1, §8.3) — and its ``ReplicaManager``."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from model import BrokerStatus
+
+from .bugs import Bug
+from .controller import QuorumController
+from .history import ClientHistory
+from .metadata import MetadataDelta, MetadataImage
+from .network import InMemoryNetwork
+from .replica_manager import ReplicaManager
+
+ACTIVE = (BrokerStatus.STARTING, BrokerStatus.RUNNING)
+OFFLINE = (BrokerStatus.OFFLINE_CLEAN, BrokerStatus.OFFLINE_DIRTY)
+
+
+class BrokerLifecycleManager:
+    """The broker's lifecycle state and the broker epoch of its current session."""
+
+    def __init__(self) -> None:
+        self.state = BrokerStatus.OFFLINE_DIRTY   # never started: no clean-shutdown marker
+        self.broker_epoch: Optional[int] = None
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in ACTIVE
+
+    @property
+    def is_running(self) -> bool:
+        return self.state is BrokerStatus.RUNNING
+
+
+class BrokerServer:
+    def __init__(self, broker_id: int, min_isr: int, controller: QuorumController, network: InMemoryNetwork,
+                 history: ClientHistory, bugs: frozenset) -> None:
+        self.broker_id = broker_id
+        self.controller = controller
+        self.history = history
+        self.bugs = bugs
+        self.lifecycle = BrokerLifecycleManager()
+        self.clean_shutdown_marker: Optional[int] = None   # broker epoch written at controlled shutdown
+        self.image = MetadataImage()
+        self.replica_manager = ReplicaManager(broker_id, min_isr, network, history, bugs, self.lifecycle)
+
+    # ------------------------------------------------------------ lifecycle (ch8)
+
+    def startup(self) -> None:
+        """Register with the controller, presenting the clean-shutdown marker (§5.2,
+        §8.1); the marker is consumed. The broker is STARTING and fenced."""
+        epoch, clean = self.controller.register_broker(self.broker_id, self.clean_shutdown_marker)
+        if not clean:
+            self.history.registered_unclean(self.broker_id)
+        self.lifecycle.state = BrokerStatus.STARTING
+        self.lifecycle.broker_epoch = epoch
+        self.clean_shutdown_marker = None
+
+    def heartbeat(self) -> None:
+        """Heartbeat with wantFence=false (§8.1); once unfenced a STARTING broker is
+        RUNNING and its replica acts on its metadata."""
+        fenced = self.controller.process_broker_heartbeat(self.broker_id, False, self.image.offset)
+        if not fenced and self.lifecycle.state is BrokerStatus.STARTING:
+            self.lifecycle.state = BrokerStatus.RUNNING
+            self.replica_manager.apply_image(self.image.partition)
+
+    def controlled_shutdown(self) -> None:
+        """§8.3: leadership moves away and the broker is fenced, the replica stops,
+        the log is flushed and the clean-shutdown marker written (§5.2)."""
+        self.controller.process_controlled_shutdown(self.broker_id)
+        self.replica_manager.shutdown()
+        p = self.replica_manager.partition
+        if p is not None and Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH not in self.bugs:
+            p.log.flush()
+        self.clean_shutdown_marker = self.lifecycle.broker_epoch
+        self.lifecycle.state = BrokerStatus.OFFLINE_CLEAN
+
+    def unclean_shutdown(self, lossy: bool) -> None:
+        """Abrupt termination (§5.1.1); ``lossy`` loses the unflushed suffix."""
+        self.replica_manager.shutdown()
+        if lossy:
+            p = self.replica_manager.partition
+            if p is not None:
+                p.log.lose_unflushed()
+            self.history.lossy_shutdown()
+        self.clean_shutdown_marker = None
+        self.lifecycle.state = BrokerStatus.OFFLINE_DIRTY
+
+    def flush(self) -> None:
+        p = self.replica_manager.partition
+        assert p is not None
+        p.log.flush()
+
+    # -------------------------------------------------------- metadata (§2.3.2)
+
+    def pending_metadata(self) -> int:
+        return self.controller.end_offset - self.image.offset
+
+    def replicate_metadata(self, count: int) -> None:
+        """Fetch the next ``count`` committed records and apply them as ONE batch:
+        one delta, one new image, one reconciliation of the replica (§2.3.2)."""
+        start = self.image.offset
+        delta = MetadataDelta(self.image, self.bugs)
+        for record in self.controller.read(start, start + count):
+            delta.replay(record)
+        self.image = delta.apply()
+        if self.lifecycle.is_running:
+            self.replica_manager.apply_image(self.image.partition)
+
+    # ---------------------------------------------------------------- queries
+
+    def replica_log_info(self) -> Optional[tuple[int, int]]:
+        """GetReplicaLogInfo (§5.3.2): answered by a running broker hosting the replica."""
+        if not self.lifecycle.is_running:
+            return None
+        return self.replica_manager.log_info()

@@ -1,0 +1,225 @@
+"""``Cluster``: the SUT's entry point. It wires a controller, the brokers, the
+network and the client history, boots the cluster (registration, unfencing,
+partition creation, metadata replication — the model's initial state is where
+this ends), applies actions by delegating to the components, and takes
+snapshots (``snapshot.py``). Whether an action is enabled is decided by the
+``Enablement`` mixin (``enablement.py``).
+"""
+
+from __future__ import annotations
+
+from model import (ActionNotEnabled, AlterPartitionResponse,
+                   CancelReassignment, ClusterState, Config, Consume, ControlledShutdown, DropMessage,
+                   FenceBroker, Flush, ListOffsets, ProposeIsrExpand,
+                   ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
+                   ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
+                   UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker)
+
+from . import snapshot as _snapshot
+from .broker import BrokerServer
+from .bugs import Bug
+from .controller import QuorumController
+from .enablement import Enablement, Reason
+from .history import ClientHistory
+from .network import InMemoryNetwork
+
+
+class Cluster(Enablement):
+    """One partition on a KRaft cluster, implemented with mutable objects.
+
+    ``apply(action)`` raises ``ActionNotEnabled`` exactly when the action is not
+    enabled; ``snapshot()`` returns the state as a ``model.ClusterState``.
+    A cluster holds no closures: ``copy.deepcopy`` gives an independent branch.
+    The SUT implements the correct protocol: ``config.variants`` (protocol
+    flaws of the model) are not implemented; its mistakes are ``sut.bugs``.
+    """
+
+    # action class -> (guard method, effect method)
+    _DISPATCH: dict[type, tuple[str, str]] = {
+        StartBroker: ("_g_start", "_e_start"),
+        UnfenceBroker: ("_g_unfence", "_e_unfence"),
+        FenceBroker: ("_g_fence", "_e_fence"),
+        ControlledShutdown: ("_g_controlled_shutdown", "_e_controlled_shutdown"),
+        UncleanShutdown: ("_g_unclean_shutdown", "_e_unclean_shutdown"),
+        Flush: ("_g_flush", "_e_flush"),
+        ReplicateMetadata: ("_g_replicate", "_e_replicate"),
+        SendFetch: ("_g_send_fetch", "_e_send_fetch"),
+        ReceiveFetchRequest: ("_g_receive_fetch_request", "_e_receive_fetch_request"),
+        ReceiveFetchResponse: ("_g_receive_fetch_response", "_e_receive_fetch_response"),
+        ProposeIsrShrink: ("_g_shrink", "_e_shrink"),
+        ProposeIsrExpand: ("_g_expand", "_e_expand"),
+        ReceiveAlterPartition: ("_g_receive_alter", "_e_receive_alter"),
+        ReceiveAlterPartitionResponse: ("_g_receive_alter_response", "_e_receive_alter_response"),
+        Reassign: ("_g_reassign", "_e_reassign"),
+        CancelReassignment: ("_g_cancel", "_e_cancel"),
+        UncleanRecovery: ("_g_unclean_recovery", "_e_unclean_recovery"),
+        UncleanLeaderElection: ("_g_unclean_election", "_e_unclean_election"),
+        DropMessage: ("_g_drop", "_e_drop"),
+        Produce: ("_g_produce", "_e_produce"),
+        Consume: ("_g_consume", "_e_consume"),
+        ListOffsets: ("_g_list_offsets", "_e_list_offsets"),
+    }
+
+    def __init__(self, config: Config, bugs: frozenset = frozenset()) -> None:
+        if not isinstance(config, Config):
+            raise TypeError(f"Cluster needs a model.Config, got {type(config).__name__}")
+        bugs = frozenset(bugs)
+        unknown = [b for b in bugs if not isinstance(b, Bug)]
+        if unknown:
+            raise ValueError(f"unknown bug(s) {unknown!r}; allowed: {[b.name for b in Bug]}")
+        self.config = config
+        self.bugs = bugs
+        self.network = InMemoryNetwork()
+        self.history = ClientHistory()
+        self.history.observer = self
+        self.controller = QuorumController(config, self.network, self.history, bugs)
+        self.brokers: dict[int, BrokerServer] = {
+            b: BrokerServer(b, config.min_isr, self.controller, self.network, self.history, bugs)
+            for b in config.brokers}
+        self._abstract_metadata_log: list = []
+        self._bootstrap()
+
+    # ------------------------------------------------------------------ boot
+
+    def _bootstrap(self) -> None:
+        """Every broker registers (broker epochs 0..n-1), catches up with the
+        metadata log and is unfenced by its heartbeat; the controller creates the
+        partition (leader = first assigned replica); every broker applies it."""
+        order = self.config.brokers
+        for b in order:
+            self.brokers[b].startup()
+        for b in order:
+            broker = self.brokers[b]
+            broker.replicate_metadata(broker.pending_metadata())
+            broker.heartbeat()
+        self.controller.replication.create_partition(self.config.assignment)
+        for b in order:
+            broker = self.brokers[b]
+            broker.replicate_metadata(broker.pending_metadata())
+
+    # ------------------------------------------------------------------- API
+
+    def _handler(self, action: object) -> tuple[str, str]:
+        handler = self._DISPATCH.get(type(action))
+        if handler is None:
+            raise TypeError(f"not a replicheck action: {action!r}")
+        return handler
+
+    def why_not_enabled(self, action: object) -> Reason:
+        """Why ``action`` is not enabled now, or None. TypeError for a non-action."""
+        return getattr(self, self._handler(action)[0])(action)
+
+    def is_enabled(self, action: object) -> bool:
+        return self.why_not_enabled(action) is None
+
+    def apply(self, action: object) -> None:
+        """Apply ``action``; raises ActionNotEnabled (with the reason) when it is not enabled."""
+        guard, effect = self._handler(action)
+        reason = getattr(self, guard)(action)
+        if reason is not None:
+            raise ActionNotEnabled(action, reason)
+        getattr(self, effect)(action)
+
+    def snapshot(self) -> ClusterState:
+        """The abstraction function (``snapshot.py``)."""
+        return _snapshot.cluster_state(self)
+
+    # --------------------------------------------------------------- helpers
+
+    def peek_replica(self, broker: int):
+        """For the history's ghost checks: (broker epoch, log records) of a replica."""
+        b = self.brokers.get(broker)
+        if b is None or b.replica_manager.partition is None:
+            return None
+        return b.lifecycle.broker_epoch, b.replica_manager.partition.log.view()
+
+    # ------------------------------------------------------------ lifecycle
+
+    def _e_start(self, a: StartBroker) -> None:
+        self.brokers[a.broker].startup()
+
+    def _e_unfence(self, a: UnfenceBroker) -> None:
+        self.brokers[a.broker].heartbeat()
+
+    def _e_fence(self, a: FenceBroker) -> None:
+        self.controller.fence_broker(a.broker)
+
+    def _e_controlled_shutdown(self, a: ControlledShutdown) -> None:
+        self.brokers[a.broker].controlled_shutdown()
+
+    def _e_unclean_shutdown(self, a: UncleanShutdown) -> None:
+        self.brokers[a.broker].unclean_shutdown(a.lossy)
+
+    def _e_flush(self, a: Flush) -> None:
+        self.brokers[a.broker].flush()
+
+    def _e_replicate(self, a: ReplicateMetadata) -> None:
+        self.brokers[a.broker].replicate_metadata(a.count)
+
+    # ---------------------------------------------------------------- fetch
+
+    def _e_send_fetch(self, a: SendFetch) -> None:
+        b = self.brokers[a.follower]
+        assert b.replica_manager.fetcher is not None and b.lifecycle.broker_epoch is not None
+        b.replica_manager.fetcher.send_fetch(b.lifecycle.broker_epoch)
+
+    def _e_receive_fetch_request(self, a: ReceiveFetchRequest) -> None:
+        req = self.network.take(a.msg)
+        self.brokers[req.dst].replica_manager.handle_fetch_request(req)  # type: ignore[arg-type]
+
+    def _e_receive_fetch_response(self, a: ReceiveFetchResponse) -> None:
+        resp = self.network.take(a.msg)
+        self.brokers[resp.dst].replica_manager.handle_fetch_response(resp)  # type: ignore[arg-type]
+
+    def _e_drop(self, a: DropMessage) -> None:
+        self.network.take(a.msg)
+
+    # ------------------------------------------------------------------ ISR
+
+    def _e_shrink(self, a: ProposeIsrShrink) -> None:
+        self.brokers[a.leader].replica_manager.maybe_shrink_isr(a.follower)
+
+    def _e_expand(self, a: ProposeIsrExpand) -> None:
+        self.brokers[a.leader].replica_manager.maybe_expand_isr(a.follower)
+
+    def _e_receive_alter(self, a: ReceiveAlterPartition) -> None:
+        req = self.network.take(a.msg)
+        self.controller.handle_alter_partition(req)  # type: ignore[arg-type]
+
+    def _e_receive_alter_response(self, a: ReceiveAlterPartitionResponse) -> None:
+        resp = self.network.take(a.msg)
+        assert isinstance(resp, AlterPartitionResponse)
+        self.brokers[resp.dst].replica_manager.handle_alter_partition_response(
+            resp.request_id, resp.error, resp.isr, resp.leader_epoch, resp.partition_epoch)
+
+    # --------------------------------------------------------- reassignment
+
+    def _e_reassign(self, a: Reassign) -> None:
+        self.controller.alter_partition_reassignments(a.target)
+
+    def _e_cancel(self, a: CancelReassignment) -> None:
+        self.controller.cancel_partition_reassignment()
+
+    # ------------------------------------------------------------- recovery
+
+    def _e_unclean_recovery(self, a: UncleanRecovery) -> None:
+        self.controller.unclean_recovery(self._log_info)
+
+    def _e_unclean_election(self, a: UncleanLeaderElection) -> None:
+        self.controller.unclean_leader_election()
+
+    # -------------------------------------------------------------- clients
+
+    def _e_produce(self, a: Produce) -> None:
+        value = self.history.take_value()
+        self.brokers[a.broker].replica_manager.append_records(value)
+
+    def _e_consume(self, a: Consume) -> None:
+        p, _ = self._current_leader()
+        assert p is not None
+        self.history.consume(p.log.read(len(self.history.consumed), p.log.high_watermark))
+
+    def _e_list_offsets(self, a: ListOffsets) -> None:
+        p, _ = self._current_leader()
+        assert p is not None
+        self.history.list_offsets_answered(p.broker_id, p.leader_epoch, p.fetch_offset_for_timestamp())

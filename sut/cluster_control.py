@@ -1,0 +1,53 @@
+"""``ClusterControlManager``: the controller's broker registrations — broker
+epochs and fencing (§1.2.2, §6.5.1, ch8)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+class BrokerRegistration:
+    __slots__ = ("broker_id", "epoch", "fenced")
+
+    def __init__(self, broker_id: int) -> None:
+        self.broker_id = broker_id
+        self.epoch: Optional[int] = None   # offset of the latest registration record
+        self.fenced = True
+
+    def __repr__(self) -> str:
+        return f"BrokerRegistration({self.broker_id}, epoch={self.epoch}, fenced={self.fenced})"
+
+
+class ClusterControlManager:
+    def __init__(self, brokers: tuple[int, ...]) -> None:
+        self.registrations: dict[int, BrokerRegistration] = {b: BrokerRegistration(b) for b in brokers}
+
+    def registration(self, broker: int) -> BrokerRegistration:
+        return self.registrations[broker]
+
+    def is_unfenced(self, broker: int) -> bool:
+        return not self.registrations[broker].fenced
+
+    def can_register(self, broker: int) -> bool:
+        """A new broker epoch is only handed out once the previous one is fenced (§6.5.1, §8.1)."""
+        return self.registrations[broker].fenced
+
+    def registration_is_clean(self, broker: int, previous_broker_epoch: Optional[int]) -> bool:
+        """A broker restarts cleanly when its clean-shutdown marker names the broker
+        epoch the controller still holds for it (§5.2). A broker never registered
+        before has nothing to recover."""
+        reg = self.registrations[broker]
+        if reg.epoch is None:
+            return True
+        return previous_broker_epoch is not None and previous_broker_epoch == reg.epoch
+
+    def register(self, broker: int, epoch: int) -> None:
+        reg = self.registrations[broker]
+        reg.epoch = epoch
+        reg.fenced = True
+
+    def fence(self, broker: int) -> None:
+        self.registrations[broker].fenced = True
+
+    def unfence(self, broker: int) -> None:
+        self.registrations[broker].fenced = False

@@ -1,0 +1,99 @@
+"""``QuorumController``: the active controller. It owns the committed metadata
+log and routes requests to the ``ClusterControlManager`` (registrations,
+fencing) and the ``ReplicationControlManager`` (the partition), appending one
+record per decision (§1.2.1, §2.3, ch8)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from model import AlterPartitionRequest, AlterPartitionResponse, Config
+
+from .cluster_control import ClusterControlManager
+from .history import ClientHistory
+from .network import InMemoryNetwork
+from .metadata import ApiMessage, FenceBrokerRecord, RegisterBrokerRecord, UnfenceBrokerRecord
+from .replication_control import LogInfo, ReplicationControlManager
+
+
+class QuorumController:
+    def __init__(self, config: Config, network: InMemoryNetwork, history: ClientHistory, bugs: frozenset) -> None:
+        self.network = network
+        self.metadata_log: list[ApiMessage] = []
+        self.cluster = ClusterControlManager(config.brokers)
+        self.replication = ReplicationControlManager(
+            config.min_isr, config.unclean_recovery, config.unclean_leader_election, self.cluster,
+            self._append, history, bugs)
+        self.history = history
+
+    def _append(self, record: ApiMessage) -> None:
+        self.metadata_log.append(record)
+
+    @property
+    def end_offset(self) -> int:
+        return len(self.metadata_log)
+
+    def read(self, start: int, end: int) -> list[ApiMessage]:
+        return self.metadata_log[start:end]
+
+    # ------------------------------------------------------------ brokers (ch8)
+
+    def register_broker(self, broker: int, previous_broker_epoch: Optional[int]) -> tuple[int, bool]:
+        """BrokerRegistration (§8.1): accepted only once the previous broker epoch is
+        fenced; the new broker epoch is the offset of the registration record, and
+        the broker stays fenced. Returns (broker epoch, clean)."""
+        assert self.cluster.can_register(broker)
+        clean = self.cluster.registration_is_clean(broker, previous_broker_epoch)
+        epoch = self.end_offset
+        self.cluster.register(broker, epoch)
+        self._append(RegisterBrokerRecord(broker, epoch, clean))
+        self.replication.handle_broker_registration(broker, clean)
+        return epoch, clean
+
+    def can_unfence(self, broker: int, metadata_offset: int) -> bool:
+        """A heartbeat with wantFence=false unfences a fenced broker once it has
+        replicated its own registration record (§8.1)."""
+        reg = self.cluster.registration(broker)
+        return reg.fenced and reg.epoch is not None and metadata_offset > reg.epoch
+
+    def process_broker_heartbeat(self, broker: int, want_fence: bool, metadata_offset: int) -> bool:
+        """Returns whether the broker is fenced after the heartbeat."""
+        if not want_fence and self.can_unfence(broker, metadata_offset):
+            self.cluster.unfence(broker)
+            self._append(UnfenceBrokerRecord(broker))
+            self.replication.handle_broker_unfenced(broker)
+        return self.cluster.registration(broker).fenced
+
+    def fence_broker(self, broker: int) -> None:
+        """Session expiry or controlled shutdown: fence the broker (§2.8, §2.9.1)."""
+        self.cluster.fence(broker)
+        self._append(FenceBrokerRecord(broker))
+        self.replication.handle_broker_fenced(broker)
+
+    def process_controlled_shutdown(self, broker: int) -> None:
+        """Leadership moves away and the broker is fenced (§8.3)."""
+        if self.cluster.is_unfenced(broker):
+            self.fence_broker(broker)
+
+    # -------------------------------------------------------------- partition
+
+    def handle_alter_partition(self, req: AlterPartitionRequest) -> None:
+        """Validate and apply an AlterPartition (§2.9.2), then answer the leader."""
+        error, reg = self.replication.alter_partition(req)
+        if error is not None or reg is None:
+            self.network.send(lambda i: AlterPartitionResponse(i, req.src, req.id, error))
+        else:
+            self.network.send(lambda i: AlterPartitionResponse(i, req.src, req.id, None, reg.isr,
+                                                               reg.leader_epoch, reg.partition_epoch))
+
+    def alter_partition_reassignments(self, target: tuple[int, ...]) -> None:
+        self.replication.alter_partition_reassignments(target)
+
+    def cancel_partition_reassignment(self) -> None:
+        self.replication.cancel_reassignment()
+
+    def unclean_recovery(self, log_info: LogInfo) -> None:
+        self.replication.unclean_recovery(log_info)
+
+    def unclean_leader_election(self) -> None:
+        self.replication.unclean_leader_election()

@@ -1,0 +1,243 @@
+"""``Enablement``: whether an action is enabled, decided from the SUT's own
+objects (broker lifecycle states, controller registrations and partition, the
+hosted replicas, fetchers, the network and the client history). Mixed into
+``Cluster``; each ``_g_<action>`` returns None when enabled, else the reason.
+
+The reasons need not read like the model's; whether there is one must agree.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from model import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config, Consume,
+                   ControlledShutdown, DropMessage, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
+                   ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
+                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
+                   SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker)
+
+from .broker import ACTIVE, OFFLINE
+from .partition import Partition, ReplicaRole
+
+if TYPE_CHECKING:
+    from .broker import BrokerServer
+    from .controller import QuorumController
+    from .history import ClientHistory
+    from .network import InMemoryNetwork
+
+Reason = Optional[str]
+
+
+class Enablement:
+    config: Config
+    brokers: "dict[int, BrokerServer]"
+    controller: "QuorumController"
+    network: "InMemoryNetwork"
+    history: "ClientHistory"
+
+    def _log_info(self, broker: int) -> Optional[tuple[int, int]]:
+        return self.brokers[broker].replica_log_info()
+
+    def _known(self, broker: object) -> Reason:
+        if broker not in self.config.brokers:
+            return f"unknown broker {broker!r}; brokers are {self.config.brokers}"
+        return None
+
+    def _g_active(self, broker: object) -> Reason:
+        if (e := self._known(broker)):
+            return e
+        state = self.brokers[broker].lifecycle.state  # type: ignore[index]
+        return None if state in ACTIVE else f"broker {broker} is {state.value}"
+
+    def _running_leader(self, broker: int) -> Optional[Partition]:
+        b = self.brokers[broker]
+        if not b.lifecycle.is_running:
+            return None
+        return b.replica_manager.leader_partition()
+
+    def _current_leader(self) -> tuple[Optional[Partition], Reason]:
+        """The controller's leader, running and acting as leader in the controller's
+        leader epoch (where clients are routed)."""
+        reg = self.controller.replication.partition
+        assert reg is not None
+        if reg.leader == NO_LEADER:
+            return None, "the partition has no leader"
+        p = self._running_leader(reg.leader)
+        if p is None or p.leader_epoch != reg.leader_epoch:
+            return None, f"leader {reg.leader} is not yet acting in leader epoch {reg.leader_epoch}"
+        return p, None
+
+    def _g_start(self, a: StartBroker) -> Reason:
+        if (e := self._known(a.broker)):
+            return e
+        broker = self.brokers[a.broker]
+        if broker.lifecycle.state not in OFFLINE:
+            return f"broker {a.broker} is {broker.lifecycle.state.value}, not offline"
+        if not self.controller.cluster.can_register(a.broker):
+            return f"the controller still holds an unfenced registration of broker {a.broker} (§6.5.1)"
+        return None
+
+    def _g_unfence(self, a: UnfenceBroker) -> Reason:
+        if (e := self._g_active(a.broker)):
+            return e
+        if not self.controller.can_unfence(a.broker, self.brokers[a.broker].image.offset):
+            return f"the controller does not unfence broker {a.broker} (already unfenced, or behind its registration)"
+        return None
+
+    def _g_fence(self, a: FenceBroker) -> Reason:
+        if (e := self._known(a.broker)):
+            return e
+        if not self.controller.cluster.is_unfenced(a.broker):
+            return f"broker {a.broker} is already fenced"
+        return None
+
+    def _g_controlled_shutdown(self, a: ControlledShutdown) -> Reason:
+        return self._g_active(a.broker)
+
+    def _g_unclean_shutdown(self, a: UncleanShutdown) -> Reason:
+        if not isinstance(a.lossy, bool):
+            return f"lossy must be True or False, got {a.lossy!r}"
+        return self._g_active(a.broker)
+
+    def _g_flush(self, a: Flush) -> Reason:
+        if (e := self._g_active(a.broker)):
+            return e
+        p = self.brokers[a.broker].replica_manager.partition
+        if p is None or p.log.recovery_point >= p.log.log_end_offset:
+            return f"broker {a.broker} has nothing unflushed"
+        return None
+
+    def _g_replicate(self, a: ReplicateMetadata) -> Reason:
+        if (e := self._g_active(a.broker)):
+            return e
+        pending = self.brokers[a.broker].pending_metadata()
+        if not isinstance(a.count, int) or not 1 <= a.count <= pending:
+            return f"count must be in 1..{pending}, got {a.count!r}"
+        return None
+
+    def _g_send_fetch(self, a: SendFetch) -> Reason:
+        if (e := self._known(a.follower)):
+            return e
+        b = self.brokers[a.follower]
+        p = b.replica_manager.partition
+        if not b.lifecycle.is_running or p is None or p.role is not ReplicaRole.FOLLOWER:
+            return f"broker {a.follower} hosts no running follower"
+        fetcher = b.replica_manager.fetcher
+        if fetcher is None:
+            return f"follower {a.follower} knows no leader"
+        if fetcher.has_outstanding_fetch(b.lifecycle.broker_epoch):
+            return f"follower {a.follower} already has a fetch in flight"
+        return None
+
+    def _message(self, msg_id: object, kind: type) -> tuple[object, Reason]:
+        m = self.network.get(msg_id)
+        if m is None or not isinstance(m, kind):
+            return None, f"no {kind.__name__} with id {msg_id!r} in flight"
+        return m, None
+
+    def _g_delivery(self, msg_id: object, kind: type) -> Reason:
+        m, e = self._message(msg_id, kind)
+        if e:
+            return e
+        dst = m.dst  # type: ignore[attr-defined]
+        if not self.brokers[dst].lifecycle.is_running:
+            return f"recipient broker {dst} is not running"
+        return None
+
+    def _g_receive_fetch_request(self, a: ReceiveFetchRequest) -> Reason:
+        return self._g_delivery(a.msg, FetchRequest)
+
+    def _g_receive_fetch_response(self, a: ReceiveFetchResponse) -> Reason:
+        return self._g_delivery(a.msg, FetchResponse)
+
+    def _g_drop(self, a: DropMessage) -> Reason:
+        # AlterPartition is retried until answered: losing it is only a delay.
+        m = self.network.get(a.msg)
+        if m is None or not isinstance(m, (FetchRequest, FetchResponse)):
+            return f"no fetch message with id {a.msg!r} in flight"
+        return None
+
+    def _g_leader_idle(self, leader: object) -> tuple[Optional[Partition], Reason]:
+        if (e := self._known(leader)):
+            return None, e
+        p = self._running_leader(leader)  # type: ignore[arg-type]
+        if p is None:
+            return None, f"broker {leader} does not host a running leader"
+        if p.partition_state.request_id is not None:
+            return None, f"leader {leader} has an AlterPartition in flight"
+        return p, None
+
+    def _g_shrink(self, a: ProposeIsrShrink) -> Reason:
+        p, e = self._g_leader_idle(a.leader)
+        if e:
+            return e
+        if a.follower == a.leader or a.follower not in p.in_sync_replicas:  # type: ignore[union-attr]
+            return f"{a.follower} is not a follower in leader {a.leader}'s ISR"
+        return None
+
+    def _g_expand(self, a: ProposeIsrExpand) -> Reason:
+        p, e = self._g_leader_idle(a.leader)
+        if e:
+            return e
+        assert p is not None
+        if a.follower in p.in_sync_replicas or a.follower not in p.assignment:
+            return f"{a.follower} is not an out-of-sync replica of leader {a.leader}"
+        return p.is_follower_in_sync(a.follower)  # type: ignore[arg-type]
+
+    def _g_receive_alter_response(self, a: ReceiveAlterPartitionResponse) -> Reason:
+        return self._g_delivery(a.msg, AlterPartitionResponse)
+
+    def _g_receive_alter(self, a: ReceiveAlterPartition) -> Reason:
+        return self._message(a.msg, AlterPartitionRequest)[1]
+
+    def _g_reassign(self, a: Reassign) -> Reason:
+        reg = self.controller.replication.partition
+        assert reg is not None
+        if reg.is_reassigning:
+            return "a reassignment is already in progress"
+        t = a.target
+        if not t or len(set(t)) != len(t) or any(b not in self.config.brokers for b in t):
+            return f"target must be distinct brokers from {self.config.brokers}, got {t!r}"
+        if len(t) < self.config.min_isr:
+            return f"target {t!r} is smaller than MinISR {self.config.min_isr}"
+        if set(t) == set(reg.replicas):
+            return f"target {t!r} is the current replica set"
+        return None
+
+    def _g_cancel(self, a: CancelReassignment) -> Reason:
+        reg = self.controller.replication.partition
+        if reg is None or not reg.is_reassigning:
+            return "no reassignment is in progress"
+        if not self.controller.replication.can_cancel_reassignment():
+            return "reverting would leave the ISR below MinISR (§4.5)"
+        return None
+
+    def _g_unclean_recovery(self, a: UncleanRecovery) -> Reason:
+        if not self.controller.replication.recovery_candidates(self._log_info):
+            return f"unclean recovery ({self.config.unclean_recovery}) cannot run now (§5.3.1)"
+        return None
+
+    def _g_unclean_election(self, a: UncleanLeaderElection) -> Reason:
+        if self.controller.replication.unclean_leader_election_candidate() is None:
+            return "legacy unclean leader election is disabled or not possible (ch7)"
+        return None
+
+    def _g_produce(self, a: Produce) -> Reason:
+        if (e := self._known(a.broker)):
+            return e
+        if self._running_leader(a.broker) is None:  # type: ignore[arg-type]
+            return f"broker {a.broker} does not host a running leader"
+        if a.value != self.history.next_value:
+            return f"value must be the next unique value {self.history.next_value}, got {a.value!r}"
+        return None
+
+    def _g_consume(self, a: Consume) -> Reason:
+        p, e = self._current_leader()
+        if e:
+            return e
+        if p.log.high_watermark <= len(self.history.consumed):  # type: ignore[union-attr]
+            return "nothing new below the HWM"
+        return None
+
+    def _g_list_offsets(self, a: ListOffsets) -> Reason:
+        return self._current_leader()[1]

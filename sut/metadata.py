@@ -1,0 +1,162 @@
+"""Metadata records, the partition registration, and how a broker materializes
+them: a ``MetadataDelta`` replays one batch of records onto the previous
+``MetadataImage`` and produces the next image (§2.3, §2.3.2).
+
+Records and registrations are immutable once built (as Kafka's are).
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Union
+
+from model import NO_LEADER_CHANGE
+
+from .bugs import Bug
+
+
+class PartitionRegistration:
+    """The controller's registration of the partition (§2.3): replicas in order
+    (the union during a reassignment, ch4), ISR, leader (or NO_LEADER), leader
+    epoch, partition epoch, ELR, LastKnownELR, adding and removing replicas."""
+
+    __slots__ = ("replicas", "isr", "leader", "leader_epoch", "partition_epoch", "elr",
+                 "last_known_elr", "adding", "removing", "_abstract")
+
+    def __init__(self, replicas: tuple[int, ...], isr: frozenset[int], leader: int, leader_epoch: int,
+                 partition_epoch: int, elr: frozenset[int] = frozenset(),
+                 last_known_elr: frozenset[int] = frozenset(), adding: frozenset[int] = frozenset(),
+                 removing: frozenset[int] = frozenset()) -> None:
+        self.replicas = tuple(replicas)
+        self.isr = frozenset(isr)
+        self.leader = leader
+        self.leader_epoch = leader_epoch
+        self.partition_epoch = partition_epoch
+        self.elr = frozenset(elr)
+        self.last_known_elr = frozenset(last_known_elr)
+        self.adding = frozenset(adding)
+        self.removing = frozenset(removing)
+        self._abstract = None  # memo of the snapshot value
+
+    @property
+    def is_reassigning(self) -> bool:
+        return bool(self.adding or self.removing)
+
+    def merge(self, record: "PartitionChangeRecord") -> "PartitionRegistration":
+        """Apply a PartitionChangeRecord (§2.3.2): unchanged fields are absent from
+        the record; the partition epoch always increments, the leader epoch
+        whenever the record sets the leader (even to the same broker, §2.3.1)."""
+        new_leader = record.leader != NO_LEADER_CHANGE
+        return PartitionRegistration(
+            replicas=self.replicas if record.replicas is None else record.replicas,
+            isr=self.isr if record.isr is None else record.isr,
+            leader=record.leader if new_leader else self.leader,
+            leader_epoch=self.leader_epoch + 1 if new_leader else self.leader_epoch,
+            partition_epoch=self.partition_epoch + 1,
+            elr=self.elr if record.elr is None else record.elr,
+            last_known_elr=self.last_known_elr if record.last_known_elr is None else record.last_known_elr,
+            adding=self.adding if record.adding is None else record.adding,
+            removing=self.removing if record.removing is None else record.removing,
+        )
+
+    def __repr__(self) -> str:
+        return (f"PartitionRegistration(replicas={list(self.replicas)}, isr={sorted(self.isr)}, "
+                f"leader={self.leader}, le={self.leader_epoch}, pe={self.partition_epoch}, "
+                f"elr={sorted(self.elr)}, lkelr={sorted(self.last_known_elr)}, "
+                f"adding={sorted(self.adding)}, removing={sorted(self.removing)})")
+
+
+# ------------------------------------------------------------------------ records
+
+class RegisterBrokerRecord:
+    """A BrokerRegistration accepted (§8.1); ``broker_epoch`` is its log offset."""
+    __slots__ = ("broker_id", "broker_epoch", "clean", "_abstract")
+
+    def __init__(self, broker_id: int, broker_epoch: int, clean: bool) -> None:
+        self.broker_id, self.broker_epoch, self.clean, self._abstract = broker_id, broker_epoch, clean, None
+
+
+class FenceBrokerRecord:
+    __slots__ = ("broker_id", "_abstract")
+
+    def __init__(self, broker_id: int) -> None:
+        self.broker_id, self._abstract = broker_id, None
+
+
+class UnfenceBrokerRecord:
+    __slots__ = ("broker_id", "_abstract")
+
+    def __init__(self, broker_id: int) -> None:
+        self.broker_id, self._abstract = broker_id, None
+
+
+class PartitionRecord:
+    """Creation of the partition with its full registration."""
+    __slots__ = ("registration", "_abstract")
+
+    def __init__(self, registration: PartitionRegistration) -> None:
+        self.registration, self._abstract = registration, None
+
+
+class PartitionChangeRecord:
+    """A delta of the partition registration: only changed fields are set (None:
+    unchanged; leader NO_LEADER_CHANGE: unchanged), §2.3.2."""
+    __slots__ = ("leader", "isr", "elr", "last_known_elr", "replicas", "adding", "removing", "_abstract")
+
+    def __init__(self, leader: int = NO_LEADER_CHANGE, isr: Optional[frozenset[int]] = None,
+                 elr: Optional[frozenset[int]] = None, last_known_elr: Optional[frozenset[int]] = None,
+                 replicas: Optional[tuple[int, ...]] = None, adding: Optional[frozenset[int]] = None,
+                 removing: Optional[frozenset[int]] = None) -> None:
+        self.leader, self.isr, self.elr, self.last_known_elr = leader, isr, elr, last_known_elr
+        self.replicas, self.adding, self.removing = replicas, adding, removing
+        self._abstract = None
+
+    def is_empty(self) -> bool:
+        return (self.leader == NO_LEADER_CHANGE and self.isr is None and self.elr is None
+                and self.last_known_elr is None and self.replicas is None and self.adding is None
+                and self.removing is None)
+
+
+ApiMessage = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, PartitionRecord,
+                   PartitionChangeRecord]
+
+
+# ----------------------------------------------------------------- image and delta
+
+class MetadataImage:
+    """What a broker has materialized from the metadata log: the partition
+    registration (None before the PartitionRecord) and the offset reached."""
+
+    __slots__ = ("partition", "offset")
+
+    def __init__(self, partition: Optional[PartitionRegistration] = None, offset: int = 0) -> None:
+        self.partition = partition
+        self.offset = offset
+
+
+class MetadataDelta:
+    """One batch of records replayed on top of an image (§2.3.2): changes to the
+    partition accumulate within the batch, and ``apply`` produces the next image."""
+
+    def __init__(self, image: MetadataImage, bugs: frozenset = frozenset()) -> None:
+        self.image = image
+        self.bugs = bugs
+        self.changed = False
+        self.partition: Optional[PartitionRegistration] = image.partition
+        self.records = 0
+
+    def replay(self, record: ApiMessage) -> None:
+        self.records += 1
+        if isinstance(record, PartitionRecord):
+            self.partition = record.registration
+            self.changed = True
+        elif isinstance(record, PartitionChangeRecord):
+            base = self.partition
+            if Bug.METADATA_BATCH_LAST_DELTA_ONLY in self.bugs:
+                base = self.image.partition  # BUG: merges onto the old image, not the batch so far
+            if base is not None:
+                self.partition = base.merge(record)
+                self.changed = True
+        # broker registration, fence and unfence records change no partition state
+
+    def apply(self) -> MetadataImage:
+        return MetadataImage(self.partition, self.image.offset + self.records)

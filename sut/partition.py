@@ -1,0 +1,380 @@
+"""``Partition``: one broker's replica of the partition and, when it leads, the
+leader's state: remote replica states from fetches, the committed or pending
+partition state (whose union is the Maximal ISR, §6.5.2), the Leader Epoch
+Start Offset, HWM advancement and ISR change proposals (§2.2, §2.7, §2.9.2,
+§2.10, §6.4, §6.5).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Optional
+
+from model import NO_LEADER, EpochEndOffset
+
+from .alter_partition_manager import AlterPartitionManager
+from .bugs import Bug
+from .errors import FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH
+from .history import ClientHistory
+from .log import UnifiedLog
+from .metadata import PartitionRegistration
+
+
+class ReplicaRole(enum.Enum):
+    LEADER = "leader"
+    FOLLOWER = "follower"
+    OFFLINE = "offline"  # the hosting broker is not running: the replica is inactive
+
+
+# ------------------------------------------------------------- remote replicas
+
+class Replica:
+    """What the leader knows of one follower (§2.2.2), from its latest fetch:
+    its LEO (the fetch offset; None until it fetches), its broker epoch, and the
+    leader epoch the fetch was sent in — cleared whenever the leader moves to a
+    new leader epoch, so set means "fetched in the current epoch" (§6.5.4)."""
+
+    __slots__ = ("broker_id", "log_end_offset", "broker_epoch", "last_fetch_leader_epoch")
+
+    def __init__(self, broker_id: int) -> None:
+        self.broker_id = broker_id
+        self.reset_replica_state()
+
+    def reset_replica_state(self) -> None:
+        self.log_end_offset: Optional[int] = None
+        self.broker_epoch: Optional[int] = None
+        self.last_fetch_leader_epoch: Optional[int] = None
+
+    @property
+    def has_fetched(self) -> bool:
+        return self.log_end_offset is not None
+
+    def update_fetch_state(self, fetch_offset: int, broker_epoch: int, leader_epoch: int) -> None:
+        self.log_end_offset = fetch_offset
+        self.broker_epoch = broker_epoch
+        self.last_fetch_leader_epoch = leader_epoch
+
+    def __repr__(self) -> str:
+        return (f"Replica({self.broker_id}, leo={self.log_end_offset}, be={self.broker_epoch}, "
+                f"lfle={self.last_fetch_leader_epoch})")
+
+
+# ------------------------------------------------------------ partition state
+
+class CommittedPartitionState:
+    """The ISR as committed by the controller; nothing in flight."""
+
+    __slots__ = ("isr",)
+    is_inflight = False
+    request_id: Optional[int] = None
+
+    def __init__(self, isr: frozenset[int]) -> None:
+        self.isr = isr
+
+    @property
+    def maximal_isr(self) -> frozenset[int]:
+        return self.isr
+
+    @property
+    def proposed_isr(self) -> Optional[frozenset[int]]:
+        return None
+
+
+class PendingExpandIsr:
+    """An AlterPartition adding ``new_in_sync_replica`` is in flight; the Maximal
+    ISR already counts it (§6.5.2)."""
+
+    __slots__ = ("isr", "new_in_sync_replica", "request_id")
+    is_inflight = True
+
+    def __init__(self, isr: frozenset[int], new_in_sync_replica: int, request_id: Optional[int]) -> None:
+        self.isr, self.new_in_sync_replica, self.request_id = isr, new_in_sync_replica, request_id
+
+    @property
+    def proposed_isr(self) -> frozenset[int]:
+        return self.isr | {self.new_in_sync_replica}
+
+    @property
+    def maximal_isr(self) -> frozenset[int]:
+        return self.isr | {self.new_in_sync_replica}
+
+
+class PendingShrinkIsr:
+    """An AlterPartition removing ``outgoing_replica`` is in flight; the Maximal
+    ISR still counts it until the controller commits the change (§6.5.2)."""
+
+    __slots__ = ("isr", "outgoing_replica", "request_id")
+    is_inflight = True
+
+    def __init__(self, isr: frozenset[int], outgoing_replica: int, request_id: Optional[int]) -> None:
+        self.isr, self.outgoing_replica, self.request_id = isr, outgoing_replica, request_id
+
+    @property
+    def proposed_isr(self) -> frozenset[int]:
+        return self.isr - {self.outgoing_replica}
+
+    @property
+    def maximal_isr(self) -> frozenset[int]:
+        return self.isr
+
+
+PartitionState = CommittedPartitionState | PendingExpandIsr | PendingShrinkIsr
+NO_STATE = CommittedPartitionState(frozenset())
+
+
+# ------------------------------------------------------------------ partition
+
+class Partition:
+    """The replica hosted by ``broker_id``: its log and the state it acts on."""
+
+    def __init__(self, broker_id: int, min_isr: int, history: ClientHistory,
+                 alter_partition_manager: AlterPartitionManager, bugs: frozenset) -> None:
+        self.broker_id = broker_id
+        self.alter_partition_manager = alter_partition_manager
+        self.min_isr = min_isr
+        self.history = history
+        self.bugs = bugs
+        self.log = UnifiedLog(bugs)
+        self.role = ReplicaRole.OFFLINE
+        self.leader_id = NO_LEADER
+        self.leader_epoch = -1
+        self.partition_epoch = -1
+        self.leader_epoch_start_offset: Optional[int] = None
+        self.partition_state: PartitionState = NO_STATE
+        self.assignment: tuple[int, ...] = ()
+        self.remote_replicas: dict[int, Replica] = {}
+
+    @property
+    def is_leader(self) -> bool:
+        return self.role is ReplicaRole.LEADER
+
+    @property
+    def in_sync_replicas(self) -> frozenset[int]:
+        return self.partition_state.isr
+
+    # ------------------------------------------------------- role transitions
+
+    def _update_assignment(self, replicas: tuple[int, ...]) -> None:
+        """Remote replicas follow the assignment: removed replicas are forgotten,
+        added ones start with an unknown state (§4.3)."""
+        self.assignment = replicas
+        remotes = self.remote_replicas
+        for b in [b for b in remotes if b not in replicas]:
+            del remotes[b]
+        for b in replicas:
+            if b != self.broker_id and b not in remotes:
+                remotes[b] = Replica(b)
+
+    def make_leader(self, reg: PartitionRegistration) -> None:
+        """Kafka's ``makeLeader``: act as leader of ``reg`` (§2.10.1–§2.10.3). A new leader assigns its epoch
+        at the LEO (the LESO) in the epoch cache and starts with no follower state.
+        A leader in a new epoch does the same but keeps its followers' fetch
+        state, clearing every last-fetch marker: a follower must fetch again in the
+        new epoch before it may join the ISR (§2.10.3, §6.5.4). In the
+        same epoch a newer partition epoch replaces the ISR and drops any pending
+        change (§2.10.2). Callers then run ``on_isr_changed``."""
+        was_leader = self.is_leader
+        self._update_assignment(reg.replicas)
+        if not was_leader:
+            self.role = ReplicaRole.LEADER
+            self.leader_id = self.broker_id
+            self._new_leader_epoch(reg)
+            for remote in self.remote_replicas.values():
+                remote.reset_replica_state()
+        elif reg.leader_epoch != self.leader_epoch:
+            for b, remote in self.remote_replicas.items():
+                if b in reg.isr or Bug.OUT_OF_SYNC_FOLLOWER_STATE_NOT_RESET not in self.bugs:
+                    remote.last_fetch_leader_epoch = None
+            self._new_leader_epoch(reg)
+        elif reg.partition_epoch > self.partition_epoch:
+            self.partition_epoch = reg.partition_epoch
+            self.partition_state = CommittedPartitionState(reg.isr)
+
+    def _new_leader_epoch(self, reg: PartitionRegistration) -> None:
+        self.leader_epoch = reg.leader_epoch
+        self.partition_epoch = reg.partition_epoch
+        leso = self.log.log_end_offset
+        self.leader_epoch_start_offset = leso
+        self.log.leader_epoch_cache.assign(reg.leader_epoch, leso)
+        self.partition_state = CommittedPartitionState(reg.isr)
+
+    def make_follower(self, reg: PartitionRegistration) -> bool:
+        """Kafka's ``makeFollower``: follow ``reg.leader`` (§2.10.4–§2.10.6). A change of leader epoch (or
+        leaving leadership, or becoming active) resets the replica's follower
+        state; the same epoch changes nothing. Returns whether the fetcher must
+        be (re)started."""
+        if not (self.is_leader or self.role is ReplicaRole.OFFLINE or reg.leader_epoch != self.leader_epoch):
+            return False
+        self._drop_leader_state()
+        self.role = ReplicaRole.FOLLOWER
+        self.leader_id = reg.leader
+        self.leader_epoch = reg.leader_epoch
+        self.partition_epoch = reg.partition_epoch
+        return True
+
+    def make_offline(self) -> None:
+        """The broker stops: the replica keeps its log and last epochs on disk and
+        forgets the in-memory leader state."""
+        self._drop_leader_state()
+        self.role = ReplicaRole.OFFLINE
+
+    def _drop_leader_state(self) -> None:
+        if self.is_leader:
+            # An epoch led without writing a record holds no records: its entry (at
+            # the LEO) leaves the epoch cache, so the last fetched epoch is the
+            # epoch of the last record (§3.2).
+            self.log.leader_epoch_cache.truncate_from_end(self.log.log_end_offset)
+        self.leader_epoch_start_offset = None
+        self.partition_state = NO_STATE
+        self.remote_replicas = {}
+        self.assignment = ()
+
+    # ------------------------------------------------------------ HWM (§2.7)
+
+    def maybe_increment_leader_hw(self) -> bool:
+        """Kafka's ``maybeIncrementLeaderHW``: advance the HWM to the lowest LEO
+        among the leader and every follower in
+        the Maximal ISR, only while the ISR has at least MinISR members (§2.7,
+        §6.5.2). An unknown follower LEO blocks. Reports the advance to the
+        history (acks and the committed log)."""
+        state = self.partition_state
+        if len(state.isr) < self.min_isr:
+            return False
+        members = state.isr if Bug.HWM_FROM_ISR_NOT_MAXIMAL_ISR in self.bugs else state.maximal_isr
+        log = self.log
+        new_hw = log.log_end_offset
+        for b in members:
+            if b == self.broker_id:
+                continue
+            remote = self.remote_replicas.get(b)
+            if remote is None or remote.log_end_offset is None:
+                return False
+            if remote.log_end_offset < new_hw:
+                new_hw = remote.log_end_offset
+        if new_hw <= log.high_watermark:
+            return False
+        log.update_high_watermark(new_hw)
+        self.history.hwm_advanced(self.broker_id, new_hw, log.view())
+        return True
+
+    def on_isr_changed(self) -> None:
+        """After the committed ISR changed: below MinISR the waiting writes fail
+        (NOT_ENOUGH_REPLICAS_AFTER_APPEND, §2.6); otherwise the HWM may move."""
+        if len(self.partition_state.isr) < self.min_isr:
+            self.history.fail_pending(self.broker_id)
+        else:
+            self.maybe_increment_leader_hw()
+
+    # ---------------------------------------------------------- produce (§2.6)
+
+    def append_records_to_leader(self, value: int) -> None:
+        """An acks=all produce: rejected (NOT_ENOUGH_REPLICAS) while the ISR is below
+        MinISR, else appended in the leader epoch and waiting for the HWM."""
+        if len(self.partition_state.isr) < self.min_isr and Bug.PRODUCE_IGNORES_MIN_ISR not in self.bugs:
+            self.history.write_failed(value)
+            return
+        offset = self.log.append_as_leader(value, self.leader_epoch)
+        self.history.write_pending(value, self.broker_id, offset)
+        self.maybe_increment_leader_hw()
+
+    def fetch_offset_for_timestamp(self) -> Optional[int]:
+        """ListOffsets (latest committed): the HWM, or None ('unknown') while the HWM
+        is below the LESO, since it may lag the True HWM (§6.4.2)."""
+        hwm = self.log.high_watermark
+        if Bug.LIST_OFFSETS_IGNORES_LESO in self.bugs:
+            return hwm
+        assert self.leader_epoch_start_offset is not None
+        return hwm if hwm >= self.leader_epoch_start_offset else None
+
+    # --------------------------------------------------------- fetch (§2.2.2)
+
+    def fetch_records(self, src: int, broker_epoch: int, leader_epoch: int, fetch_offset: int,
+                      last_fetched_epoch: Optional[int]) -> dict:
+        """Kafka's ``fetchRecords`` + ``updateFollowerFetchState``: serve a
+        follower's fetch: leader-epoch fencing, divergence detection by
+        End Offset for Leader Epoch on the last fetched epoch (§3.2), then the
+        follower's state, the HWM, and the records from the fetch offset.
+        Returns the response fields."""
+        if not self.is_leader or src not in self.assignment:
+            return {"error": NOT_LEADER_OR_FOLLOWER}
+        if leader_epoch < self.leader_epoch and Bug.STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH not in self.bugs:
+            return {"error": FENCED_LEADER_EPOCH}
+        if leader_epoch > self.leader_epoch:
+            return {"error": UNKNOWN_LEADER_EPOCH}
+        log = self.log
+        if last_fetched_epoch is not None:
+            found = log.end_offset_for_epoch(last_fetched_epoch)
+            if found is None:
+                latest = log.latest_epoch()
+                found = (latest, log.log_end_offset)
+            epoch, end_offset = found
+            if epoch < last_fetched_epoch or end_offset < fetch_offset:
+                return {"diverging_epoch": EpochEndOffset(epoch, end_offset), "hwm": log.high_watermark}
+        self.history.fetch_served(src, broker_epoch, fetch_offset)
+        remote = self.remote_replicas.get(src)
+        if remote is None:
+            remote = self.remote_replicas[src] = Replica(src)
+        remote.update_fetch_state(fetch_offset, broker_epoch, leader_epoch)
+        self.maybe_increment_leader_hw()
+        return {"records": log.read(fetch_offset), "hwm": log.high_watermark}
+
+    # ------------------------------------------------- ISR changes (§2.9.2)
+
+    def is_follower_in_sync(self, follower: int) -> Optional[str]:
+        """Why ``follower`` may not join the ISR, or None: it must have fetched in the
+        current leader epoch (§6.5.4) up to the local HWM and the LESO (§6.5.3)."""
+        remote = self.remote_replicas.get(follower)
+        if remote is None or remote.log_end_offset is None:
+            return f"the leader has no fetch state for follower {follower}"
+        if remote.log_end_offset < self.log.high_watermark:
+            return f"follower {follower} is below the HWM"
+        assert self.leader_epoch_start_offset is not None
+        if remote.log_end_offset < self.leader_epoch_start_offset and Bug.ISR_EXPANSION_IGNORES_LESO not in self.bugs:
+            return f"follower {follower} is below the LESO"
+        if remote.last_fetch_leader_epoch is None:  # cleared at every new leader epoch
+            return f"follower {follower} has not fetched in leader epoch {self.leader_epoch}"
+        return None
+
+    def maybe_expand_isr(self, follower: int) -> None:
+        """Propose adding an in-sync follower (``is_follower_in_sync``) to the ISR:
+        the pending expansion counts in the Maximal ISR at once (§2.9.2, §6.5.2)."""
+        self._submit_alter_partition(PendingExpandIsr(self.partition_state.isr, follower, None))
+
+    def maybe_shrink_isr(self, follower: int) -> None:
+        """Propose removing a lagging follower from the ISR; until the controller
+        commits it the follower stays in the Maximal ISR (§2.9.2, §6.5.2)."""
+        self._submit_alter_partition(PendingShrinkIsr(self.partition_state.isr, follower, None))
+
+    def _submit_alter_partition(self, state: PendingExpandIsr | PendingShrinkIsr) -> None:
+        added = tuple(sorted((b, self._remote_broker_epoch(b)) for b in state.proposed_isr - state.isr))
+        state.request_id = self.alter_partition_manager.submit(
+            self.leader_epoch, self.partition_epoch, state.proposed_isr, added)
+        self.partition_state = state
+        self.maybe_increment_leader_hw()
+
+    def _remote_broker_epoch(self, broker: int) -> Optional[int]:
+        remote = self.remote_replicas.get(broker)
+        return remote.broker_epoch if remote is not None and remote.has_fetched else None
+
+    def handle_alter_partition_update(self, request_id: int, error: Optional[str], isr: frozenset[int],
+                                      leader_epoch: int, partition_epoch: int) -> None:
+        """Kafka's ``handleAlterPartitionUpdate`` / ``handleAlterPartitionError``: the
+        controller answered the in-flight AlterPartition (§2.9.2): an error
+        rolls the pending state back; a success is committed only in the same
+        leader epoch and for a newer partition epoch. Answers to other requests
+        are ignored."""
+        state = self.partition_state
+        if not self.is_leader or not state.is_inflight or state.request_id != request_id:
+            return
+        if error is not None:
+            if Bug.PENDING_ISR_NOT_ROLLED_BACK_ON_ERROR in self.bugs:
+                state.request_id = None  # BUG: answered, but the proposal stays in the Maximal ISR
+            else:
+                self.partition_state = CommittedPartitionState(state.isr)
+        else:
+            if Bug.STALE_ALTER_PARTITION_RESPONSE_APPLIED not in self.bugs:
+                if leader_epoch != self.leader_epoch or partition_epoch <= self.partition_epoch:
+                    return
+            self.partition_state = CommittedPartitionState(isr)
+            self.partition_epoch = partition_epoch
+        self.on_isr_changed()

@@ -1,0 +1,133 @@
+"""``ReplicaManager``: the broker's hosted replica of the partition and its
+fetcher; applies metadata images to them (§2.10, §4.3), serves fetches, takes
+produce requests, proposes ISR changes and handles AlterPartition responses
+(§2.9.2)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from model import NO_LEADER, FetchRequest, FetchResponse
+
+from .alter_partition_manager import AlterPartitionManager
+from .bugs import Bug
+from .errors import NOT_LEADER_OR_FOLLOWER
+from .fetcher import ReplicaFetcherThread
+from .history import ClientHistory
+from .metadata import PartitionRegistration
+from .network import InMemoryNetwork
+from .partition import Partition
+
+if TYPE_CHECKING:
+    from .broker import BrokerLifecycleManager
+
+
+class ReplicaManager:
+    def __init__(self, broker_id: int, min_isr: int, network: InMemoryNetwork, history: ClientHistory,
+                 bugs: frozenset, lifecycle: "BrokerLifecycleManager") -> None:
+        self.broker_id = broker_id
+        self.min_isr = min_isr
+        self.network = network
+        self.history = history
+        self.bugs = bugs
+        self.lifecycle = lifecycle   # the broker epoch of the current session
+        self.alter_partition_manager = AlterPartitionManager(broker_id, network, lifecycle)
+        self.partition: Optional[Partition] = None
+        self.fetcher: Optional[ReplicaFetcherThread] = None
+
+    # ----------------------------------------------------------- metadata (§2.10)
+
+    def apply_image(self, reg: Optional[PartitionRegistration]) -> None:
+        """Act on the materialized registration (§2.10, §4.3): a replica removed
+        from the replica set is deleted, an added one created empty; then the
+        replica makes itself leader or follower."""
+        me = self.broker_id
+        partition = self.partition
+        if reg is None or me not in reg.replicas:
+            if partition is None:
+                return
+            if partition.is_leader:
+                self._fail_waiting_writes()
+            self.partition = None
+            self.fetcher = None
+            return
+        if partition is None:
+            partition = self.partition = Partition(me, self.min_isr, self.history, self.alter_partition_manager,
+                                                   self.bugs)
+        if reg.leader == me:
+            self.fetcher = None
+            partition.make_leader(reg)
+            partition.on_isr_changed()
+            return
+        if partition.is_leader:
+            self._fail_waiting_writes()
+        if partition.make_follower(reg):
+            self.fetcher = None if reg.leader == NO_LEADER else ReplicaFetcherThread(
+                me, partition, reg.leader, reg.leader_epoch, self.network, self.bugs)
+
+    def _fail_waiting_writes(self) -> None:
+        """The leader steps down: its waiting produce requests fail (§2.6, §2.10.4)."""
+        if Bug.PENDING_WRITES_KEPT_ON_STEP_DOWN in self.bugs:
+            return
+        self.history.fail_pending(self.broker_id)
+
+    def shutdown(self) -> None:
+        """The broker stops: waiting writes fail, the replica goes offline and the
+        fetcher stops."""
+        self.fetcher = None
+        if self.partition is not None:
+            self.history.fail_pending(self.broker_id)
+            self.partition.make_offline()
+
+    # -------------------------------------------------------------- queries
+
+    def leader_partition(self) -> Optional[Partition]:
+        p = self.partition
+        return p if p is not None and p.is_leader else None
+
+    def log_info(self) -> Optional[tuple[int, int]]:
+        """GetReplicaLogInfo (§5.3.2): (last written epoch, LEO), None without a replica."""
+        p = self.partition
+        if p is None:
+            return None
+        return p.log.last_written_epoch(), p.log.log_end_offset
+
+    # ---------------------------------------------------------------- fetch
+
+    def handle_fetch_request(self, req: FetchRequest) -> None:
+        p = self.partition
+        if p is None:
+            fields = {"error": NOT_LEADER_OR_FOLLOWER}
+        else:
+            fields = p.fetch_records(req.src, req.broker_epoch, req.leader_epoch, req.fetch_offset,
+                                     req.last_fetched_epoch)
+        self.network.send(lambda i: FetchResponse(i, self.broker_id, req.src, req.broker_epoch, req.leader_epoch,
+                                                  req.fetch_offset, **fields))
+
+    def handle_fetch_response(self, resp: FetchResponse) -> None:
+        if self.fetcher is not None:
+            self.fetcher.process_fetch_response(resp, self.lifecycle.broker_epoch)
+
+    # ----------------------------------------------------------- produce (§2.6)
+
+    def append_records(self, value: int) -> None:
+        p = self.leader_partition()
+        assert p is not None
+        p.append_records_to_leader(value)
+
+    # ------------------------------------------------------ ISR changes (§2.9.2)
+
+    def maybe_expand_isr(self, follower: int) -> None:
+        p = self.leader_partition()
+        assert p is not None
+        p.maybe_expand_isr(follower)
+
+    def maybe_shrink_isr(self, follower: int) -> None:
+        p = self.leader_partition()
+        assert p is not None
+        p.maybe_shrink_isr(follower)
+
+    def handle_alter_partition_response(self, request_id: int, error: Optional[str], isr: frozenset[int],
+                                        leader_epoch: int, partition_epoch: int) -> None:
+        if self.partition is not None:
+            self.partition.handle_alter_partition_update(request_id, error, isr, leader_epoch, partition_epoch)

@@ -1,0 +1,285 @@
+"""``ReplicationControlManager``: the controller's partition registration and
+every change to it — elections on fencing and unfencing (§2.8), the ELR
+(§2.9, §5.2), AlterPartition validation (§2.9.2, §6.3, §6.5.1), reassignment
+(ch4) and unclean recovery (§5.3, ch7). Each change is committed as one
+PartitionChangeRecord built by ``PartitionChangeBuilder``."""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from model import NO_LEADER, AlterPartitionRequest
+
+from .bugs import Bug
+from .change_builder import PartitionChangeBuilder
+from .cluster_control import ClusterControlManager
+from .errors import (FENCED_LEADER_EPOCH, INELIGIBLE_REPLICA, INVALID_REQUEST, INVALID_UPDATE_VERSION,
+                     NOT_LEADER_OR_FOLLOWER, STALE_BROKER_EPOCH)
+from .history import ClientHistory
+from .metadata import ApiMessage, PartitionRecord, PartitionRegistration
+
+INITIAL_LEADER_EPOCH = 1      # the chapters' numbering (§3.1, §4.4)
+INITIAL_PARTITION_EPOCH = 1
+
+LogInfo = Callable[[int], Optional[tuple[int, int]]]
+
+
+class ReplicationControlManager:
+    def __init__(self, min_isr: int, unclean_recovery: str, unclean_leader_election: bool,
+                 cluster: ClusterControlManager, append: Callable[[ApiMessage], None],
+                 history: ClientHistory, bugs: frozenset) -> None:
+        self.min_isr = min_isr
+        self.unclean_recovery_strategy = unclean_recovery
+        self.unclean_leader_election_enable = unclean_leader_election
+        self.cluster = cluster
+        self.append = append
+        self.history = history
+        self.bugs = bugs
+        self.partition: Optional[PartitionRegistration] = None
+
+    # ---------------------------------------------------------------- plumbing
+
+    def create_partition(self, assignment: tuple[int, ...]) -> None:
+        """CreateTopics: the first assigned replica leads, ISR = all replicas."""
+        reg = PartitionRegistration(assignment, frozenset(assignment), assignment[0],
+                                    INITIAL_LEADER_EPOCH, INITIAL_PARTITION_EPOCH)
+        self.append(PartitionRecord(reg))
+        self.partition = reg
+
+    def _builder(self) -> PartitionChangeBuilder:
+        assert self.partition is not None
+        return PartitionChangeBuilder(self.partition, self.cluster.is_unfenced, self.min_isr, self.bugs)
+
+    def _commit(self, builder: PartitionChangeBuilder) -> None:
+        record = builder.build()
+        if record is None:
+            return
+        self.append(record)
+        self.partition = builder.partition.merge(record)
+
+    # --------------------------------------------------- broker lifecycle (§2.8)
+
+    def handle_broker_registration(self, broker: int, clean: bool) -> None:
+        """A broker registering with an empty broker epoch moves from the ELR to the
+        LastKnownELR: its log may have lost records (§5.2, §5.3.1)."""
+        p = self.partition
+        if clean or p is None or broker not in p.elr:
+            return
+        if Bug.UNCLEAN_REGISTRATION_KEEPS_ELR in self.bugs:
+            return
+        b = self._builder()
+        b.target_elr = p.elr - {broker}
+        b.target_last_known_elr = p.last_known_elr | {broker}
+        self._commit(b)
+
+    def handle_broker_fenced(self, broker: int) -> None:
+        """Remove a fenced broker from leadership and the ISR; elect a new leader if
+        it led; it joins the ELR when the ISR falls below MinISR (§2.8, §2.9.1)."""
+        p = self.partition
+        if p is None or (broker not in p.isr and broker != p.leader):
+            return
+        b = self._builder()
+        b.target_isr = p.isr - {broker}
+        if p.leader == broker:
+            b.target_leader = NO_LEADER
+        if b.target_leader == NO_LEADER:
+            b.elect_leader()
+        b.apply_elr_rules(frozenset({broker}))
+        self._commit(b)
+
+    def handle_broker_unfenced(self, broker: int) -> None:
+        """With no leader, an unfenced ISR or ELR member may now be elected (§2.8)."""
+        p = self.partition
+        if p is None or p.leader != NO_LEADER or broker not in p.replicas:
+            return
+        b = self._builder()
+        b.elect_leader()
+        if b.target_leader != NO_LEADER:
+            b.apply_elr_rules()
+            self._commit(b)
+
+    # ------------------------------------------------------ AlterPartition (§2.9.2)
+
+    def _validate_alter_partition(self, req: AlterPartitionRequest) -> Optional[str]:
+        """§2.9.2, §6.3: the request must come from the current leader in its current
+        broker epoch, leader epoch and partition epoch; the ISR must be a subset of
+        the replicas holding the leader; every added replica must be unfenced and in
+        the broker epoch the leader saw (§6.5.1 case 3)."""
+        p = self.partition
+        assert p is not None
+        reg = self.cluster.registration(req.src)
+        if reg.epoch != req.broker_epoch:
+            return STALE_BROKER_EPOCH
+        if p.leader != req.src:
+            return NOT_LEADER_OR_FOLLOWER
+        if req.leader_epoch != p.leader_epoch:
+            return FENCED_LEADER_EPOCH
+        if req.partition_epoch != p.partition_epoch:
+            return INVALID_UPDATE_VERSION
+        if not req.isr <= frozenset(p.replicas) or req.src not in req.isr:
+            return INVALID_REQUEST
+        added_epochs = dict(req.added_broker_epochs)
+        for added in req.isr - p.isr:
+            areg = self.cluster.registration(added)
+            if areg.fenced:
+                return INELIGIBLE_REPLICA
+            if areg.epoch != added_epochs.get(added) and Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH not in self.bugs:
+                return INELIGIBLE_REPLICA
+        return None
+
+    def alter_partition(self, req: AlterPartitionRequest) -> tuple[Optional[str], Optional[PartitionRegistration]]:
+        """Returns (error, None) or (None, the registration after the change)."""
+        error = self._validate_alter_partition(req)
+        if error is not None:
+            return error, None
+        p = self.partition
+        assert p is not None
+        b = self._builder()
+        b.target_isr = req.isr
+        b.apply_elr_rules(p.isr - req.isr)
+        self._maybe_complete_reassignment(b)
+        self._commit(b)
+        return None, self.partition
+
+    # --------------------------------------------------------------- reassignment (ch4)
+
+    def _maybe_complete_reassignment(self, b: PartitionChangeBuilder) -> None:
+        """Completion (§4.2 step 3) when the final ISR (ISR minus removing) holds every
+        adding replica and at least MinISR members: the replicas become the target,
+        removed replicas leave ISR/ELR/LastKnownELR, a removed (or no) leader is
+        replaced, and the leader epoch is bumped (§2.3.1)."""
+        if not (b.target_adding or b.target_removing):
+            return
+        removing = b.target_removing
+        final_isr = b.target_isr - removing
+        if len(final_isr) < self.min_isr:
+            return
+        if not b.target_adding <= final_isr and Bug.REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR not in self.bugs:
+            return
+        target = tuple(r for r in b.target_replicas if r not in removing)
+        b.target_replicas = target
+        b.target_isr = final_isr
+        b.target_elr = b.target_elr - removing
+        b.target_last_known_elr = b.target_last_known_elr - removing
+        b.target_adding = frozenset()
+        b.target_removing = frozenset()
+        if b.target_leader in removing or b.target_leader == NO_LEADER:
+            b.target_leader = NO_LEADER
+            b.elect_leader(target)
+        b.apply_elr_rules()
+        b.bump_leader_epoch = True
+
+    def alter_partition_reassignments(self, target: tuple[int, ...]) -> None:
+        """AlterPartitionReassignments (§4.2): with replicas to add, the replica set
+        grows to current + adding (ISR and leader unchanged); with removals only, it
+        completes at once when the completion rules hold."""
+        p = self.partition
+        assert p is not None
+        adding = frozenset(target) - frozenset(p.replicas)
+        removing = frozenset(p.replicas) - frozenset(target)
+        b = self._builder()
+        if adding:
+            b.target_replicas = p.replicas + tuple(r for r in target if r in adding)
+            b.target_adding = adding
+            b.target_removing = removing
+        else:
+            b.target_removing = removing
+            self._maybe_complete_reassignment(b)
+        self._commit(b)
+
+    def can_cancel_reassignment(self) -> bool:
+        """Reverting must leave the ISR with at least MinISR members (§4.5)."""
+        p = self.partition
+        return p is not None and p.is_reassigning and len(p.isr - p.adding) >= self.min_isr
+
+    def cancel_reassignment(self) -> None:
+        """Revert to the original replicas (§4.5), removing the adding replicas from
+        ISR/ELR/LastKnownELR, re-electing if an adding replica led; bumps the leader
+        epoch."""
+        p = self.partition
+        assert p is not None
+        b = self._builder()
+        b.target_replicas = tuple(r for r in p.replicas if r not in p.adding)
+        b.target_isr = p.isr - p.adding
+        b.target_elr = p.elr - p.adding
+        b.target_last_known_elr = p.last_known_elr - p.adding
+        b.target_adding = frozenset()
+        b.target_removing = frozenset()
+        if b.target_leader in p.adding:
+            b.target_leader = NO_LEADER
+            b.elect_leader()
+        b.apply_elr_rules()
+        b.bump_leader_epoch = True
+        self._commit(b)
+
+    # ------------------------------------------------------------ unclean recovery (§5.3)
+
+    def recovery_candidates(self, log_info: LogInfo) -> tuple[int, ...]:
+        """Replicas unclean recovery may elect now (§5.3.1), in replica order.
+        balanced: no leader, ISR and ELR empty, and every LastKnownELR member answers
+        log inspection. proactive: no leader and empty ISR; any answering replica.
+        manual / none: never automatically."""
+        p = self.partition
+        if p is None or p.leader != NO_LEADER or p.isr:
+            return ()
+        strategy = self.unclean_recovery_strategy
+
+        def answers(b: int) -> bool:
+            return self.cluster.is_unfenced(b) and log_info(b) is not None
+
+        if strategy == "balanced":
+            if p.elr or not p.last_known_elr or not all(answers(b) for b in p.last_known_elr):
+                return ()
+            return tuple(r for r in p.replicas if r in p.last_known_elr)
+        if strategy == "proactive":
+            return tuple(r for r in p.replicas if answers(r))
+        return ()
+
+    def unclean_recovery(self, log_info: LogInfo) -> None:
+        """Elect the candidate with the highest (last epoch, LEO) — the first in replica
+        order on a tie — with ISR = [it], and report potential data loss (§5.3.2)."""
+        candidates = self.recovery_candidates(log_info)
+        assert candidates
+        if Bug.UNCLEAN_RECOVERY_PICKS_FIRST_CANDIDATE in self.bugs:
+            best = candidates[0]
+        else:
+            best, best_rank = candidates[0], log_info(candidates[0])
+            for c in candidates[1:]:
+                rank = log_info(c)
+                if rank > best_rank:  # type: ignore[operator]
+                    best, best_rank = c, rank
+        p = self.partition
+        assert p is not None
+        b = self._builder()
+        b.target_leader = best
+        b.target_isr = frozenset({best})
+        b.target_elr = p.elr - {best}
+        b.target_last_known_elr = p.last_known_elr - {best}
+        b.apply_elr_rules()
+        self._commit(b)
+        self.history.unclean_election(self.unclean_recovery_strategy, best, self.partition.leader_epoch)
+
+    def unclean_leader_election_candidate(self) -> Optional[int]:
+        """Legacy unclean election (ch7): with no leader and an empty ISR, the first
+        unfenced replica, when enabled."""
+        p = self.partition
+        if not self.unclean_leader_election_enable or p is None or p.leader != NO_LEADER or p.isr:
+            return None
+        for r in p.replicas:
+            if self.cluster.is_unfenced(r):
+                return r
+        return None
+
+    def unclean_leader_election(self) -> None:
+        """ISR = [leader]; the ELR guarantees are void, so ELR and LastKnownELR are
+        cleared. Reported as potential data loss."""
+        leader = self.unclean_leader_election_candidate()
+        assert leader is not None
+        b = self._builder()
+        b.target_leader = leader
+        b.target_isr = frozenset({leader})
+        b.target_elr = frozenset()
+        b.target_last_known_elr = frozenset()
+        self._commit(b)
+        assert self.partition is not None
+        self.history.unclean_election("unclean_leader_election", leader, self.partition.leader_epoch)
