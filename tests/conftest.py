@@ -12,5 +12,8 @@ import sys
 from pathlib import Path
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
+_TESTS = str(Path(__file__).resolve().parent)
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
+if _TESTS not in sys.path:  # shared test helpers (difftools) import from any folder
+    sys.path.insert(1, _TESTS)
