@@ -35,10 +35,12 @@ class SutDiverged(AssertionError):
 
     kind = "divergence"
 
-    def __init__(self, model_state: ClusterState, sut_state: ClusterState, trace: tuple[Action, ...]) -> None:
+    def __init__(self, model_state: ClusterState, sut_state: ClusterState, trace: tuple[Action, ...],
+                 enablement: tuple[str, ...] = ()) -> None:
         self.model_state, self.sut_state, self.trace = model_state, sut_state, trace
-        self.differences = diff(model_state, sut_state)
+        self.differences = list(enablement) or diff(model_state, sut_state)
+        last = f" ({trace[-1]!r})" if trace else ""
         super().__init__(
-            f"SUT differs from model after step {len(trace)} ({trace[-1]!r}):\n  "
+            f"SUT differs from model after step {len(trace)}{last}:\n  "
             + "\n  ".join(self.differences) + "\n\nmodel:\n" + describe(model_state)
             + "\n\nlast steps:\n" + _trace_tail(trace))

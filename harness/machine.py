@@ -19,7 +19,7 @@ from model import (Action, AlterPartitionRequest, AlterPartitionResponse, Cluste
                    FetchResponse, ProposeIsrExpand, ProposeIsrShrink, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
                    Consume, ControlledShutdown, DropMessage, FenceBroker, Flush, ListOffsets, Produce, Reassign,
-                   CancelReassignment, ReplicateMetadata, StartBroker, UncleanShutdown, UnfenceBroker, Variant, enabled_actions,
+                   CancelReassignment, ReplicateMetadata, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker, Variant, enabled_actions,
                    family_of, initial_state, step, why_not_enabled)
 
 from .coverage import events_between
@@ -61,6 +61,23 @@ class RunStats:
     family_counts: Counter = attrs.Factory(Counter)
     action_counts: Counter = attrs.Factory(Counter)
     event_counts: Counter = attrs.Factory(Counter)
+
+
+def probe_actions(state: ClusterState) -> list[Action]:
+    """Actions whose enablement depends on protocol rules rather than on which
+    messages exist: per broker the lifecycle and client actions, per presumed
+    leader its ISR proposals, and the controller-level recoveries and reads."""
+    brokers = state.config.brokers
+    out: list[Action] = []
+    for b in brokers:
+        out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), SendFetch(b),
+                Produce(b, state.history.next_value)]
+        replica = state.broker(b).replica
+        if replica is not None and replica.role.value == "leader":
+            out += [ProposeIsrExpand(b, f) for f in brokers if f != b]
+            out += [ProposeIsrShrink(b, f) for f in brokers if f != b]
+    out += [UncleanRecovery(), UncleanLeaderElection(), CancelReassignment(), Consume(), ListOffsets()]
+    return out
 
 
 class ReplicationMachine(RuleBasedStateMachine):
@@ -240,7 +257,25 @@ class ReplicationMachine(RuleBasedStateMachine):
             if snapshot != self.state:
                 self._note_failure()
                 raise SutDiverged(self.state, snapshot, tuple(self.trace))
+            disagreements = self._enablement_disagreements()
+            if disagreements:
+                self._note_failure()
+                raise SutDiverged(self.state, snapshot, tuple(self.trace), disagreements)
         self._checked = self.state
+
+    def _enablement_disagreements(self) -> tuple[str, ...]:
+        """The SUT must refuse what the model refuses, and accept what it accepts:
+        a SUT that enables a step the protocol forbids (say, an ISR expansion
+        before the LESO) shows no state difference until it takes that step, which
+        the machine, drawing only the model's enabled actions, never would."""
+        assert self.state is not None and self.cluster is not None
+        out = []
+        for action in probe_actions(self.state):
+            model_ok = why_not_enabled(self.state, action) is None
+            if self.cluster.is_enabled(action) != model_ok:
+                out.append(f"enablement of {action!r}: model={'enabled' if model_ok else 'refused'} "
+                           f"sut={'refused' if model_ok else 'enabled'}")
+        return tuple(out)
 
     def _note_failure(self) -> None:
         stats = type(self).run_stats
