@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test install bench clean
+.PHONY: test install fuzz bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,18 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto
 
+# The main job: the correct protocol + SUT, every variant and every SUT bug under a
+# wall-clock budget (MINUTES), then the Spark report. WORKERS defaults to the cores.
+MINUTES ?= 5
+WORKERS ?=
+fuzz: $(STAMP)
+	$(BIN)/replicheck fuzz --minutes $(MINUTES) $(if $(WORKERS),--workers $(WORKERS),)
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/model_throughput.py
+	$(BIN)/python benchmarks/properties_cost.py
+	$(BIN)/python benchmarks/sut_throughput.py
+	$(BIN)/python benchmarks/harness_throughput.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis report

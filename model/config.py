@@ -45,26 +45,26 @@ VARIANT_DOCS: dict[Variant, tuple[str, tuple[str, ...]]] = {
         "A follower truncates to its local HWM when it follows a new leader epoch, instead of by "
         "diverging epoch; the leader does no divergence check and a fetch beyond its LEO is "
         "answered OFFSET_OUT_OF_RANGE with its LEO, to which the follower truncates.",
-        ("LeaderCompleteness", "NoCommittedRecordLostGlobally", "LogMatching", "LeaderCandidateCompleteness")),
+        ("LeaderCompleteness", "NoCommittedRecordLostGlobally", "LogMatching", "LeaderCandidateCompleteness", "StrongIsr")),
     Variant.NO_LAST_FETCHED_EPOCH: (
         "The leader reports divergence only when the fetch offset exceeds its end offset for the "
         "last fetched epoch (the epochs are not compared), and the follower truncates to the "
         "leader's end offset without its own lookup.",
-        ("LogMatching", "LeaderCandidateCompleteness", "LeaderCompleteness")),
+        ("LogMatching", "LeaderCandidateCompleteness", "LeaderCompleteness", "StrongIsr")),
     Variant.NO_FETCH_LEADER_EPOCH_FENCING: (
         "The leader serves fetches whatever the requester's leader epoch (no FENCED_LEADER_EPOCH / "
         "UNKNOWN_LEADER_EPOCH): a zombie fetch from an older epoch counts as fetched in this one.",
         ("LogMatching", "StrongIsr", "LeaderCandidateCompleteness")),
     Variant.NO_MAXIMAL_ISR: (
         "The leader advances the HWM on its committed ISR while an ISR expansion is pending.",
-        ("ReplicationQuorumSuperset", "LeaderCompleteness", "LeaderCandidateCompleteness")),
+        ("ReplicationQuorumSuperset", "LeaderCompleteness", "LeaderCandidateCompleteness", "StrongIsr")),
     Variant.ISR_JOIN_WITHOUT_LESO: (
         "A follower joins the ISR once it reaches the local HWM, without reaching the LESO.",
-        ("LeaderCandidateCompleteness", "UncleanExclusion")),
+        ("LeaderCandidateCompleteness", "UncleanExclusion", "StrongIsr")),
     Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH: (
         "A follower joins the ISR without having fetched in the current leader epoch (the "
         "remove-then-readd in one metadata batch of §6.5.4).",
-        ("LeaderCandidateCompleteness",)),
+        ("LeaderCandidateCompleteness", "StrongIsr")),
     Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH: (
         "The controller ignores the broker epochs of the replicas an AlterPartition adds.",
         ("UncleanExclusion", "LeaderCandidateCompleteness")),
@@ -80,7 +80,7 @@ VARIANT_DOCS: dict[Variant, tuple[str, tuple[str, ...]]] = {
         ("LeaderCandidateCompleteness", "ReplicationQuorumSuperset")),
     Variant.HWM_ADVANCES_BELOW_MIN_ISR: (
         "The leader advances the HWM (and accepts acks=all writes) while its ISR is below MinISR.",
-        ("LeaderCandidateCompleteness",)),
+        ("LeaderCandidateCompleteness", "StrongIsr")),
     Variant.BALANCED_RECOVERY_ANY_MEMBER: (
         "Balanced unclean recovery elects the first LastKnownELR member, not the one with the "
         "highest (epoch, offset).",
@@ -95,7 +95,7 @@ VARIANT_DOCS: dict[Variant, tuple[str, tuple[str, ...]]] = {
     Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: (
         "A leader in a new leader epoch keeps its followers' last-fetch markers, so an "
         "out-of-sync follower counts as having fetched in the new epoch.",
-        ("LeaderCandidateCompleteness",)),
+        ("LeaderCandidateCompleteness", "StrongIsr")),
     Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: (
         "A reassignment completes even when the final ISR would be below MinISR.",
         ("NoCommittedRecordLostGlobally", "LeaderCandidateCompleteness", "MinIsrRecoveryQuorum")),

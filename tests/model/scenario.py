@@ -142,3 +142,38 @@ class Scenario:
 
     def expand(self, leader: int, follower: int) -> AlterPartitionResponse:
         return self.alter_isr(ProposeIsrExpand(leader, follower))
+
+
+# ------------------------------------------- state-passing helpers (checked steps)
+
+def only_new_message(before: ClusterState, after: ClusterState, kind: type) -> int:
+    """Id of the single message of type ``kind`` that ``after`` has and ``before`` had not."""
+    old = {m.id for m in before.network.messages}
+    new = [m for m in after.network.messages if m.id not in old and isinstance(m, kind)]
+    assert len(new) == 1, f"expected one new {kind.__name__}, got {new}"
+    return new[0].id
+
+
+def send_fetch(state: ClusterState, follower: int) -> tuple[ClusterState, int]:
+    """SendFetch; returns the state and the FetchRequest's message id."""
+    after = checked_step(state, SendFetch(follower))
+    return after, only_new_message(state, after, FetchRequest)
+
+
+def receive_fetch_request(state: ClusterState, req_id: int) -> tuple[ClusterState, int]:
+    """The leader handles the request; returns the state and the FetchResponse's id."""
+    after = checked_step(state, ReceiveFetchRequest(req_id))
+    return after, only_new_message(state, after, FetchResponse)
+
+
+def deliver_fetch(state: ClusterState, follower: int) -> ClusterState:
+    """One complete fetch round trip: SendFetch, ReceiveFetchRequest, ReceiveFetchResponse."""
+    state, req = send_fetch(state, follower)
+    state, resp = receive_fetch_request(state, req)
+    return checked_step(state, ReceiveFetchResponse(resp))
+
+
+def sync_all(state: ClusterState, broker: int) -> ClusterState:
+    """The broker replicates every metadata record it has not applied, as one batch."""
+    pending = len(state.controller.metadata_log) - state.broker(broker).metadata_offset
+    return checked_step(state, ReplicateMetadata(broker, pending)) if pending else state

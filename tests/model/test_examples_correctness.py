@@ -27,55 +27,23 @@ from model import (AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
                    Record, ReplicateMetadata, Role, SendFetch, StartBroker, UncleanShutdown,
                    UnfenceBroker, initial_state, why_not_enabled)
 
-from scenario import checked_step
+from scenario import (checked_step, deliver_fetch, only_new_message, receive_fetch_request, send_fetch,
+                      sync_all)
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _only_new_message(before: ClusterState, after: ClusterState, kind: type) -> int:
-    """Id of the single message of type ``kind`` that ``after`` has and ``before`` had not."""
-    old = {m.id for m in before.network.messages}
-    new = [m for m in after.network.messages if m.id not in old and isinstance(m, kind)]
-    assert len(new) == 1, f"expected one new {kind.__name__}, got {new}"
-    return new[0].id
-
-
-def _send_fetch(state: ClusterState, follower: int) -> tuple[ClusterState, int]:
-    """SendFetch; returns the state and the FetchRequest's message id."""
-    after = checked_step(state, SendFetch(follower))
-    return after, _only_new_message(state, after, FetchRequest)
-
-
-def _receive_fetch_request(state: ClusterState, req_id: int) -> tuple[ClusterState, int]:
-    """The leader handles the request; returns the state and the FetchResponse's id."""
-    after = checked_step(state, ReceiveFetchRequest(req_id))
-    return after, _only_new_message(state, after, FetchResponse)
-
-
-def _deliver_fetch(state: ClusterState, follower: int) -> ClusterState:
-    """One complete fetch round trip: SendFetch, ReceiveFetchRequest, ReceiveFetchResponse."""
-    state, req = _send_fetch(state, follower)
-    state, resp = _receive_fetch_request(state, req)
-    return checked_step(state, ReceiveFetchResponse(resp))
-
-
-def _sync(state: ClusterState, broker: int) -> ClusterState:
-    """The broker replicates every metadata record it has not applied, as one batch."""
-    pending = len(state.controller.metadata_log) - state.broker(broker).metadata_offset
-    return checked_step(state, ReplicateMetadata(broker, pending)) if pending else state
 
 
 def _propose(state: ClusterState, leader: int, follower: int, expand: bool) -> tuple[ClusterState, int]:
     """ProposeIsrExpand/Shrink; returns the state and the AlterPartitionRequest's id."""
     action = ProposeIsrExpand(leader, follower) if expand else ProposeIsrShrink(leader, follower)
     after = checked_step(state, action)
-    return after, _only_new_message(state, after, AlterPartitionRequest)
+    return after, only_new_message(state, after, AlterPartitionRequest)
 
 
 def _controller_handles(state: ClusterState, req_id: int) -> tuple[ClusterState, AlterPartitionResponse]:
     """ReceiveAlterPartition; returns the state and the response in flight."""
     after = checked_step(state, ReceiveAlterPartition(req_id))
-    resp = after.network.get(_only_new_message(state, after, AlterPartitionResponse))
+    resp = after.network.get(only_new_message(state, after, AlterPartitionResponse))
     return after, resp
 
 
@@ -99,7 +67,7 @@ def _replicate_fully(state: ClusterState, leader: int, followers: Iterable[int])
     followers = tuple(followers)
     for _ in range(3):
         for f in followers:
-            state = _deliver_fetch(state, f)
+            state = deliver_fetch(state, f)
     r = state.replica(leader)
     assert r.hwm == r.leo
     for f in followers:
@@ -172,19 +140,19 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
     _assert_replica(s, 1, leo=1, hwm=0)
 
     # 3. r2 and r3 fetch with fetchOffset=0; the leader responds with its one record.
-    s = _deliver_fetch(s, 2)
-    s = _deliver_fetch(s, 3)
+    s = deliver_fetch(s, 2)
+    s = deliver_fetch(s, 3)
     for b in (1, 2, 3):
         _assert_replica(s, b, leo=1, hwm=0)
 
     # 4. r2 and r3 fetch with fetchOffset=1: the leader advances the HWM to 1, the True
     #    HWM is 1. Their responses (carrying HWM 1) have not arrived: the followers'
     #    HWM is still 0. (They never arrive; the network loses them.)
-    s, req2 = _send_fetch(s, 2)
-    s, req3 = _send_fetch(s, 3)
-    s, resp2 = _receive_fetch_request(s, req2)
+    s, req2 = send_fetch(s, 2)
+    s, req3 = send_fetch(s, 3)
+    s, resp2 = receive_fetch_request(s, req2)
     _assert_replica(s, 1, leo=1, hwm=0)         # still waiting for r3
-    s, resp3 = _receive_fetch_request(s, req3)
+    s, resp3 = receive_fetch_request(s, req3)
     s = checked_step(s, DropMessage(resp2))
     s = checked_step(s, DropMessage(resp3))
     _assert_replica(s, 1, leo=1, hwm=1)
@@ -205,7 +173,7 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
     # The new leader is not acting in leader epoch 2 yet: clients get no answer.
     assert why_not_enabled(s, ListOffsets()) is not None
     assert why_not_enabled(s, Consume()) is not None
-    s = _sync(s, 2)
+    s = sync_all(s, 2)
     r2 = s.replica(2)
     assert (r2.role, r2.leader_epoch) == (Role.LEADER, 2)
     _assert_replica(s, 1, leo=1, hwm=1)
@@ -223,9 +191,9 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
 
     # Follower r3 learns of the new leader and fetches from it at offset 1: the leader
     # advances its HWM to 1 = LESO, and ListOffsets answers 1 again (monotonic).
-    s = _sync(s, 3)
+    s = sync_all(s, 3)
     assert (s.replica(3).role, s.replica(3).leader, s.replica(3).leader_epoch) == (Role.FOLLOWER, 2, 2)
-    s = _deliver_fetch(s, 3)
+    s = deliver_fetch(s, 3)
     _assert_replica(s, 2, leo=1, hwm=1)
     _assert_replica(s, 3, leo=1, hwm=1)
     s = checked_step(s, ListOffsets())
@@ -250,11 +218,11 @@ def test_isr_expansion_waits_for_leso_with_lagging_hwm_6_5_3():
 
     # §6.4.1 steps 2-4: offset 0 committed (True HWM 1); r2, r3 never learn HWM 1.
     s = checked_step(s, Produce(1, 1))
-    s = _deliver_fetch(s, 2)
-    s = _deliver_fetch(s, 3)
+    s = deliver_fetch(s, 2)
+    s = deliver_fetch(s, 3)
     for f in (2, 3):
-        s, req = _send_fetch(s, f)
-        s, resp = _receive_fetch_request(s, req)
+        s, req = send_fetch(s, f)
+        s, resp = receive_fetch_request(s, req)
         s = checked_step(s, DropMessage(resp))
     _assert_replica(s, 1, leo=1, hwm=1)
     assert s.history.true_hwm == 1
@@ -263,15 +231,15 @@ def test_isr_expansion_waits_for_leso_with_lagging_hwm_6_5_3():
     # §6.4.1 step 6: r1 is fenced, r2 elected: LEO=1, HWM=0, LESO=1.
     s = checked_step(s, FenceBroker(1))
     _assert_partition(s, leader=2, isr=[2, 3], elr=[], leader_epoch=2)
-    s = _sync(s, 2)
+    s = sync_all(s, 2)
     r2 = s.replica(2)
     assert (r2.role, r2.leo, r2.hwm, r2.leso) == (Role.LEADER, 1, 0, 1)
 
     # r4 fetches in leader epoch 2 at offset 0: it has reached the Local HWM (0) and
     # fetched in this epoch, but not the LESO (1) -- it lacks committed offset 0.
-    s = _sync(s, 4)
-    s, req = _send_fetch(s, 4)
-    s, resp = _receive_fetch_request(s, req)
+    s = sync_all(s, 4)
+    s, req = send_fetch(s, 4)
+    s, resp = receive_fetch_request(s, req)
     fs = s.replica(2).follower(4)
     assert (fs.fetch_offset, fs.last_fetch_leader_epoch) == (0, 2)
     assert "below the LESO" in why_not_enabled(s, ProposeIsrExpand(2, 4))
@@ -279,7 +247,7 @@ def test_isr_expansion_waits_for_leso_with_lagging_hwm_6_5_3():
     # Once r4 has fetched offset 0 and fetches at 1 (= LESO), it is in-sync, even
     # though the leader's Local HWM is still 0 (r3 has not fetched in epoch 2).
     s = checked_step(s, ReceiveFetchResponse(resp))
-    s = _deliver_fetch(s, 4)
+    s = deliver_fetch(s, 4)
     _assert_replica(s, 2, leo=1, hwm=0)
     assert why_not_enabled(s, ProposeIsrExpand(2, 4)) is None
     s = _alter(s, 2, 4, expand=True)
@@ -339,26 +307,26 @@ def test_unclean_leader_is_fenced_and_excluded_until_caught_up_6_5_1_case_1(min_
                       last_known_elr=[1] if min_isr == 3 else [], leader_epoch=2)
 
     # The new leader takes over (LESO 3) and follower 3 fetches in leader epoch 2.
-    s = _sync(s, 2)
-    s = _sync(s, 3)
+    s = sync_all(s, 2)
+    s = sync_all(s, 3)
     assert s.replica(2).leso == 3
-    s = _deliver_fetch(s, 3)
+    s = deliver_fetch(s, 3)
     _assert_replica(s, 2, leo=3, hwm=3)
 
     # "The replica is now an out-of-sync follower which becomes clean again by
     # fetching from the new leader."
-    s = _sync(s, 1)
+    s = sync_all(s, 1)
     s = checked_step(s, UnfenceBroker(1))
     r1 = s.replica(1)
     assert (s.broker(1).status, r1.role, r1.leader, r1.leader_epoch) == \
         (BrokerStatus.RUNNING, Role.FOLLOWER, 2, 2)
     assert why_not_enabled(s, ProposeIsrExpand(2, 1)) is not None    # no fetch yet
-    s = _deliver_fetch(s, 1)                                         # fetch @1: gets offsets 1-2
+    s = deliver_fetch(s, 1)                                         # fetch @1: gets offsets 1-2
     assert "below the HWM" in why_not_enabled(s, ProposeIsrExpand(2, 1))
     _assert_replica(s, 1, leo=3, hwm=3)
 
     # "It can only be readded to the ISR once it has caught up."
-    s = _deliver_fetch(s, 1)                                         # fetch @3
+    s = deliver_fetch(s, 1)                                         # fetch @3
     s = _alter(s, 2, 1, expand=True)
     _assert_partition(s, leader=2, isr=[1, 2, 3], elr=[], last_known_elr=[], leader_epoch=2)
     _assert_acked_writes_on(s, 1)
@@ -384,11 +352,11 @@ def test_unclean_in_sync_follower_is_fenced_and_excluded_until_caught_up_6_5_1_c
         s = _alter(s, 1, 2, expand=False)
         _assert_partition(s, leader=1, isr=[1, 3], partition_epoch=2)
         s = checked_step(s, Produce(1, s.history.next_value))   # offset 3 written without r2
-        s = _deliver_fetch(s, 3)
-        s = _deliver_fetch(s, 3)
+        s = deliver_fetch(s, 3)
+        s = deliver_fetch(s, 3)
         _assert_replica(s, 1, leo=4, hwm=4)
-        s = _deliver_fetch(s, 2)                        # r2 catches up: @3, gets offset 3
-        s = _deliver_fetch(s, 2)                        # @4 = HWM = LEO
+        s = deliver_fetch(s, 2)                        # r2 catches up: @3, gets offset 3
+        s = deliver_fetch(s, 2)                        # @4 = HWM = LEO
         s = _alter(s, 1, 2, expand=True)
         _assert_partition(s, leader=1, isr=[1, 2, 3], partition_epoch=3)
     leo = s.replica(1).leo
@@ -410,9 +378,9 @@ def test_unclean_in_sync_follower_is_fenced_and_excluded_until_caught_up_6_5_1_c
                       last_known_elr=[2] if min_isr == 3 else [], leader_epoch=1)
 
     # The leader applies the shrink; follower 2 restarts as an out-of-sync follower.
-    s = _sync(s, 1)
+    s = sync_all(s, 1)
     _assert_leader_isr(s, 1, isr=[1, 3], pending=None, maximal=[1, 3])
-    s = _sync(s, 2)
+    s = sync_all(s, 2)
     s = checked_step(s, UnfenceBroker(2))
     assert (s.replica(2).role, s.replica(2).leader) == (Role.FOLLOWER, 1)
 
@@ -429,10 +397,10 @@ def test_unclean_in_sync_follower_is_fenced_and_excluded_until_caught_up_6_5_1_c
                       last_known_elr=[2] if min_isr == 3 else [], leader_epoch=1)
     _assert_leader_isr(s, 1, isr=[1, 3], pending=None, maximal=[1, 3])
 
-    s = _deliver_fetch(s, 2)                            # fetch @1: gets the rest
+    s = deliver_fetch(s, 2)                            # fetch @1: gets the rest
     assert "below the HWM" in why_not_enabled(s, ProposeIsrExpand(1, 2))
     _assert_replica(s, 2, leo=leo, hwm=s.replica(1).hwm)
-    s = _deliver_fetch(s, 2)                            # fetch @LEO: caught up
+    s = deliver_fetch(s, 2)                            # fetch @LEO: caught up
     s = _alter(s, 1, 2, expand=True)
     _assert_partition(s, leader=1, isr=[1, 2, 3], elr=[], last_known_elr=[], leader_epoch=1)
     _assert_acked_writes_on(s, 2)
@@ -463,9 +431,9 @@ def test_stale_broker_epoch_rejects_isr_expansion_6_5_1_case_3(min_isr, unfenced
 
     # r3 (out-of-sync) fetches the missing records, then sends a fetch at offset 5
     # (= the leader's HWM and LEO) which is still in flight.
-    s = _deliver_fetch(s, 3)
+    s = deliver_fetch(s, 3)
     _assert_replica(s, 3, leo=5, hwm=5)
-    s, stale_fetch = _send_fetch(s, 3)
+    s, stale_fetch = send_fetch(s, 3)
     old_epoch = s.broker(3).broker_epoch
     assert s.network.get(stale_fetch).fetch_offset == 5
     assert s.network.get(stale_fetch).broker_epoch == old_epoch
@@ -486,13 +454,13 @@ def test_stale_broker_epoch_rejects_isr_expansion_6_5_1_case_3(min_isr, unfenced
     assert new_epoch > old_epoch and s.broker(3).broker_epoch == new_epoch
     _assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
     if unfenced_again:
-        s = _sync(s, 3)
+        s = sync_all(s, 3)
         s = checked_step(s, UnfenceBroker(3))
         assert not s.registration(3).fenced
 
     # "Concurrently, the leader receives the fetch request from the now unclean replica
     # and determines that the replica is now in-sync."
-    s, stale_resp = _receive_fetch_request(s, stale_fetch)
+    s, stale_resp = receive_fetch_request(s, stale_fetch)
     fs = s.replica(1).follower(3)
     assert (fs.fetch_offset, fs.broker_epoch, fs.last_fetch_leader_epoch) == (5, old_epoch, 1)
     assert why_not_enabled(s, ProposeIsrExpand(1, 3)) is None
@@ -522,14 +490,14 @@ def test_stale_broker_epoch_rejects_isr_expansion_6_5_1_case_3(min_isr, unfenced
         _assert_replica(s, 3, leo=1, hwm=1)
     else:
         s = checked_step(s, DropMessage(stale_resp))
-        s = _sync(s, 3)
+        s = sync_all(s, 3)
         s = checked_step(s, UnfenceBroker(3))
 
     # Unclean Exclusion: r3 rejoins only after really catching up, with its new epoch.
-    s = _deliver_fetch(s, 3)                                # fetch @1 with the new broker epoch
+    s = deliver_fetch(s, 3)                                # fetch @1 with the new broker epoch
     assert "below the HWM" in why_not_enabled(s, ProposeIsrExpand(1, 3))
     _assert_replica(s, 3, leo=5, hwm=5)
-    s = _deliver_fetch(s, 3)                                # fetch @5
+    s = deliver_fetch(s, 3)                                # fetch @5
     assert s.replica(1).follower(3).broker_epoch == new_epoch
     s = _alter(s, 1, 3, expand=True)
     _assert_partition(s, leader=1, isr=[1, 2, 3], elr=[], leader_epoch=1, partition_epoch=3)
@@ -545,10 +513,10 @@ def _isr_1_2_with_follower_3_in_sync(min_isr: int) -> ClusterState:
     s = initial_state(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=min_isr))
     s = _alter(s, 1, 3, expand=False)
     for b in (1, 2, 3):
-        s = _sync(s, b)
+        s = sync_all(s, b)
     _assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
-    s = _deliver_fetch(s, 2)
-    s = _deliver_fetch(s, 3)
+    s = deliver_fetch(s, 2)
+    s = deliver_fetch(s, 3)
     assert why_not_enabled(s, ProposeIsrExpand(1, 3)) is None
     return s
 
@@ -570,11 +538,11 @@ def test_maximal_isr_pending_expansion_6_5_2():
 
     # A write now waits for r3 too (HWM advancement is based on the Maximal ISR).
     s = checked_step(s, Produce(1, 1))
-    s = _deliver_fetch(s, 2)
-    s = _deliver_fetch(s, 2)                    # r2 at 1
+    s = deliver_fetch(s, 2)
+    s = deliver_fetch(s, 2)                    # r2 at 1
     _assert_replica(s, 1, leo=1, hwm=0)         # r3 still at 0
-    s = _deliver_fetch(s, 3)
-    s = _deliver_fetch(s, 3)
+    s = deliver_fetch(s, 3)
+    s = deliver_fetch(s, 3)
     _assert_replica(s, 1, leo=1, hwm=1)
 
     # The controller accepts; the leader commits (Maximal ISR = ISR = [1,2,3]).
@@ -595,8 +563,8 @@ def test_maximal_isr_pending_shrink_hwm_waits_for_removed_follower_6_5_2():
     RF 3, MinISR 2.
     """
     s = initial_state(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2))
-    s = _deliver_fetch(s, 2)                    # the leader knows both fetch offsets (0)
-    s = _deliver_fetch(s, 3)
+    s = deliver_fetch(s, 2)                    # the leader knows both fetch offsets (0)
+    s = deliver_fetch(s, 3)
 
     s, req = _propose(s, 1, 3, expand=False)
     # Leader: Current ISR=[r1,r2,r3], Proposed ISR=[r1,r2], Maximal ISR=[r1,r2,r3]
@@ -606,8 +574,8 @@ def test_maximal_isr_pending_shrink_hwm_waits_for_removed_follower_6_5_2():
 
     # A write replicated to r2 only: the HWM still waits for r3 (fetch offset 0).
     s = checked_step(s, Produce(1, 1))
-    s = _deliver_fetch(s, 2)                    # r2 fetches @0, gets offset 0
-    s = _deliver_fetch(s, 2)                    # r2 fetches @1
+    s = deliver_fetch(s, 2)                    # r2 fetches @0, gets offset 0
+    s = deliver_fetch(s, 2)                    # r2 fetches @1
     assert s.replica(1).follower(2).fetch_offset == 1
     assert s.replica(1).follower(3).fetch_offset == 0
     _assert_replica(s, 1, leo=1, hwm=0)
@@ -639,7 +607,7 @@ def test_maximal_isr_not_a_superset_below_min_isr_6_5_2():
     #    Leader: ISR=[1], MaximalISR=[1] (once it applies the change).
     s = checked_step(s, FenceBroker(2))
     _assert_partition(s, leader=1, isr=[1], elr=[2], leader_epoch=1, partition_epoch=3)
-    s = _sync(s, 1)
+    s = sync_all(s, 1)
     _assert_leader_isr(s, 1, isr=[1], pending=None, maximal=[1])
 
     # 3. The leader sends an AlterPartition request to add replica 3; it is in flight.
@@ -718,17 +686,17 @@ def test_remove_then_readd_in_one_metadata_batch_6_5_4(min_isr):
     assert reason is not None and "has not fetched in leader epoch 2" in reason
 
     # r3 fetches in the new epoch from its empty log: now its real offset (0) is known.
-    s = _sync(s, 2)
-    s, req = _send_fetch(s, 3)
+    s = sync_all(s, 2)
+    s, req = send_fetch(s, 3)
     assert s.network.get(req).fetch_offset == 0
-    s, resp = _receive_fetch_request(s, req)
+    s, resp = receive_fetch_request(s, req)
     assert s.replica(1).follower(3).fetch_offset == 0
     assert "below the HWM" in why_not_enabled(s, ProposeIsrExpand(1, 3))
     s = checked_step(s, ReceiveFetchResponse(resp))
     _assert_replica(s, 3, leo=2, hwm=2)
 
     # Once it has caught up to the HWM and LESO, in this epoch, it may rejoin.
-    s = _deliver_fetch(s, 3)
+    s = deliver_fetch(s, 3)
     assert why_not_enabled(s, ProposeIsrExpand(1, 3)) is None
     s = _alter(s, 1, 3, expand=True)
     # The adding replica is in the ISR: the reassignment completes (leader epoch bump).

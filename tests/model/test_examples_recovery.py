@@ -24,42 +24,10 @@ from model import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Bro
                    ReplicateMetadata, Role, SendFetch, StartBroker, UncleanRecovery,
                    UncleanShutdown, UnfenceBroker, initial_state, why_not_enabled)
 
-from scenario import checked_step
+from scenario import (checked_step, deliver_fetch, only_new_message, receive_fetch_request, send_fetch,
+                      sync_all)
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _only_new_message(before: ClusterState, after: ClusterState, kind: type) -> int:
-    """Id of the single message of type ``kind`` that ``after`` has and ``before`` had not."""
-    old = {m.id for m in before.network.messages}
-    new = [m for m in after.network.messages if m.id not in old and isinstance(m, kind)]
-    assert len(new) == 1, f"expected one new {kind.__name__}, got {new}"
-    return new[0].id
-
-
-def _send_fetch(state: ClusterState, follower: int) -> tuple[ClusterState, int]:
-    """SendFetch; returns the state and the FetchRequest's message id."""
-    after = checked_step(state, SendFetch(follower))
-    return after, _only_new_message(state, after, FetchRequest)
-
-
-def _receive_fetch_request(state: ClusterState, req_id: int) -> tuple[ClusterState, int]:
-    """The leader handles the request; returns the state and the FetchResponse's id."""
-    after = checked_step(state, ReceiveFetchRequest(req_id))
-    return after, _only_new_message(state, after, FetchResponse)
-
-
-def _deliver_fetch(state: ClusterState, follower: int) -> ClusterState:
-    """One complete fetch round trip: SendFetch, ReceiveFetchRequest, ReceiveFetchResponse."""
-    state, req = _send_fetch(state, follower)
-    state, resp = _receive_fetch_request(state, req)
-    return checked_step(state, ReceiveFetchResponse(resp))
-
-
-def _sync(state: ClusterState, broker: int) -> ClusterState:
-    """The broker replicates every metadata record it has not applied, as one batch."""
-    pending = len(state.controller.metadata_log) - state.broker(broker).metadata_offset
-    return checked_step(state, ReplicateMetadata(broker, pending)) if pending else state
 
 
 def _alter(state: ClusterState, leader: int, follower: int, expand: bool) -> ClusterState:
@@ -67,9 +35,9 @@ def _alter(state: ClusterState, leader: int, follower: int, expand: bool) -> Clu
     response. Asserts the controller accepted it."""
     action = ProposeIsrExpand(leader, follower) if expand else ProposeIsrShrink(leader, follower)
     after = checked_step(state, action)
-    req = _only_new_message(state, after, AlterPartitionRequest)
+    req = only_new_message(state, after, AlterPartitionRequest)
     state, after = after, checked_step(after, ReceiveAlterPartition(req))
-    resp_id = _only_new_message(state, after, AlterPartitionResponse)
+    resp_id = only_new_message(state, after, AlterPartitionResponse)
     resp = after.network.get(resp_id)
     assert resp.error is None, f"AlterPartition rejected: {resp.error}"
     return checked_step(after, ReceiveAlterPartitionResponse(resp_id))
@@ -126,8 +94,8 @@ def test_clean_elr_based_recovery_5_2_2():
     # Some acks=all writes while the ISR is full: 3 records, committed everywhere.
     s = _produce(s, 1, 3)
     for _ in range(2):  # 2nd round: the leader learns the fetch offsets (3) and advances the HWM
-        s = _deliver_fetch(s, 2)
-        s = _deliver_fetch(s, 3)
+        s = deliver_fetch(s, 2)
+        s = deliver_fetch(s, 3)
     _assert_replica(s, 1, leo=3, hwm=3)
     assert [w.offset for w in s.history.acked] == [0, 1, 2]
     _assert_replica(s, 3, leo=3, hwm=3)
@@ -172,22 +140,22 @@ def test_clean_elr_based_recovery_5_2_2():
                       leader_epoch=2, partition_epoch=5)
 
     # Replica 3 takes over as leader once it applies the change; it is complete.
-    s = _sync(s, 3)
+    s = sync_all(s, 3)
     r3 = s.replica(3)
     assert (r3.role, r3.leader_epoch, r3.leso) == (Role.LEADER, 2, 3)
     _assert_acked_writes_on(s, 3)
 
     # 4. "Replica 1 reregisters, catches up to the leader and gets readded to the ISR."
-    s = _sync(s, 1)
+    s = sync_all(s, 1)
     s = checked_step(s, UnfenceBroker(1))
     assert s.broker(1).status == BrokerStatus.RUNNING
     assert (s.replica(1).role, s.replica(1).leader) == (Role.FOLLOWER, 3)
     # Unclean Exclusion: not re-added before it has fetched and caught up.
     assert why_not_enabled(s, ProposeIsrExpand(3, 1)) is not None
-    s = _deliver_fetch(s, 1)            # fetch @0: gets offsets 0-2
+    s = deliver_fetch(s, 1)            # fetch @0: gets offsets 0-2
     _assert_replica(s, 1, leo=3, hwm=3)
     assert why_not_enabled(s, ProposeIsrExpand(3, 1)) is not None  # leader saw fetch offset 0 only
-    s = _deliver_fetch(s, 1)            # fetch @3: reached the HWM and the LESO
+    s = deliver_fetch(s, 1)            # fetch @3: reached the HWM and the LESO
     s = _alter(s, 3, 1, expand=True)
     # Leader=3, ISR=[1,3], ELR=[]; the ISR reached MinISR so the LastKnownELR is cleared too.
     _assert_partition(s, leader=3, isr=[1, 3], elr=[], last_known_elr=[],
@@ -211,21 +179,21 @@ def _balanced_initial_state() -> ClusterState:
     s = initial_state(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2,
                              unclean_recovery="balanced"))
     s = _produce(s, 1, 8)                       # offsets 0-7
-    s = _deliver_fetch(s, 2)                    # 2 fetches @0, gets 0-7
-    s = _deliver_fetch(s, 3)                    # 3 fetches @0, gets 0-7
+    s = deliver_fetch(s, 2)                    # 2 fetches @0, gets 0-7
+    s = deliver_fetch(s, 3)                    # 3 fetches @0, gets 0-7
     _assert_replica(s, 1, leo=8, hwm=0)
     s = checked_step(s, Flush(1))
     s = checked_step(s, Flush(3))
     s = _produce(s, 1, 2)                       # offsets 8-9
-    s = _deliver_fetch(s, 2)                    # 2 fetches @8, gets 8-9; leader HWM 0 (3 is at 0)
+    s = deliver_fetch(s, 2)                    # 2 fetches @8, gets 8-9; leader HWM 0 (3 is at 0)
     _assert_replica(s, 2, leo=10, hwm=0)
-    s = _deliver_fetch(s, 3)                    # 3 fetches @8: leader HWM -> 8; 3 gets 8-9, HWM 8
+    s = deliver_fetch(s, 3)                    # 3 fetches @8: leader HWM -> 8; 3 gets 8-9, HWM 8
     _assert_replica(s, 1, leo=10, hwm=8)
     _assert_replica(s, 3, leo=10, hwm=8)
     s = _produce(s, 1, 2)                       # offsets 10-11
-    s = _deliver_fetch(s, 2)                    # 2 fetches @10, gets 10-11, HWM 8
-    s, req = _send_fetch(s, 3)                  # 3 fetches @10 ...
-    s, resp = _receive_fetch_request(s, req)    # ... the leader advances its HWM to 10 ...
+    s = deliver_fetch(s, 2)                    # 2 fetches @10, gets 10-11, HWM 8
+    s, req = send_fetch(s, 3)                  # 3 fetches @10 ...
+    s, resp = receive_fetch_request(s, req)    # ... the leader advances its HWM to 10 ...
     s = checked_step(s, DropMessage(resp))              # ... but the response is lost
     s = _produce(s, 1, 3)                       # offsets 12-14
     s = checked_step(s, Flush(2))
@@ -290,11 +258,11 @@ def test_balanced_unclean_recovery_5_3_3():
     # 9. The controller cannot perform a clean election and triggers unclean recovery,
     #    asking every LastKnownELR replica for its log (GetReplicaLogInfo). It must
     #    wait for all of them: while broker 3 cannot answer, recovery does not run.
-    s = _sync(s, 2)
+    s = sync_all(s, 2)
     s = checked_step(s, UnfenceBroker(2))
     _assert_partition(s, leader=NO_LEADER, isr=[], elr=[], last_known_elr=[2, 3])  # no clean election
     assert why_not_enabled(s, UncleanRecovery()) is not None
-    s = _sync(s, 3)
+    s = sync_all(s, 3)
     s = checked_step(s, UnfenceBroker(3))
     _assert_partition(s, leader=NO_LEADER, isr=[], elr=[], last_known_elr=[2, 3])
     assert why_not_enabled(s, UncleanRecovery()) is None
@@ -311,7 +279,7 @@ def test_balanced_unclean_recovery_5_3_3():
         [("balanced", 2, 5)]
 
     # "In the end, no committed data was lost": the new leader holds offsets 0-9.
-    s = _sync(s, 2)
+    s = sync_all(s, 2)
     r2 = s.replica(2)
     assert (r2.role, r2.leader_epoch) == (Role.LEADER, 5)
     _assert_replica(s, 2, leo=12, hwm=8)
