@@ -10,7 +10,7 @@ import attrs
 
 from .config import Variant
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset
-from .state import (NO_LEADER, AckedWrite, AlterPartitionRequest, AlterPartitionResponse, EpochEndOffset, BrokerStatus, ClusterState,
+from .state import (AckedWrite, AlterPartitionRequest, AlterPartitionResponse, EpochEndOffset, BrokerStatus, ClusterState,
                     FetchRequest, FetchResponse, FollowerState, PartitionMetadata, Replica, Role)
 from .update import nack, send, set_follower, set_history, set_replica
 

@@ -19,13 +19,12 @@ from typing import Iterable, Optional
 
 import pytest
 
-from model import (AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
-                   ClusterState, Config, Consume, DropMessage, FenceBroker, FetchRequest,
-                   FetchResponse, Flush, ListOffsets, ProposeIsrExpand,
+from model import (AlterPartitionRequest, AlterPartitionResponse, BrokerStatus, ClusterState,
+                   Config, Consume, DropMessage, FenceBroker, Flush, ListOffsets, ProposeIsrExpand,
                    ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
-                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
-                   Record, ReplicateMetadata, Role, SendFetch, StartBroker, UncleanShutdown,
-                   UnfenceBroker, initial_state, why_not_enabled)
+                   ReceiveAlterPartitionResponse, ReceiveFetchResponse, Record, ReplicateMetadata,
+                   Role, StartBroker, UncleanShutdown, UnfenceBroker, initial_state,
+                   why_not_enabled)
 
 from scenario import (checked_step, deliver_fetch, only_new_message, receive_fetch_request, send_fetch,
                       sync_all)

@@ -18,11 +18,10 @@ from __future__ import annotations
 from typing import Iterable, Optional
 
 from model import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
-                   ClusterState, Config, DropMessage, FenceBroker, FetchRequest, FetchResponse,
-                   Flush, ProposeIsrExpand, ProposeIsrShrink, Produce, ReceiveAlterPartition,
-                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
-                   ReplicateMetadata, Role, SendFetch, StartBroker, UncleanRecovery,
-                   UncleanShutdown, UnfenceBroker, initial_state, why_not_enabled)
+                   ClusterState, Config, DropMessage, FenceBroker, Flush, ProposeIsrExpand,
+                   ProposeIsrShrink, Produce, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
+                   Role, StartBroker, UncleanRecovery, UncleanShutdown, UnfenceBroker,
+                   initial_state, why_not_enabled)
 
 from scenario import (checked_step, deliver_fetch, only_new_message, receive_fetch_request, send_fetch,
                       sync_all)
