@@ -11,16 +11,22 @@ import hashlib
 import os
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
+# No explain phase: it replays a failing machine many times (about 30 s) to
+# annotate lines, while the failure report already names the violation.
 _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                                      HealthCheck.data_too_large])
+                                                      HealthCheck.data_too_large],
+               phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink])
 
 settings.register_profile("dev", max_examples=40, stateful_step_count=60, **_COMMON)
 settings.register_profile("ci", max_examples=40, stateful_step_count=60, derandomize=True, database=None,
                           print_blob=True, **_COMMON)
 settings.register_profile("fuzz", max_examples=2_000, stateful_step_count=150, **_COMMON)
 settings.load_profile(os.environ.get("REPLICHECK_PROFILE", "dev"))
+
+#: The counterexample corpus (``--corpus-dir``, ``--no-corpus``) and ``--replay-corpus``.
+pytest_plugins = ["harness.pytest_plugin"]
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -17,6 +17,13 @@ _EXPORTS = {
     "ReplicationMachine": "harness.machine",
     "machine_for": "harness.machine",
     "configs": "harness.strategies",
+    "replay": "harness.replay",
+    "ReplayResult": "harness.replay",
+    "TraceNotEnabled": "harness.replay",
+    "CorpusWriter": "harness.corpus",
+    "read_counterexamples": "harness.corpus",
+    "decode_counterexample": "harness.corpus",
+    "run_machine": "harness.corpus",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -56,7 +56,7 @@ COUNTEREXAMPLE_SCHEMA = pa.schema([
     pa.field("test_id", pa.string(), nullable=False),
     pa.field("found_at", pa.timestamp("us", tz="UTC"), nullable=False),
     pa.field("time_to_failure_s", pa.float64(), nullable=True),   # run start → first failure
-    pa.field("examples_to_failure", pa.int64(), nullable=True),   # examples run before the first failure
+    pa.field("examples_to_failure", pa.int64(), nullable=True),   # examples run when the first failure was found, it included
 ])
 
 RUN_SCHEMA = pa.schema([

@@ -1,0 +1,142 @@
+"""The fuzz campaign: the correct protocol and SUT, every protocol variant and
+every SUT bug, each as its own series of machine runs, under a wall-clock
+budget, exporting every run and every shrunk counterexample to the corpus.
+
+A target is ``"correct"``, ``"variant:NAME"`` or ``"bug:NAME"``. Each target
+gets a fair share of the budget (``minutes * workers / targets``); a variant or
+bug target stops at its first (shrunk) counterexample, the correct target runs
+its whole share. The campaign succeeds when the correct target never fails and
+every catalogued flaw is found.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Optional
+
+import attrs
+
+TARGETS_ENV = "REPLICHECK_CAMPAIGN_TARGETS"
+SHARE_ENV = "REPLICHECK_CAMPAIGN_SHARE_S"
+DEADLINE_ENV = "REPLICHECK_CAMPAIGN_DEADLINE"
+CORPUS_ENV = "REPLICHECK_CORPUS"
+
+EXAMPLES_PER_RUN = 25    # one machine run: this many examples, then the clock is checked
+STEPS_PER_EXAMPLE = 100
+
+
+@attrs.frozen
+class Target:
+    """One line of the campaign: the correct protocol, a variant, or a SUT bug."""
+
+    kind: str      # "correct" | "variant" | "bug"
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        return "correct" if self.kind == "correct" else f"{self.kind}:{self.name}"
+
+    @classmethod
+    def parse(cls, label: str) -> "Target":
+        """``correct``, ``variant:NAME`` or ``bug:NAME``; ValueError names the
+        allowed values."""
+        from model import Variant
+        from sut.bugs import Bug
+        if label == "correct":
+            return cls("correct")
+        kind, _, name = label.partition(":")
+        allowed = {"variant": [v.name for v in Variant], "bug": [b.name for b in Bug]}
+        if kind not in allowed:
+            raise ValueError(f"campaign target must be 'correct', 'variant:NAME' or 'bug:NAME', got {label!r}")
+        if name not in allowed[kind]:
+            raise ValueError(f"unknown {kind} {name!r}; allowed: {', '.join(allowed[kind])}")
+        return cls(kind, name)
+
+    def machine(self, run: int) -> type:
+        from model import Variant
+        from sut.bugs import Bug
+
+        from .machine import machine_for
+        tag = f"{self.kind}_{self.name}_run{run}" if self.name else f"correct_run{run}"
+        if self.kind == "variant":
+            return machine_for(variants=frozenset({Variant[self.name]}), name=f"Campaign_{tag}")
+        if self.kind == "bug":
+            return machine_for(bugs=frozenset({Bug[self.name]}), compare_sut=True, name=f"Campaign_{tag}")
+        return machine_for(compare_sut=True, name=f"Campaign_{tag}")
+
+
+def all_targets(variants: Optional[list[str]] = None, bugs: Optional[list[str]] = None,
+                include_correct: bool = True) -> list[Target]:
+    """The campaign's targets. With no ``variants`` and no ``bugs`` given: all of
+    them; otherwise only those named (each validated)."""
+    from model import Variant
+    from sut.bugs import Bug
+    if variants or bugs:
+        out = [Target.parse(f"variant:{v}") for v in variants or []] + [Target.parse(f"bug:{b}") for b in bugs or []]
+    else:
+        out = [Target("variant", v.name) for v in Variant] + [Target("bug", b.name) for b in Bug]
+    return ([Target("correct")] if include_correct else []) + out
+
+
+@attrs.define
+class TargetResult:
+    target: Target
+    runs: int = 0
+    examples: int = 0
+    found: Optional[str] = None       # property names or "divergence"
+    shrunk_steps: Optional[int] = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.found is None if self.target.kind == "correct" else self.found is not None
+
+
+def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Optional[str]) -> TargetResult:
+    """Run ``target``'s machine again and again (fresh seeds) until its share of the
+    budget is spent, the campaign deadline passes, or — for a flaw — it is found.
+    Every run is recorded in the corpus when ``corpus_dir`` is given."""
+    from hypothesis import HealthCheck, settings
+
+    from .corpus import CorpusWriter, run_machine
+    from .failures import PropertyViolated, SutDiverged
+
+    result = TargetResult(target)
+    stop = min(deadline, time.time() + share_s)
+    writer = CorpusWriter(corpus_dir, run_id=os.environ.get("REPLICHECK_CAMPAIGN_RUN_ID") or None) \
+        if corpus_dir else None
+    t0 = time.monotonic()
+    try:
+        while time.time() < stop:
+            machine = target.machine(result.runs)
+            run_settings = settings(max_examples=EXAMPLES_PER_RUN, stateful_step_count=STEPS_PER_EXAMPLE,
+                                    deadline=None, database=None, derandomize=False,
+                                    suppress_health_check=list(HealthCheck))
+            result.runs += 1
+            try:
+                if writer is not None:
+                    run_machine(machine, run_settings, writer=writer, test_id=f"campaign[{target.label}]")
+                else:
+                    from hypothesis.stateful import run_state_machine_as_test
+                    run_state_machine_as_test(machine, settings=run_settings)
+            except (PropertyViolated, SutDiverged) as failure:
+                result.found = ",".join(failure.property_names) if isinstance(failure, PropertyViolated) \
+                    else "divergence"
+                result.shrunk_steps = len(failure.trace)
+                if target.kind != "correct":
+                    break
+            finally:
+                result.examples += machine.run_stats.examples
+    finally:
+        if writer is not None:
+            writer.flush()
+        result.seconds = time.monotonic() - t0
+    return result
+
+
+def share_from_env() -> tuple[float, float]:
+    """(share seconds, deadline epoch) for campaign tests, from the environment."""
+    deadline = float(os.environ.get(DEADLINE_ENV, time.time() + 60))
+    share = float(os.environ.get(SHARE_ENV, max(1.0, deadline - time.time())))
+    return share, deadline

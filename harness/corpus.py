@@ -1,0 +1,707 @@
+"""The counterexample corpus: Parquet files (``harness.schema``), hive-partitioned
+by ``run_date``, written atomically, one file per table per worker per run.
+
+Writing::
+
+    writer = CorpusWriter(corpus_dir)                      # run_id, worker, run_date
+    with RunObserver(MachineCls, test_id="...") as run:     # times the run, reads Hypothesis's statistics
+        try:
+            run_state_machine_as_test(MachineCls, settings=...)
+        except Exception as e:
+            run.fail(e)
+            raise
+        finally:
+            writer.record(run)                              # a runs row, and counterexample rows on failure
+    writer.flush()                                          # writes the Parquet files
+
+``run_machine(MachineCls, settings, corpus_dir=...)`` does all of that for a test;
+the pytest plugin (``harness.pytest_plugin``) does it for every machine test.
+
+Files: ``<corpus>/<table>/run_date=YYYY-MM-DD/part-<run_id>-<worker>-<seq>.parquet``,
+first written as ``.part-….parquet.tmp-<pid>`` in the same directory and then
+linked to their final name (never overwriting: an existing name bumps ``seq``),
+so readers (which skip dot-files, as Spark and pyarrow datasets do) never see
+half a file and concurrent workers never collide.
+
+Rows: one ``counterexamples`` row per failing property of the final exception
+(``failures_from_exception``; signature and id rules in ``harness.trace_codec``);
+``examples_to_failure`` / ``time_to_failure_s`` are the machine's own
+``RunStats.first_failure_examples`` (examples run when the first failure was
+found, the failing one included) and ``first_failure_s`` (seconds from the first
+example), else derived from Hypothesis's statistics; ``seed`` is the forced
+Hypothesis seed (``--hypothesis-seed``, the per-worker seed), None for random or
+derandomized runs. One ``runs`` row per machine run: ``RunStats`` deltas over the
+run (``rule_counts`` = family counts).
+
+Reading: ``read_counterexamples(corpus_dir)`` / ``read_runs`` return the rows of
+every readable file; a corrupt or truncated file, or one written with a newer
+schema version, is skipped with a ``CorpusWarning`` naming it (the other files
+are still read), and listed in ``.problems``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import time
+import uuid
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Optional, Sequence
+
+import attrs
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .schema import COUNTEREXAMPLES, PARTITION_COLUMN, RUNS, SCHEMA_VERSION, SCHEMAS
+
+#: Parquet key-value metadata naming the schema version of a file.
+VERSION_KEY = b"replicheck.schema_version"
+ENV_CORPUS = "REPLICHECK_CORPUS"
+
+
+class CorpusWarning(UserWarning):
+    """A corpus file was skipped (corrupt, truncated, newer schema) or could not be written."""
+
+
+class CorpusError(Exception):
+    """A corpus request cannot be answered (no corpus, unknown id or signature)."""
+
+
+class CounterexampleNotFound(CorpusError, LookupError):
+    pass
+
+
+# ------------------------------------------------------------------ context
+
+def worker_id() -> str:
+    """The xdist worker id (``gw0``…), or ``main`` outside xdist."""
+    return os.environ.get("PYTEST_XDIST_WORKER") or "main"
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+def utcnow() -> _dt.datetime:
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
+def project_version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("replicheck")
+    except Exception:
+        return "unknown"
+
+
+def hypothesis_version() -> str:
+    import hypothesis
+    return hypothesis.__version__
+
+
+def hypothesis_seed(settings: Any = None) -> Optional[str]:
+    """The seed Hypothesis was forced to (``--hypothesis-seed``, the per-worker seed
+    of the root conftest), or None: random runs, and derandomized ones (``settings``
+    or the current profile), where a derandomized run's choices do not depend on it."""
+    try:
+        from hypothesis import core
+        from hypothesis import settings as current
+    except ImportError:  # pragma: no cover
+        return None
+    if getattr(settings if settings is not None else current.default, "derandomize", False):
+        return None
+    seed = getattr(core, "global_force_seed", None)
+    return None if seed is None else str(seed)
+
+
+def hypothesis_profile() -> str:
+    from hypothesis import settings
+    try:
+        return settings.get_current_profile_name() or "default"
+    except Exception:  # pragma: no cover - older Hypothesis
+        return str(getattr(settings, "_current_profile", None) or "default")
+
+
+# ----------------------------------------------------------------- failures
+
+@attrs.frozen
+class Failure:
+    """One counterexample, before it becomes a row: a property (or pseudo-property)
+    that failed after ``trace`` from ``initial_state(config)``."""
+
+    prop: str
+    kind: str               # "property" | "divergence" | "harness_error"
+    violation: str          # the text as reported
+    template: str           # what the signature normalizes
+    config: Any             # model.Config (variants included)
+    trace: tuple
+    state: Any              # the model state at the failure
+    bugs: frozenset = frozenset()
+    template_is_path: bool = False  # the template is a diff field path
+
+
+def _leaf_exceptions(exc: BaseException) -> Iterator[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for e in exc.exceptions:
+            yield from _leaf_exceptions(e)
+    else:
+        yield exc
+
+
+def _machine_frames(exc: BaseException) -> list[Any]:
+    """The frames of the exception's traceback that run a ReplicationMachine
+    method, outermost first."""
+    from .machine import ReplicationMachine
+    out = []
+    tb = exc.__traceback__
+    while tb is not None:
+        if isinstance(tb.tb_frame.f_locals.get("self"), ReplicationMachine):
+            out.append(tb.tb_frame)
+        tb = tb.tb_next
+    return out
+
+
+def _raised_in_sut(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_globals.get("__name__", "")
+        if name == "sut" or name.startswith("sut."):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def failures_from_exception(exc: BaseException, bugs: Iterable[Any] = frozenset()) -> list[Failure]:
+    """The counterexamples an exception out of a ReplicationMachine run carries:
+    one per failing property of a ``PropertyViolated``, one per ``SutDiverged``,
+    and — when the exception was raised inside the machine (its frame is in the
+    traceback) — a SUT refusing an action the model takes (a divergence) or any
+    other exception (a harness error). Exception groups are flattened.
+    ``bugs`` is used when the machine instance cannot be found."""
+    from model import ActionNotEnabled
+
+    from .failures import PropertyViolated, SutDiverged
+    from .replay import HARNESS_ERROR, SUT_DIFFERS
+    from .trace_codec import first_difference_path
+
+    out: list[Failure] = []
+    for e in _leaf_exceptions(exc):
+        frames = _machine_frames(e)
+        machine = frames[-1].f_locals["self"] if frames else None
+        run_bugs = frozenset(getattr(machine, "bugs", None) or bugs)
+        if isinstance(e, PropertyViolated):
+            for prop in e.property_names:
+                vs = [v for v in e.violations if v.property == prop]
+                out.append(Failure(prop, "property", "\n".join(str(v) for v in vs), vs[0].message,
+                                   e.state.config, tuple(e.trace), e.state, run_bugs))
+        elif isinstance(e, SutDiverged):
+            first = (e.differences or [""])[0]
+            path = None if first.startswith("enablement of ") else first_difference_path(e.differences)
+            out.append(Failure(SUT_DIFFERS, "divergence", "\n".join(e.differences), path or first,
+                               e.model_state.config, tuple(e.trace), e.model_state, run_bugs,
+                               template_is_path=path is not None))
+        elif machine is not None and getattr(machine, "state", None) is not None:
+            trace = tuple(machine.trace)
+            apply_frame = next((f for f in reversed(frames) if f.f_code.co_name == "_apply"), None)
+            if apply_frame is not None and machine.state is apply_frame.f_locals.get("before") \
+                    and "action" in apply_frame.f_locals:
+                trace += (apply_frame.f_locals["action"],)  # the model raised on this action
+            from_sut = _raised_in_sut(e)
+            if isinstance(e, ActionNotEnabled) and from_sut:
+                text = f"the SUT refuses {e.action!r}, which the model takes: {e.reason}"
+                out.append(Failure(SUT_DIFFERS, "divergence", text,
+                                   f"the SUT refuses {type(e.action).__name__}: {e.reason}",
+                                   machine.config, trace, machine.state, run_bugs))
+            else:
+                text = f"{type(e).__name__}{' from the SUT' if from_sut else ''}: {e}"
+                out.append(Failure(HARNESS_ERROR, "harness_error", text, text, machine.config, trace,
+                                   machine.state, run_bugs))
+    return out
+
+
+def counterexample_rows(failures: Sequence[Failure], *, run_id: str, worker: str, test_id: str,
+                        seed: Optional[str] = None, time_to_failure_s: Optional[float] = None,
+                        examples_to_failure: Optional[int] = None,
+                        found_at: Optional[_dt.datetime] = None) -> list[dict[str, Any]]:
+    """``counterexamples`` rows (dicts in schema order) for ``failures``."""
+    from .trace_codec import config_to_json, counterexample_id, encode_steps, names, signature, state_to_json
+
+    found_at = found_at or utcnow()
+    rows = []
+    for f in failures:
+        config_json = config_to_json(f.config)
+        steps = encode_steps(f.trace)
+        bug_names = names(f.bugs)
+        rows.append({
+            "schema_version": SCHEMA_VERSION,
+            "counterexample_id": counterexample_id(config_json, steps, f.prop, bug_names),
+            "signature": signature(f.prop, f.kind, f.template, path=f.template_is_path),
+            "property": f.prop,
+            "kind": f.kind,
+            "violation": f.violation,
+            "variants": names(f.config.variants),
+            "sut_bugs": bug_names,
+            "brokers": len(f.config.brokers),
+            "replication_factor": f.config.replication_factor,
+            "min_isr": f.config.min_isr,
+            "unclean_recovery": f.config.unclean_recovery,
+            "unclean_leader_election": f.config.unclean_leader_election,
+            "config_json": config_json,
+            "steps": steps,
+            "step_count": len(steps),
+            "final_state_json": state_to_json(f.state),
+            "seed": seed,
+            "hypothesis_version": hypothesis_version(),
+            "project_version": project_version(),
+            "run_id": run_id,
+            "worker": worker,
+            "test_id": test_id,
+            "found_at": found_at,
+            "time_to_failure_s": time_to_failure_s,
+            "examples_to_failure": examples_to_failure,
+        })
+    return rows
+
+
+# ------------------------------------------------------------ run observer
+
+def first_failure(statistics: Optional[dict]) -> tuple[Optional[int], Optional[float]]:
+    """(examples run when the first failure was found, the failing one included;
+    seconds spent running them) from Hypothesis's run statistics (reuse, then
+    generate phase); (None, None) when no example failed there. The fallback of
+    ``RunStats.first_failure_examples`` / ``first_failure_s``."""
+    if not statistics:
+        return None, None
+    n, t = 0, 0.0
+    for phase in ("reuse-phase", "generate-phase"):
+        for case in statistics.get(phase, {}).get("test-cases", []):
+            t += float(case.get("runtime", 0.0) or 0.0)
+            n += 1
+            if case.get("status") == "interesting":
+                return n, t
+    return None, None
+
+
+class RunObserver:
+    """Observes one machine run (all its examples): wall clock, the machine class's
+    ``RunStats`` (as a delta, so a class run twice is counted per run) and
+    Hypothesis's statistics (for the first failure). A context manager; call
+    ``fail(exc)`` with the exception the run raised."""
+
+    def __init__(self, machine_cls: type, test_id: Optional[str] = None, settings: Any = None) -> None:
+        self.machine_cls = machine_cls
+        self.test_id = test_id or machine_cls.__name__
+        self.started_at: Optional[_dt.datetime] = None
+        self.duration_s = 0.0
+        self.statistics: Optional[dict] = None
+        self.exception: Optional[BaseException] = None
+        self._t0 = 0.0
+        self._before: Optional[tuple] = None
+        self._after: Optional[tuple] = None
+        self._cm: Any = None
+        self._prev: Any = None
+        self._failure_noted_before = False
+        self.profile = hypothesis_profile()
+        if settings is None:
+            settings = getattr(getattr(machine_cls, "TestCase", None), "settings", None)
+        self.seed = hypothesis_seed(settings)
+
+    def first_failure(self) -> tuple[Optional[int], Optional[float]]:
+        """(examples_to_failure, time_to_failure_s): the machine's own measure
+        (``RunStats.first_failure_examples``: examples run when the first failure
+        was found, 1-based; ``first_failure_s``: seconds from the first example),
+        else Hypothesis's statistics (``first_failure``)."""
+        s = getattr(self.machine_cls, "run_stats", None)
+        if s is not None and not self._failure_noted_before and getattr(s, "first_failure_s", None) is not None:
+            return getattr(s, "first_failure_examples", None), s.first_failure_s
+        return first_failure(self.statistics)
+
+    def _stats(self) -> tuple:
+        s = getattr(self.machine_cls, "run_stats", None)
+        if s is None:
+            return 0, 0, Counter(), Counter(), Counter()
+        return (s.examples, s.steps, Counter(s.family_counts), Counter(s.action_counts), Counter(s.event_counts))
+
+    def _note(self, statistics: dict) -> None:
+        self.statistics = statistics
+        if self._prev is not None:
+            self._prev(statistics)
+
+    def start(self) -> "RunObserver":
+        from hypothesis.statistics import collector
+        self.started_at = utcnow()
+        self._t0 = time.perf_counter()
+        self._before = self._stats()
+        self._failure_noted_before = getattr(getattr(self.machine_cls, "run_stats", None), "first_failure_s", None) \
+            is not None
+        self._prev = collector.value
+        self._cm = collector.with_value(self._note)
+        self._cm.__enter__()
+        return self
+
+    def stop(self) -> None:
+        if self._cm is not None:
+            cm, self._cm = self._cm, None
+            cm.__exit__(None, None, None)
+            self.duration_s = time.perf_counter() - self._t0
+            self._after = self._stats()
+
+    def __enter__(self) -> "RunObserver":
+        return self.start()
+
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> None:
+        self.stop()
+        if ev is not None and self.exception is None and isinstance(ev, Exception):
+            self.fail(ev)
+
+    def fail(self, exc: BaseException) -> None:
+        self.exception = exc
+
+    @property
+    def failed(self) -> bool:
+        return self.exception is not None
+
+    def delta(self) -> tuple[int, int, Counter, Counter, Counter]:
+        before = self._before or self._stats()
+        after = self._after or self._stats()
+        return (after[0] - before[0], after[1] - before[1], after[2] - before[2], after[3] - before[3],
+                after[4] - before[4])
+
+    def run_row(self, run_id: str, worker: str) -> dict[str, Any]:
+        from .trace_codec import names
+        examples, steps, families, actions, events = self.delta()
+        cls = self.machine_cls
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "run_id": run_id,
+            "test_id": self.test_id,
+            "worker": worker,
+            "profile": self.profile,
+            "variants": names(getattr(cls, "variants", ())),
+            "sut_bugs": names(getattr(cls, "bugs", ())),
+            "started_at": self.started_at or utcnow(),
+            "duration_s": float(self.duration_s),
+            "examples": int(examples),
+            "steps": int(steps),
+            "failed": self.failed,
+            "rule_counts": sorted(families.items()),
+            "action_counts": sorted(actions.items()),
+            "event_counts": sorted(events.items()),
+        }
+
+    def counterexample_rows(self, run_id: str, worker: str) -> list[dict[str, Any]]:
+        if self.exception is None:
+            return []
+        failures = failures_from_exception(self.exception, getattr(self.machine_cls, "bugs", frozenset()))
+        examples, elapsed = self.first_failure()
+        return counterexample_rows(failures, run_id=run_id, worker=worker, test_id=self.test_id, seed=self.seed,
+                                   time_to_failure_s=elapsed, examples_to_failure=examples)
+
+
+# ------------------------------------------------------------------ writing
+
+def _ensure_tz(rows: list[dict[str, Any]], columns: Iterable[str]) -> None:
+    for row in rows:
+        for c in columns:
+            v = row.get(c)
+            if isinstance(v, _dt.datetime) and v.tzinfo is None:
+                row[c] = v.replace(tzinfo=_dt.timezone.utc)
+
+
+def table_of(table: str, rows: list[dict[str, Any]]) -> pa.Table:
+    schema = SCHEMAS[table]
+    rows = [dict(r) for r in rows]
+    _ensure_tz(rows, [f.name for f in schema if pa.types.is_timestamp(f.type)])
+    t = pa.Table.from_pylist(rows, schema=schema)
+    return t.replace_schema_metadata({VERSION_KEY: str(SCHEMA_VERSION).encode()})
+
+
+def write_part(root: Path | str, table: str, rows: list[dict[str, Any]], run_id: str, worker: str,
+               seq: int = 0, run_date: Optional[_dt.date] = None) -> Path:
+    """Write ``rows`` as one Parquet file of ``table`` atomically; returns its path.
+    The name's ``seq`` is bumped past any existing file: nothing is overwritten."""
+    run_date = run_date or utcnow().date()
+    directory = Path(root) / table / f"{PARTITION_COLUMN}={run_date.isoformat()}"
+    directory.mkdir(parents=True, exist_ok=True)
+    data = table_of(table, rows)
+    tmp = directory / f".part-{run_id}-{worker}-{seq:04d}.parquet.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        with open(tmp, "wb") as fh:
+            pq.write_table(data, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        while True:
+            final = directory / f"part-{run_id}-{worker}-{seq:04d}.parquet"
+            try:
+                os.link(tmp, final)  # fails if ``final`` exists: never overwrites
+                break
+            except FileExistsError:
+                seq += 1
+            except OSError:  # a file system without hard links
+                if final.exists():
+                    seq += 1
+                    continue
+                os.replace(tmp, final)
+                break
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return final
+
+
+class CorpusWriter:
+    """Buffers rows of one run (a pytest session, or a test's own runs) for one
+    worker and writes them with ``flush()``: one file per table per flush."""
+
+    def __init__(self, root: Path | str, run_id: Optional[str] = None, worker: Optional[str] = None,
+                 run_date: Optional[_dt.date] = None) -> None:
+        self.root = Path(root)
+        self.run_id = run_id or new_run_id()
+        self.worker = worker or worker_id()
+        self.run_date = run_date or utcnow().date()
+        self.rows: dict[str, list[dict[str, Any]]] = {COUNTEREXAMPLES: [], RUNS: []}
+        self.written: list[Path] = []
+        self._seq = 0
+
+    def add_counterexamples(self, rows: Iterable[dict[str, Any]]) -> None:
+        self.rows[COUNTEREXAMPLES].extend(rows)
+
+    def add_run(self, row: dict[str, Any]) -> None:
+        self.rows[RUNS].append(row)
+
+    def record(self, run: RunObserver) -> list[dict[str, Any]]:
+        """Buffer a run's ``runs`` row and its counterexample rows; returns the latter."""
+        ces = run.counterexample_rows(self.run_id, self.worker)
+        self.add_counterexamples(ces)
+        self.add_run(run.run_row(self.run_id, self.worker))
+        return ces
+
+    def flush(self) -> list[Path]:
+        paths = []
+        for table in (COUNTEREXAMPLES, RUNS):
+            rows = self.rows[table]
+            if not rows:
+                continue
+            path = write_part(self.root, table, rows, self.run_id, self.worker, self._seq, self.run_date)
+            self.rows[table] = []
+            paths.append(path)
+        self._seq += 1
+        self.written.extend(paths)
+        return paths
+
+
+def run_machine(machine_cls: type, settings: Any = None, corpus_dir: Path | str | None = None, *,
+                writer: Optional[CorpusWriter] = None, test_id: Optional[str] = None) -> None:
+    """``run_state_machine_as_test(machine_cls, settings=settings)`` with the corpus:
+    the final (shrunk) failure is written as counterexample rows, and a runs row
+    either way; the failure is re-raised. Give ``writer`` (flushed by the caller)
+    or ``corpus_dir`` (flushed here)."""
+    from hypothesis.stateful import run_state_machine_as_test
+    own = writer is None
+    if own:
+        if corpus_dir is None:
+            raise ValueError("run_machine needs corpus_dir or writer")
+        writer = CorpusWriter(corpus_dir)
+    assert writer is not None
+    run = RunObserver(machine_cls, test_id, settings)
+    try:
+        with run:
+            run_state_machine_as_test(machine_cls, settings=settings)
+    finally:
+        writer.record(run)
+        if own:
+            writer.flush()
+
+
+# ------------------------------------------------------------------ reading
+
+@attrs.define
+class CorpusRead:
+    """Rows of every readable file of one table, the files read and the problems
+    (skipped files, each named with the reason)."""
+
+    rows: list[dict[str, Any]]
+    files: list[Path]
+    problems: list[str]
+
+
+def corpus_files(root: Path | str, table: str) -> list[Path]:
+    """The table's visible Parquet files (dot- and underscore-prefixed names,
+    i.e. files being written, are not part of the corpus)."""
+    base = Path(root) / table
+    if not base.is_dir():
+        return []
+    out = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
+        for name in filenames:
+            if name.endswith(".parquet") and not name.startswith((".", "_")):
+                out.append(Path(dirpath) / name)
+    return sorted(out)
+
+
+def _partition_values(path: Path, base: Path) -> dict[str, str]:
+    out = {}
+    for part in path.relative_to(base).parts[:-1]:
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k] = v
+    return out
+
+
+def _file_version(path: Path) -> Optional[int]:
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(VERSION_KEY)
+    return int(raw) if raw is not None else None
+
+
+def read_table_rows(root: Path | str, table: str, warn: bool = True) -> CorpusRead:
+    """Rows (dicts, plus ``run_date`` from the partition and ``_file``) of every
+    readable file of ``table``. Skips, with a ``CorpusWarning`` naming the file,
+    files that are corrupt or truncated and files of a newer schema version."""
+    schema = SCHEMAS[table]
+    base = Path(root) / table
+    result = CorpusRead([], [], [])
+    for path in corpus_files(root, table):
+        try:
+            version = _file_version(path)
+            data = pq.read_table(path)
+        except Exception as e:  # ArrowInvalid, OSError, …: corrupt or truncated
+            result.problems.append(f"{path}: cannot be read (corrupt or truncated Parquet file?): "
+                                   f"{type(e).__name__}: {e}")
+            continue
+        if version is None and "schema_version" in data.column_names and data.num_rows:
+            version = max(v for v in data.column("schema_version").to_pylist() if v is not None)
+        if version is not None and version > SCHEMA_VERSION:
+            result.problems.append(
+                f"{path}: refused: written with corpus schema version {version}, newer than the version "
+                f"{SCHEMA_VERSION} this replicheck reads; upgrade replicheck to read it")
+            continue
+        missing = [f.name for f in schema if f.name not in data.column_names and not f.nullable]
+        if missing:
+            result.problems.append(f"{path}: refused: not a replicheck {table} file (missing columns {missing})")
+            continue
+        for f in schema:  # an older version lacks (nullable) newer columns
+            if f.name not in data.column_names:
+                data = data.append_column(f, pa.nulls(data.num_rows, f.type))
+        try:
+            rows = data.select([f.name for f in schema]).cast(schema).to_pylist()
+        except Exception as e:
+            result.problems.append(f"{path}: cannot be read: columns do not match the schema: {e}")
+            continue
+        extra = _partition_values(path, base)
+        for r in rows:
+            r.update(extra)
+            r["_file"] = str(path)
+            for key in ("rule_counts", "action_counts", "event_counts"):
+                if isinstance(r.get(key), list):
+                    r[key] = dict(r[key])
+        result.rows.extend(rows)
+        result.files.append(path)
+    if warn:
+        for p in result.problems:
+            warnings.warn(p, CorpusWarning, stacklevel=2)
+    return result
+
+
+def read_counterexamples(root: Path | str, warn: bool = True) -> CorpusRead:
+    return read_table_rows(root, COUNTEREXAMPLES, warn)
+
+
+def read_runs(root: Path | str, warn: bool = True) -> CorpusRead:
+    return read_table_rows(root, RUNS, warn)
+
+
+def unique_counterexamples(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per counterexample_id (the earliest found), ordered by signature,
+    length and id."""
+    best: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        cur = best.get(r["counterexample_id"])
+        if cur is None or (r["found_at"], r["_file"]) < (cur["found_at"], cur["_file"]):
+            best[r["counterexample_id"]] = r
+    return sorted(best.values(), key=lambda r: (r["signature"], r["step_count"], r["counterexample_id"]))
+
+
+def find_by_id(rows: Sequence[dict[str, Any]], ident: str, where: str = "the corpus") -> dict[str, Any]:
+    """The counterexample whose id is ``ident`` or starts with it (unique prefix)."""
+    unique = unique_counterexamples(rows)
+    exact = [r for r in unique if r["counterexample_id"] == ident]
+    matches = exact or [r for r in unique if r["counterexample_id"].startswith(ident)]
+    if len(matches) == 1:
+        return matches[0]
+    signatures = {r["signature"] for r in unique}
+    if not matches:
+        raise CounterexampleNotFound(
+            f"no counterexample with id {ident!r} in {where}: it holds {len(unique)} counterexample id(s) "
+            f"of {len(signatures)} signature(s). Use --list to see them, or --signature SIG to replay the "
+            f"shortest counterexample of a signature.")
+    raise CounterexampleNotFound(
+        f"id prefix {ident!r} is ambiguous in {where}: {len(matches)} ids start with it: "
+        + ", ".join(r["counterexample_id"][:16] for r in matches[:10]) + ("…" if len(matches) > 10 else ""))
+
+
+def shortest_of_signature(rows: Sequence[dict[str, Any]], sig: str, where: str = "the corpus") -> dict[str, Any]:
+    """The shortest counterexample (fewest steps, then earliest, then id) of a signature."""
+    unique = unique_counterexamples(rows)
+    members = [r for r in unique if r["signature"] == sig]
+    if not members:
+        sigs = Counter(r["signature"] for r in unique)
+        listing = "\n  ".join(f"{n:4}  {s}" for s, n in sorted(sigs.items()))
+        raise CounterexampleNotFound(
+            f"no counterexample with signature {sig!r} in {where} ({len(sigs)} signature(s)"
+            + (f"):\n  {listing}" if sigs else ")"))
+    return min(members, key=lambda r: (r["step_count"], r["found_at"], r["counterexample_id"]))
+
+
+@attrs.frozen
+class DecodedCounterexample:
+    """A corpus row decoded for replay."""
+
+    config: Any
+    actions: tuple
+    variants: frozenset
+    bugs: frozenset
+    prop: str
+    kind: str
+    counterexample_id: str
+    signature: str
+
+    def __iter__(self) -> Iterator[Any]:
+        """``config, actions, variants, bugs = decode_counterexample(row)``."""
+        return iter((self.config, self.actions, self.variants, self.bugs))
+
+    @property
+    def expected_to_fail(self) -> bool:
+        """Whether a replay must still show this failure (the regression rule of
+        ``harness.pytest_plugin``): a property violation recorded with a protocol
+        variant on, or a divergence recorded with a SUT bug (or variant) on — the
+        flaw was put there on purpose and must stay detected. Everything else (the
+        correct protocol and the correct SUT failing, or any harness error) was a
+        real bug, and must now be fixed."""
+        if self.kind == "property":
+            return bool(self.variants)
+        if self.kind == "divergence":
+            return bool(self.bugs or self.variants)
+        return False
+
+
+def decode_counterexample(row: dict[str, Any]) -> DecodedCounterexample:
+    """(config, actions, variants, bugs) of a ``counterexamples`` row; raises
+    ``trace_codec.TraceDecodeError`` naming what cannot be decoded."""
+    from .trace_codec import TraceDecodeError, bugs_from_names, config_from_json, decode_steps, variants_from_names
+
+    version = row.get("schema_version")
+    if version is not None and version > SCHEMA_VERSION:
+        raise TraceDecodeError(f"counterexample {row.get('counterexample_id')} has schema version {version}, "
+                               f"newer than {SCHEMA_VERSION}; upgrade replicheck")
+    config = config_from_json(row["config_json"])
+    variants = variants_from_names(row.get("variants") or ()) | config.variants
+    if variants != config.variants:
+        config = attrs.evolve(config, variants=variants)
+    return DecodedCounterexample(config, decode_steps(row.get("steps") or []), variants,
+                                 bugs_from_names(row.get("sut_bugs") or ()), row["property"], row["kind"],
+                                 row["counterexample_id"], row["signature"])
+

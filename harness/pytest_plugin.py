@@ -1,0 +1,275 @@
+"""pytest plugin: the counterexample corpus for every ReplicationMachine test,
+and ``--replay-corpus`` regression tests. Registered by the root ``conftest.py``
+(``pytest_plugins = ["harness.pytest_plugin"]``); elsewhere ``-p harness.pytest_plugin``.
+
+Recording. A test is a machine test when it is a ``ReplicationMachine``
+subclass's ``TestCase``. For each, the worker that ran it (the main process, or
+any xdist worker) buffers one ``runs`` row — passing or failing — and, when it
+failed, the counterexample(s) of the exception Hypothesis raised out of the test:
+the final, shrunk failure (the intermediate shrinks never leave Hypothesis), one
+row per failing property. Each worker writes its rows at the end of the session:
+one file per table per worker, under the session's ``run_id`` (shared by the
+xdist workers). Options:
+
+- ``--corpus-dir DIR`` (else ``$REPLICHECK_CORPUS``, else ``corpus/`` at the
+  rootdir, git-ignored);
+- ``--no-corpus``: record nothing.
+
+Regression tests. ``pytest --replay-corpus DIR`` adds one test per
+counterexample of the corpus at DIR (deduplicated by id). Without file or
+directory arguments only these run (the rest of the suite is deselected); with
+arguments they run alongside. The rule, as a Kafka engineer reads a corpus:
+
+- a property violation recorded with a protocol **variant** on, or a divergence
+  recorded with a **SUT bug** on, is a known flaw put there on purpose: the test
+  asserts the replay *still fails the same way* (same property; a divergence), so
+  the checker keeps its teeth;
+- a counterexample of the **correct protocol and correct SUT** (no variant, no
+  bug — or a property failure under a SUT bug, which the model alone produced —
+  or any harness error) was a real bug: the test asserts the replay now finds
+  *no* violation and no divergence, so a fixed bug stays fixed.
+
+A trace the model no longer enables fails its test naming the step and reason;
+unreadable files (corrupt, truncated, newer schema) are skipped with a warning
+naming them, and the other files still run.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+_STATE = pytest.StashKey["_CorpusSession"]()
+_OBSERVER = pytest.StashKey[Any]()
+_PROPERTY = "replicheck_counterexamples"
+#: (nodeid, id, signature, corpus dir) of the counterexamples recorded this session,
+#: gathered from the test reports (so on the xdist controller too) for the summary.
+_RECORDED: list[tuple[str, str, str, str]] = []
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("replicheck", "replicheck counterexample corpus")
+    group.addoption("--corpus-dir", default=None, metavar="DIR",
+                    help="write the counterexample corpus (Parquet) of machine tests here "
+                         "(default: $REPLICHECK_CORPUS, else corpus/ at the rootdir)")
+    group.addoption("--no-corpus", action="store_true", default=False,
+                    help="do not write the counterexample corpus")
+    group.addoption("--replay-corpus", default=None, metavar="DIR",
+                    help="collect every counterexample of the corpus at DIR as a regression test")
+
+
+class _CorpusSession:
+    def __init__(self, config: pytest.Config) -> None:
+        from .corpus import ENV_CORPUS, new_run_id, worker_id
+
+        self.enabled = not config.getoption("no_corpus")
+        chosen = config.getoption("corpus_dir") or os.environ.get(ENV_CORPUS) or None
+        self.corpus_dir: Path = Path(chosen) if chosen else Path(config.rootpath) / "corpus"
+        workerinput = getattr(config, "workerinput", None) or {}
+        self.run_id: str = workerinput.get("testrunuid") or new_run_id()
+        self.worker: str = workerinput.get("workerid") or ("main" if not workerinput else worker_id())
+        self._writer: Any = None
+
+    @property
+    def writer(self) -> Any:
+        if self._writer is None:
+            from .corpus import CorpusWriter
+            self._writer = CorpusWriter(self.corpus_dir, self.run_id, self.worker)
+        return self._writer
+
+    def flush(self) -> list[Path]:
+        if self._writer is None:
+            return []
+        from .corpus import CorpusWarning
+        try:
+            return self._writer.flush()
+        except Exception as e:  # never fail the session over the corpus, but say so
+            warnings.warn(CorpusWarning(f"could not write the counterexample corpus to {self.corpus_dir}: "
+                                        f"{type(e).__name__}: {e}"))
+            return []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_STATE] = _CorpusSession(config)
+    config.addinivalue_line("markers", "corpus_replay: a counterexample of --replay-corpus replayed as a "
+                                       "regression test")
+
+
+def _machine_class(item: pytest.Item) -> Optional[type]:
+    """The ReplicationMachine subclass whose ``TestCase`` this item runs, or None."""
+    obj = getattr(item, "obj", None)
+    cls = getattr(obj, "_hypothesis_state_machine_class", None)
+    if cls is None:
+        return None
+    from .machine import ReplicationMachine
+    return cls if isinstance(cls, type) and issubclass(cls, ReplicationMachine) else None
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_call(item: pytest.Item):  # type: ignore[no-untyped-def]
+    # Innermost of the wrappers, so that the Hypothesis statistics collector set
+    # here sees the run (and passes the statistics on to Hypothesis's own).
+    session = item.config.stash.get(_STATE, None)
+    cls = _machine_class(item) if session is not None and session.enabled else None
+    if cls is None:
+        yield
+        return
+    from .corpus import RunObserver
+    observer = RunObserver(cls, test_id=item.nodeid, settings=getattr(getattr(item, "cls", None), "settings", None))
+    item.stash[_OBSERVER] = observer
+    observer.start()
+    try:
+        yield
+    finally:
+        observer.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):  # type: ignore[no-untyped-def]
+    outcome = yield
+    if call.when != "call":
+        return
+    observer = item.stash.get(_OBSERVER, None)
+    session = item.config.stash.get(_STATE, None)
+    if observer is None or session is None:
+        return
+    del item.stash[_OBSERVER]
+    exc = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(exc, Exception) and not isinstance(exc, pytest.skip.Exception):
+        observer.fail(exc)
+    try:
+        rows = session.writer.record(observer)
+    except Exception as e:  # recording must never hide the test's own outcome
+        from .corpus import CorpusWarning
+        warnings.warn(CorpusWarning(f"{item.nodeid}: could not record the run in the corpus: "
+                                    f"{type(e).__name__}: {e}"))
+        return
+    if rows:
+        report = outcome.get_result()
+        report.user_properties.append(
+            (_PROPERTY, [(r["counterexample_id"], r["signature"], str(session.corpus_dir)) for r in rows]))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # Runs on the controller too (xdist forwards reports with their user_properties).
+    for name, value in getattr(report, "user_properties", ()):
+        if name == _PROPERTY:
+            _RECORDED.extend((report.nodeid, *v) for v in value)
+
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    state = session.config.stash.get(_STATE, None)
+    if state is not None:
+        state.flush()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    if not _RECORDED:
+        return
+    seen = set()
+    terminalreporter.section("replicheck counterexample corpus")
+    for nodeid, ident, sig, corpus in _RECORDED:
+        if (nodeid, ident) in seen:
+            continue
+        seen.add((nodeid, ident))
+        terminalreporter.write_line(f"{nodeid}: {sig}")
+        terminalreporter.write_line(f"    replicheck replay {corpus} --id {ident[:16]}")
+    _RECORDED.clear()
+
+
+# --------------------------------------------------------------- regressions
+
+class CorpusRegression(AssertionError):
+    """A replayed counterexample did not behave as the regression rule expects."""
+
+
+def regression_failure(decoded: Any, row: dict[str, Any], result: Any) -> Optional[str]:
+    """Why replaying a counterexample breaks the regression rule (module doc), or
+    None when it holds: a counterexample expected to fail (a variant's property, a
+    SUT bug's divergence) must fail the same way; any other must not fail."""
+    from .replay import reproduces
+
+    flaws = ", ".join([f"variant {v.name}" for v in sorted(decoded.variants, key=lambda v: v.name)]
+                      + [f"SUT bug {b.name}" for b in sorted(decoded.bugs, key=lambda b: b.name)])
+    where = f"counterexample {decoded.counterexample_id} ({row.get('test_id')}, {row.get('_file')})"
+    if decoded.expected_to_fail:
+        if reproduces(result, decoded.prop, decoded.kind):
+            return None
+        got = "no failure" if not result.failed else \
+            f"{', '.join(result.property_names)} after step {result.failed_at}"
+        return (f"{where}\nrecorded with {flaws}: expected {decoded.prop} ({decoded.kind}) to still fail, "
+                f"but the replay of {len(decoded.actions)} steps found {got}.\n"
+                f"recorded violation:\n  {row.get('violation')}\n\nreplay:\n{result.report()}")
+    if not result.failed:
+        return None
+    return (f"{where}\na counterexample of the correct protocol" + (f" (run with {flaws})" if flaws else "")
+            + f" fails again: {', '.join(result.property_names)} after step {result.failed_at}\n\n"
+            + result.report())
+
+
+class CounterexampleItem(pytest.Item):
+    """One counterexample of ``--replay-corpus``, replayed as a regression test."""
+
+    def __init__(self, *, row: dict[str, Any], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.row = row
+        self.add_marker("corpus_replay")
+
+    def runtest(self) -> None:
+        from .corpus import decode_counterexample
+        from .replay import replay, sut_available
+
+        decoded = decode_counterexample(self.row)
+        if decoded.kind == "divergence" and not sut_available():
+            pytest.skip("a divergence counterexample needs the sut package to replay")
+        result = replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs)
+        problem = regression_failure(decoded, self.row, result)
+        if problem is not None:
+            raise CorpusRegression(problem)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        from .replay import TraceNotEnabled
+        from .trace_codec import TraceDecodeError
+        e = excinfo.value
+        if isinstance(e, CorpusRegression):
+            return str(e)
+        if isinstance(e, TraceNotEnabled):
+            return (f"counterexample {self.row['counterexample_id']} ({self.row.get('_file')}) cannot be replayed "
+                    f"any more: {e}")
+        if isinstance(e, TraceDecodeError):
+            return f"counterexample {self.row['counterexample_id']} ({self.row.get('_file')}) cannot be decoded: {e}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, Optional[int], str]:
+        return self.path, None, f"counterexample {self.row['counterexample_id'][:16]} [{self.row['signature']}]"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    directory = config.getoption("replay_corpus", None)
+    if not directory:
+        return
+    from .corpus import CorpusWarning, read_counterexamples, unique_counterexamples
+
+    root = Path(directory)
+    if not root.is_dir():
+        raise pytest.UsageError(f"--replay-corpus {directory}: no such directory")
+    read = read_counterexamples(root, warn=False)
+    for problem in read.problems:
+        warnings.warn(CorpusWarning(problem))
+    ours: list[pytest.Item] = []
+    for row in unique_counterexamples(read.rows):
+        label = "+".join(row["variants"] + row["sut_bugs"]) or "correct"
+        name = f"{row['property']}[{label}-{row['counterexample_id'][:12]}]"
+        ours.append(CounterexampleItem.from_parent(session, name=name, nodeid=f"{root.name}::{name}",
+                                                   path=Path(row["_file"]).resolve(), row=row))
+    if config.args_source != pytest.Config.ArgsSource.ARGS and items:
+        config.hook.pytest_deselected(items=list(items))
+        items[:] = ours
+    else:
+        items.extend(ours)

@@ -1,0 +1,249 @@
+"""Encoding traces, configurations and states for the counterexample corpus, and
+decoding them back for replay.
+
+Everything here is deterministic and canonical (sorted keys, sorted sets), so
+that the same failure always yields the same ``counterexample_id``.
+
+- A step is ``{"idx", "family", "action", "args_json"}``: the action class name
+  and its attrs fields as JSON, e.g. ``UncleanShutdown`` ``{"broker": 2, "lossy": true}``;
+  tuples become lists (``Reassign`` ``{"target": [1, 2, 4]}``).
+- A config is the full ``model.Config`` as JSON, variants by name.
+- A state is ``attrs``-style JSON: enums by name, frozensets as sorted lists,
+  tuples as lists, and the members of the metadata-record and message unions
+  tagged with ``"_type"``.
+
+The **signature** (the corpus dedup key) is ``"<property>|<kind>|<template>"``,
+where the template is the failure's text with everything run-specific
+normalized away (``normalize``):
+
+1. every integer (broker id, offset, epoch, value, count) becomes ``N``;
+2. every bracketed list (an ISR, an ELR, a replica list) becomes ``[…]``;
+3. a comma-separated run of ``N``-items (``N=N, N=N`` replica LEOs) becomes ``N…``.
+
+What is kept is the property and the *shape* of the violation: which check
+failed and how (e.g. "replica N is in the controller's ISR … but lacks committed
+offset N" vs "… ELR …"; a missing record vs a different record). For the
+template: a property violation uses its first violation message of that
+property; a divergence uses the field path of its first difference, indexes
+normalized (``state.brokers[N].replica.hwm``) — or, for a disagreement on enablement, its
+normalized line (``enablement of ProposeIsrExpand(leader=N, follower=N): model=refused
+sut=enabled``), or, when the SUT refused an action the model took, the action class and the
+normalized reason; a harness error uses the
+exception type and its normalized message.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import re
+from typing import Any, Iterable, Optional, Sequence
+
+import attrs
+
+import model
+from model import ACTION_TYPES, Config, Variant, family_of
+
+#: Classes tagged with "_type" in state JSON: the members of the union-typed
+#: fields (the metadata log and the network).
+_TAGGED: frozenset[type] = frozenset({
+    model.RegisterBrokerRecord, model.FenceBrokerRecord, model.UnfenceBrokerRecord, model.PartitionRecord,
+    model.PartitionChangeRecord, model.FetchRequest, model.FetchResponse, model.AlterPartitionRequest,
+    model.AlterPartitionResponse,
+})
+
+ACTIONS_BY_NAME: dict[str, type] = {t.__name__: t for t in ACTION_TYPES}
+
+
+class TraceDecodeError(ValueError):
+    """A corpus row (config, step, variant or bug name) cannot be decoded."""
+
+
+# --------------------------------------------------------------------- JSON
+
+def _sort_key(x: Any) -> str:
+    return json.dumps(x, sort_keys=True)
+
+
+def to_jsonable(obj: Any) -> Any:
+    """A JSON-friendly, canonical form of a model value (see module doc)."""
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    if isinstance(obj, enum.Enum):
+        return obj.name
+    cls = type(obj)
+    if attrs.has(cls):
+        out = {f.name: to_jsonable(getattr(obj, f.name)) for f in attrs.fields(cls)}
+        if cls in _TAGGED:
+            out = {"_type": cls.__name__, **out}
+        return out
+    if isinstance(obj, (frozenset, set)):
+        return sorted((to_jsonable(x) for x in obj), key=_sort_key)
+    if isinstance(obj, (tuple, list)):
+        return [to_jsonable(x) for x in obj]
+    if isinstance(obj, dict):
+        return {str(to_jsonable(k)): to_jsonable(v) for k, v in obj.items()}
+    return repr(obj)
+
+
+def dumps(obj: Any) -> str:
+    """Canonical JSON text: sorted keys, no whitespace."""
+    return json.dumps(to_jsonable(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def state_to_json(state: Any) -> str:
+    return dumps(state)
+
+
+# ------------------------------------------------------------------ config
+
+def config_to_json(config: Config) -> str:
+    return dumps(config)
+
+
+def variants_from_names(names: Iterable[str]) -> frozenset[Variant]:
+    out = set()
+    for n in names:
+        try:
+            out.add(Variant[n])
+        except KeyError:
+            raise TraceDecodeError(
+                f"unknown protocol variant {n!r}; this replicheck knows {sorted(v.name for v in Variant)}") from None
+    return frozenset(out)
+
+
+def bugs_from_names(names: Iterable[str]) -> frozenset:
+    names = list(names)
+    if not names:
+        return frozenset()
+    try:
+        from sut import Bug
+    except ImportError as e:  # pragma: no cover - the sut package is part of the project
+        raise TraceDecodeError(f"SUT bugs {names} named, but the sut package cannot be imported: {e}") from None
+    out = set()
+    for n in names:
+        try:
+            out.add(Bug[n])
+        except KeyError:
+            raise TraceDecodeError(
+                f"unknown SUT bug {n!r}; this replicheck knows {sorted(b.name for b in Bug)}") from None
+    return frozenset(out)
+
+
+def names(values: Iterable[Any]) -> list[str]:
+    """Sorted enum member names (variants, bugs)."""
+    return sorted(v.name if isinstance(v, enum.Enum) else str(v) for v in values)
+
+
+def config_from_json(text: str) -> Config:
+    try:
+        d = json.loads(text)
+    except (TypeError, ValueError) as e:
+        raise TraceDecodeError(f"config_json is not valid JSON: {e}") from None
+    if not isinstance(d, dict):
+        raise TraceDecodeError(f"config_json must be a JSON object, got {text[:80]!r}")
+    known = {f.name for f in attrs.fields(Config)}
+    unknown = sorted(set(d) - known)
+    if unknown:
+        raise TraceDecodeError(f"config_json has unknown field(s) {unknown}; model.Config has {sorted(known)}")
+    d = dict(d)
+    d["variants"] = variants_from_names(d.get("variants", ()))
+    for key in ("brokers", "assignment"):
+        if key in d and isinstance(d[key], list):
+            d[key] = tuple(d[key])
+    try:
+        return Config(**d)
+    except (TypeError, ValueError) as e:
+        raise TraceDecodeError(f"config_json does not make a valid model.Config: {e}") from None
+
+
+# ------------------------------------------------------------------- steps
+
+def action_args(action: Any) -> dict[str, Any]:
+    return {f.name: to_jsonable(getattr(action, f.name)) for f in attrs.fields(type(action))}
+
+
+def encode_step(idx: int, action: Any) -> dict[str, Any]:
+    return {"idx": idx, "family": family_of(action), "action": type(action).__name__,
+            "args_json": json.dumps(action_args(action), sort_keys=True, separators=(",", ":"))}
+
+
+def encode_steps(trace: Sequence[Any]) -> list[dict[str, Any]]:
+    return [encode_step(i, a) for i, a in enumerate(trace)]
+
+
+def decode_step(step: dict[str, Any]) -> Any:
+    """The action of one encoded step; TraceDecodeError naming the step otherwise."""
+    idx = step.get("idx")
+    name = step.get("action")
+    cls = ACTIONS_BY_NAME.get(name)  # type: ignore[arg-type]
+    if cls is None:
+        raise TraceDecodeError(f"step {idx}: unknown action {name!r}; allowed: {sorted(ACTIONS_BY_NAME)}")
+    try:
+        args = json.loads(step.get("args_json") or "{}")
+    except ValueError as e:
+        raise TraceDecodeError(f"step {idx} ({name}): args_json is not valid JSON: {e}") from None
+    if not isinstance(args, dict):
+        raise TraceDecodeError(f"step {idx} ({name}): args_json must be a JSON object, got {args!r}")
+    fields = {f.name for f in attrs.fields(cls)}
+    if set(args) != fields:
+        raise TraceDecodeError(f"step {idx} ({name}): args {sorted(args)} do not match the action's fields "
+                               f"{sorted(fields)}")
+    try:
+        return cls(**args)
+    except (TypeError, ValueError) as e:
+        raise TraceDecodeError(f"step {idx} ({name}): {e}") from None
+
+
+def decode_steps(steps: Sequence[dict[str, Any]]) -> tuple[Any, ...]:
+    ordered = sorted(steps, key=lambda s: s.get("idx", 0))
+    idxs = [s.get("idx") for s in ordered]
+    if idxs != list(range(len(ordered))):
+        raise TraceDecodeError(f"step indexes must be 0..{len(ordered) - 1} without gaps, got {idxs}")
+    return tuple(decode_step(s) for s in ordered)
+
+
+# -------------------------------------------------------- ids and signatures
+
+_BRACKETS = re.compile(r"\[[^\[\]]*\]")
+_INT = re.compile(r"\d+")
+_N_RUN = re.compile(r"N(?:[=:]N)*(?:, N(?:[=:]N)*)+")
+
+
+def normalize(text: str) -> str:
+    """``text`` with replica ids, offsets, epochs and sets normalized away (module doc)."""
+    s = _BRACKETS.sub("[…]", text)
+    s = _INT.sub("N", s)
+    s = _BRACKETS.sub("[…]", s)
+    return _N_RUN.sub("N…", s)
+
+
+def normalize_path(path: str) -> str:
+    """A diff field path with its indexes normalized: ``state.brokers[N].replica.hwm``."""
+    return _INT.sub("N", path)
+
+
+def signature(prop: str, kind: str, template_source: str, path: bool = False) -> str:
+    """The dedup key ``"<property>|<kind>|<normalized template>"`` (``path``: the
+    template is a diff field path, whose indexes only are normalized)."""
+    text = template_source.strip()
+    return f"{prop}|{kind}|{normalize_path(text) if path else normalize(text)}"
+
+
+def counterexample_id(config_json: str, steps: Sequence[dict[str, Any]], prop: str,
+                      bugs: Sequence[str] = ()) -> str:
+    """sha256 (hex) of the configuration (config, SUT bugs), the trace and the
+    property: the same failure of the same trace always has the same id."""
+    payload = json.dumps({"config": json.loads(config_json), "bugs": sorted(bugs),
+                          "steps": [[s["action"], json.loads(s["args_json"])] for s in steps],
+                          "property": prop}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def first_difference_path(differences: Sequence[str]) -> Optional[str]:
+    """The field path of the first ``path: model=… sut=…`` line of a diff."""
+    for line in differences:
+        if ": model=" in line:
+            return line.split(": model=", 1)[0]
+    return None
