@@ -1,0 +1,72 @@
+"""Helpers shared by the corpus tests: Hypothesis budgets for finding
+counterexamples fast, hand-made counterexamples (no search), and running pytest
+in a subprocess on a generated test file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterable
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+
+from harness.corpus import CorpusWriter, counterexample_rows, failures_from_exception
+from harness.replay import replay
+from model import (Config, Produce, ProposeIsrShrink, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
+                   Variant)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Generation only: a counterexample as found (tens of steps), usually within a few
+#: hundred examples (a generous budget: the run stops at the first failure).
+FIND = settings(max_examples=1000, stateful_step_count=60, derandomize=True, database=None, deadline=None,
+                suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False,
+                phases=(Phase.explicit, Phase.reuse, Phase.generate), verbosity=Verbosity.quiet)
+#: With shrinking (no explain phase, which traces coverage and is slow), on short runs.
+SHRINK = settings(FIND, stateful_step_count=10, phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink))
+
+HWM_CONFIG = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2,
+                    variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR}))
+#: The leader shrinks the ISR to itself below MinISR and still commits a write
+#: (HWM_ADVANCES_BELOW_MIN_ISR): the ELR member 2 lacks the committed offset 0.
+HWM_TRACE = (Produce(1, 1), ProposeIsrShrink(1, 2), ReceiveAlterPartition(1), ReceiveAlterPartitionResponse(2))
+#: With PRODUCE_IGNORES_MIN_ISR the SUT takes a write the model refuses (ISR below MinISR).
+PRODUCE_CONFIG = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2)
+PRODUCE_TRACE = (ProposeIsrShrink(1, 2), ReceiveAlterPartition(1), ReceiveAlterPartitionResponse(2), Produce(1, 1))
+
+
+def rows_for(trace: Iterable, config: Config, bugs: frozenset = frozenset(), test_id: str = "hand::made",
+             run_id: str = "handmade", worker: str = "main") -> list[dict]:
+    """Counterexample rows of a hand-written failing trace, as a run would record them."""
+    result = replay(tuple(trace), config, bugs=bugs)
+    assert result.failed, "the hand-written trace must fail"
+    exc = result.exception()
+    assert exc is not None
+    return counterexample_rows(failures_from_exception(exc, bugs), run_id=run_id, worker=worker, test_id=test_id)
+
+
+def write_corpus(root: Path, rows: list[dict], run_id: str = "handmade", worker: str = "main") -> Path:
+    writer = CorpusWriter(root, run_id=run_id, worker=worker)
+    writer.add_counterexamples(rows)
+    (path,) = writer.flush()
+    return path
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment for a nested pytest: none of this run's xdist, pytest or
+    corpus variables."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_", "REPLICHECK_")) and k != "HYPOTHESIS_PROFILE"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env.update(extra)
+    return env
+
+
+def run_pytest(cwd: Path, *args: str, env: dict[str, str] | None = None,
+               timeout: float = 400) -> subprocess.CompletedProcess:
+    """``python -m pytest -p harness.pytest_plugin ARGS`` in ``cwd`` (outside the
+    project, so neither its conftest nor its corpus is involved)."""
+    cmd = [sys.executable, "-m", "pytest", "-p", "harness.pytest_plugin", "-p", "no:cacheprovider", *args]
+    return subprocess.run(cmd, cwd=cwd, env=env or clean_env(), capture_output=True, text=True, timeout=timeout)

@@ -1,0 +1,113 @@
+"""Round trip: a counterexample the machine finds is written to the corpus, read
+back with pyarrow, decoded, replayed — and fails with the same property, at the
+same step, with the same report and final state. For several protocol variants
+(found by generation alone, tens of steps; and one shrunk), and for a SUT bug
+(a divergence)."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+from sut import Bug
+
+from harness import replay as harness_replay
+from harness.corpus import (CorpusWriter, decode_counterexample, read_counterexamples, read_runs, run_machine)
+from harness.failures import PropertyViolated, SutDiverged
+from harness.machine import machine_for
+from harness.replay import replay
+from harness.trace_codec import state_to_json
+from model import Variant
+
+from corpus_support import FIND, SHRINK
+
+VARIANTS = [Variant.HWM_ADVANCES_BELOW_MIN_ISR, Variant.UNCLEAN_REGISTRATION_KEEPS_ELR, Variant.NO_ELR,
+            Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR]
+
+
+def find_and_record(machine, settings, corpus, test_id):
+    writer = CorpusWriter(corpus, run_id="roundtrip", worker="main")
+    try:
+        run_machine(machine, settings, writer=writer, test_id=test_id)
+    except (PropertyViolated, SutDiverged) as e:
+        exc = e
+    else:
+        pytest.fail(f"{machine.__name__} found no counterexample in {settings.max_examples} examples: "
+                    "a search budget problem of the machine, not of the corpus")
+    paths = writer.flush()
+    return exc, paths
+
+
+def check_round_trip(exc, paths, expected_variants, expected_bugs=()):
+    ce_files = [p for p in paths if p.parent.parent.name == "counterexamples"]
+    assert len(ce_files) == 1
+    raw = pq.read_table(ce_files[0]).to_pylist()                    # plain pyarrow
+    rows = read_counterexamples(ce_files[0].parent.parent.parent).rows  # the corpus reader
+    assert [r["counterexample_id"] for r in raw] == [r["counterexample_id"] for r in rows]
+    names = exc.property_names if isinstance(exc, PropertyViolated) else ("SutDiffersFromModel",)
+    assert sorted(r["property"] for r in rows) == sorted(names)       # one row per failing property
+    for row in rows:
+        assert row["variants"] == expected_variants and row["sut_bugs"] == list(expected_bugs)
+        assert row["step_count"] == len(exc.trace) == len(row["steps"])
+        assert row["examples_to_failure"] is not None and row["examples_to_failure"] >= 1   # 1-based
+        assert row["time_to_failure_s"] is not None and row["time_to_failure_s"] > 0
+        assert row["seed"] is None                                    # derandomized
+        assert row["run_id"] == "roundtrip" and row["worker"] == "main"
+        json.loads(row["final_state_json"])
+
+        decoded = decode_counterexample(row)
+        assert decoded.actions == tuple(exc.trace)
+        state = exc.state if isinstance(exc, PropertyViolated) else exc.model_state
+        assert decoded.config == state.config
+        result = replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs)
+        assert result.failed and result.failed_at == row["step_count"]
+        assert row["property"] in result.property_names
+        assert state_to_json(result.state) == row["final_state_json"]
+        assert result.report() == str(exc)                           # the report pytest printed
+        again = harness_replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs)
+        assert again == result                                       # deterministic
+    return rows
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
+def test_found_counterexample_replays_to_the_same_property(variant, tmp_path):
+    machine = machine_for(variants=frozenset({variant}))
+    exc, paths = find_and_record(machine, FIND, tmp_path, f"roundtrip::{variant.name}")
+    assert isinstance(exc, PropertyViolated)
+    check_round_trip(exc, paths, [variant.name])
+    (run_row,) = read_runs(tmp_path).rows
+    assert run_row["failed"] and run_row["variants"] == [variant.name]
+    assert run_row["examples"] >= 1 and run_row["steps"] >= len(exc.trace)
+    assert sum(run_row["rule_counts"].values()) == run_row["steps"] == sum(run_row["action_counts"].values())
+
+
+def test_shrunk_counterexample_round_trips(tmp_path):
+    machine = machine_for(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR}))
+    exc, paths = find_and_record(machine, SHRINK, tmp_path, "roundtrip::shrunk")
+    rows = check_round_trip(exc, paths, ["HWM_ADVANCES_BELOW_MIN_ISR"])
+    assert len(rows) == 1 and rows[0]["step_count"] <= 6   # the final, shrunk example only
+
+
+BUGS = {
+    # the buggy SUT's snapshot differs from the model
+    Bug.PRODUCE_IGNORES_MIN_ISR: (FIND, "state."),
+    # the buggy SUT enables an ISR expansion the model refuses (no state differs yet)
+    Bug.ISR_EXPANSION_IGNORES_LESO: (FIND,
+                                     "enablement of ProposeIsrExpand(leader=N, follower=N): model=refused"),
+}
+
+
+@pytest.mark.parametrize("bug", list(BUGS), ids=lambda b: b.name)
+def test_sut_bug_divergence_round_trips(bug, tmp_path):
+    budget, template = BUGS[bug]
+    machine = machine_for(bugs=frozenset({bug}))
+    exc, paths = find_and_record(machine, budget, tmp_path, f"roundtrip::{bug.name}")
+    assert isinstance(exc, SutDiverged)
+    (row,) = check_round_trip(exc, paths, [], [bug.name])
+    assert row["kind"] == "divergence"
+    assert row["signature"].startswith("SutDiffersFromModel|divergence|" + template), row["signature"]
+    assert row["violation"] == "\n".join(exc.differences)
+    decoded = decode_counterexample(row)
+    # the correct SUT takes the same trace without diverging
+    assert not replay(decoded.actions, decoded.config).failed
