@@ -116,9 +116,10 @@ def _scan(log: tuple) -> _LogScan:
         problems: list[tuple[int, Violation]] = []
         last_epoch, n = -1, 0
     else:
-        images, problems, last_epoch, n = base.images, base.problems, base.last_broker_epoch, base.n
-        if len(images) != n + 1 or len(problems) and problems[-1][0] >= n:
-            images, problems = images[:n + 1], [p for p in problems if p[0] < n]
+        images, last_epoch, n = base.images, base.last_broker_epoch, base.n
+        problems = list(base.problems)  # rarely non-empty: copied, never shared
+        if len(images) != n + 1:  # another log already extended this prefix
+            images = images[:n + 1]
     for offset in range(n, len(log)):
         rec = log[offset]
         part = images[-1]
