@@ -1,59 +1,51 @@
-"""Corpus rows from real model runs (tests only: spark_reports itself never
-imports the model): the minimal counterexample of a protocol variant, run with
-the model, serialized as the harness would (attrs values as dicts, enums by
-name, sets as sorted lists)."""
+"""Corpus rows from real model runs, made by the harness's own row writer
+(``harness.corpus.counterexample_rows``: the final state and steps serialized
+exactly as a fuzz run stores them). Tests only: spark_reports itself never
+imports the model or the harness beyond ``harness.schema``."""
 
 from __future__ import annotations
 
 import datetime as dt
-import enum
-import hashlib
 import json
 from typing import Any
 
 import attrs
 
-from corpus_factory import counterexample
-
 
 def to_jsonable(obj: Any) -> Any:
-    if attrs.has(type(obj)):
-        out = {f.name: to_jsonable(getattr(obj, f.name)) for f in attrs.fields(type(obj))}
-        return out
-    if isinstance(obj, enum.Enum):
-        return obj.name
-    if isinstance(obj, (frozenset, set)):
-        return sorted(to_jsonable(x) for x in obj)
-    if isinstance(obj, (tuple, list)):
-        return [to_jsonable(x) for x in obj]
-    return obj
+    from harness.trace_codec import to_jsonable as codec
+    return codec(obj)
 
 
 def action_args(action: Any) -> dict:
-    return {f.name: to_jsonable(getattr(action, f.name)) for f in attrs.fields(type(action))}
+    from harness.trace_codec import action_args as codec
+    return codec(action)
 
 
-def scenario_row(variant_name: str, found_at: dt.datetime, cid: str = "") -> dict:
-    """A counterexample row for ``MINIMAL[Variant[variant_name]]`` run under the variant."""
+def scenario_row(variant_name: str, found_at: dt.datetime, cid: str = "", run_id: str = "run1"):
+    """``(row, final state, scenario)`` for ``MINIMAL[Variant[variant_name]]`` run
+    under the variant: one ``counterexamples`` row of its first violation (its
+    expected property). ``cid`` replaces the content-hash id when given."""
     import properties
+    from harness.corpus import Failure, counterexample_rows
     from harness.minimal_scenarios import MINIMAL
-    from model import Variant, family_of, initial_state, step
+    from model import Variant, initial_state, step
 
     v = Variant[variant_name]
     sc = MINIMAL[v]
     config = attrs.evolve(sc.config, variants=frozenset({v}))
     state = initial_state(config)
-    trace = []
-    for i, a in enumerate(sc.actions):
+    for a in sc.actions:
         state = step(state, a)
-        trace.append({"idx": i, "family": family_of(a), "action": type(a).__name__,
-                      "args_json": json.dumps(action_args(a))})
     violations = properties.check_all(state)
-    prop = violations[0].property if violations and hasattr(violations[0], "property") else sc.expected
-    cfg = to_jsonable(config)
-    row = counterexample(
-        cid or hashlib.sha256(f"{variant_name}".encode()).hexdigest()[:16], f"{sc.expected}:{variant_name}",
-        sc.expected, variants=[variant_name], trace=trace, found_at=found_at, config=cfg,
-        final_state=to_jsonable(state), violation=" | ".join(str(x) for x in violations) or sc.story)
-    row["final_state_json"] = json.dumps(to_jsonable(state))
+    first = next((x for x in violations if x.property == sc.expected), violations[0] if violations else None)
+    text = str(first) if first is not None else sc.story
+    failure = Failure(prop=first.property if first is not None else sc.expected, kind="property", violation=text,
+                      template=text, config=config, trace=tuple(sc.actions), state=state)
+    [row] = counterexample_rows([failure], run_id=run_id, worker="gw0", test_id="tests/spark_reports::minimal",
+                                time_to_failure_s=1.0 + len(sc.actions), examples_to_failure=10,
+                                found_at=found_at)
+    if cid:
+        row["counterexample_id"] = cid
+    json.loads(row["final_state_json"])
     return row, state, sc

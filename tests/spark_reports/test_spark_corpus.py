@@ -1,0 +1,129 @@
+"""load_corpus: schemas, views, the long steps table and key arguments, and the
+clear errors for missing, empty, runs-only and newer-schema corpora."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from pyspark.testing import assertDataFrameEqual
+
+from corpus_factory import counterexample, make_corpus, run, write
+from harness.schema import COUNTEREXAMPLE_SCHEMA, RUN_SCHEMA, SCHEMA_VERSION
+from spark_reports import ACTION_FAMILIES, KNOWN_EVENTS, STEP_COLUMNS, CorpusError, SchemaVersionError, load_corpus
+from spark_reports.corpus import spark_schema
+
+
+#: One JVM is enough: with ``pytest -n N --dist loadgroup`` these tests share one worker.
+pytestmark = pytest.mark.xdist_group("spark")
+
+
+def test_views_schema_and_long_steps(spark, toy):
+    assert toy.counterexamples.schema == spark_schema(COUNTEREXAMPLE_SCHEMA)
+    assert toy.runs.schema == spark_schema(RUN_SCHEMA)
+    assert tuple(toy.steps.columns) == STEP_COLUMNS
+    assert toy.notes == () and toy.newest_schema_version == SCHEMA_VERSION
+    toy.register_views()  # another test may have loaded (and registered) another corpus since
+    got = spark.sql("SELECT counterexample_id, step_idx, family, action, key_arg FROM steps "
+                    "WHERE counterexample_id IN ('c1', 'c4', 'c5')")
+    assertDataFrameEqual(got, [
+        ("c1", 0, "lifecycle", "FenceBroker", "FenceBroker(broker=1)"),
+        ("c1", 1, "client", "Produce", "Produce(broker=2)"),
+        ("c1", 2, "lifecycle", "UncleanShutdown", "UncleanShutdown(broker=2,lossy=true)"),
+        ("c4", 0, "fetch", "SendFetch", "SendFetch(follower=2)"),
+        ("c4", 1, "fetch", "ReceiveFetchRequest", "ReceiveFetchRequest"),
+        ("c4", 2, "fetch", "SendFetch", "SendFetch(follower=2)"),
+        ("c4", 3, "fetch", "ReceiveFetchRequest", "ReceiveFetchRequest"),
+        ("c5", 0, "recovery", "UncleanRecovery", "UncleanRecovery"),
+        ("c5", 1, "client", "Consume", "Consume"),
+    ])
+    assert spark.sql("SELECT count(*) FROM counterexamples").collect()[0][0] == 5
+    assert spark.sql("SELECT count(*) FROM runs").collect()[0][0] == 4
+    dates = {r[0].isoformat() for r in spark.sql("SELECT DISTINCT run_date FROM counterexamples").collect()}
+    assert dates == {"2026-01-05"}
+
+
+def test_key_arg_rule(spark):
+    from spark_reports import key_arg
+    df = spark.createDataFrame([
+        ("ProposeIsrShrink", '{"leader": 1, "follower": 3}'), ("Reassign", '{"target": [1, 2, 4]}'),
+        ("ReplicateMetadata", '{"broker": 2, "count": 3}'), ("ReceiveFetchResponse", '{"msg": 7}'),
+        ("Produce", '{"broker": 1, "value": 9}'), ("Consume", "{}"), ("FenceBroker", "not json"),
+    ], "action string, args_json string")
+    got = [r[0] for r in df.select(key_arg(df.action, df.args_json)).collect()]
+    assert got == ["ProposeIsrShrink(leader=1,follower=3)", "Reassign(target=[1,2,4])",
+                   "ReplicateMetadata(broker=2,count=3)", "ReceiveFetchResponse", "Produce(broker=1)", "Consume",
+                   "FenceBroker"]
+
+
+def test_missing_path(spark, tmp_path):
+    with pytest.raises(CorpusError, match="does not exist") as info:
+        load_corpus(spark, tmp_path / "nope")
+    assert info.value.path.endswith("nope")
+
+
+def test_empty_corpus(spark, tmp_path):
+    (tmp_path / "counterexamples").mkdir()
+    (tmp_path / "counterexamples" / ".part-0.parquet.tmp").write_bytes(b"half-written")
+    with pytest.raises(CorpusError, match="empty corpus: no data files under counterexamples/ or runs/"):
+        load_corpus(spark, tmp_path)
+
+
+def test_runs_only_gives_empty_counterexamples_with_schema(spark, tmp_path):
+    make_corpus(tmp_path, runs=[run("r1", actions={"Produce": 5}), run("r2", variants=["NO_ELR"])])
+    c = load_corpus(spark, tmp_path)
+    assert c.counterexamples.schema == spark_schema(COUNTEREXAMPLE_SCHEMA)
+    assert c.counterexamples.count() == 0 and c.steps.count() == 0 and c.runs.count() == 2
+    assert any("every recorded run passed" in n for n in c.notes)
+
+
+def test_temp_and_underscore_files_ignored(spark, tmp_path):
+    make_corpus(tmp_path, [counterexample("a")], [run("r")])
+    d = tmp_path / "counterexamples" / "run_date=2026-01-05"
+    (d / ".part-1.parquet").write_bytes(b"not parquet at all")
+    (d / "_SUCCESS").write_bytes(b"")
+    c = load_corpus(spark, tmp_path)
+    assert c.counterexamples.count() == 1
+    assert c.counterexample_files == 1
+
+
+def test_unreadable_file_is_a_corpus_error(spark, tmp_path):
+    make_corpus(tmp_path, [counterexample("a")])
+    (tmp_path / "counterexamples" / "run_date=2026-01-05" / "part-9.parquet").write_bytes(b"garbage")
+    with pytest.raises(CorpusError, match="part-9.parquet.*not a readable Parquet file|not a readable Parquet"):
+        load_corpus(spark, tmp_path)
+
+
+def test_newer_schema_version_refused(spark, tmp_path):
+    newer = SCHEMA_VERSION + 1
+    extra = COUNTEREXAMPLE_SCHEMA.append(pa.field("new_column", pa.string()))
+    row = dict(counterexample("a", version=newer), new_column="x")
+    make_corpus(tmp_path, [counterexample("b")], [run("r")])
+    write(tmp_path, "counterexamples", [row], run_date="2026-02-01", name="part-new.parquet", schema=extra)
+    with pytest.raises(SchemaVersionError) as info:
+        load_corpus(spark, tmp_path)
+    msg = str(info.value)
+    assert "part-new.parquet" in msg and f"schema_version {newer}" in msg and f"reader schema_version {SCHEMA_VERSION}" in msg
+
+
+def test_older_files_with_fewer_columns_read_with_nulls(spark, tmp_path):
+    older = pa.schema([f for f in RUN_SCHEMA if f.name != "event_counts"])
+    row = run("old")
+    del row["event_counts"]
+    write(tmp_path, "runs", [row], schema=older)
+    c = load_corpus(spark, tmp_path)
+    assert c.runs.select("event_counts").collect()[0][0] is None
+
+
+def test_action_families_mirror_the_model():
+    from model.actions import FAMILIES
+    assert ACTION_FAMILIES == {t.__name__: fam for fam, ts in FAMILIES.items() for t in ts}
+
+
+def test_known_events_are_harness_coverage_events():
+    text = (Path(__file__).resolve().parents[2] / "harness" / "coverage.py").read_text()
+    parametrised = {"unclean election: balanced", "unclean election: proactive",
+                    "unclean election: unclean_leader_election"}
+    assert 'f"unclean election: {' in text
+    assert [e for e in KNOWN_EVENTS if e not in parametrised and f'"{e}"' not in text] == []

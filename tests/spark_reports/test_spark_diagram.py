@@ -1,0 +1,117 @@
+"""The space-time diagram's reconstruction from a row alone (no Spark): message
+ids checked against the model, record cells, inferred losses, tolerant
+decoding, and a PNG for anything."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from model_rows import action_args, scenario_row, to_jsonable
+from spark_reports.diagram import decode_config, decode_state, infer_timeline, parse_steps, space_time_png
+
+T = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _timeline(row):
+    return infer_timeline(parse_steps(row["steps"]), decode_state(row["final_state_json"]),
+                          decode_config(row["config_json"]) | {"variants": row["variants"]})
+
+
+def _check_messages_against_model(config, actions):
+    """Every fetch arc the diagram draws ends where the model delivered that
+    follower's response, and started at that follower's SendFetch."""
+    from model import FetchResponse, ReceiveFetchResponse, initial_state, step
+    state = initial_state(config)
+    delivered = {}
+    for i, a in enumerate(actions):
+        if isinstance(a, ReceiveFetchResponse):
+            msg = state.network.get(a.msg)
+            assert isinstance(msg, FetchResponse)
+            delivered[i] = msg.dst
+        state = step(state, a)
+    trace = [{"idx": i, "family": "x", "action": type(a).__name__, "args_json": json.dumps(action_args(a))}
+             for i, a in enumerate(actions)]
+    tl = infer_timeline(parse_steps(trace), decode_state(json.dumps(to_jsonable(state))),
+                        {"brokers": list(config.brokers), "assignment": list(config.assignment)})
+    assert tl.consistent
+    ends = {arc.end: arc for arc in tl.arcs if arc.outcome == "delivered"}
+    assert set(ends) == set(delivered)
+    for i, follower in delivered.items():
+        arc = ends[i]
+        assert arc.lane == follower
+        assert actions[arc.start].__class__.__name__ == "SendFetch" and actions[arc.start].follower == follower
+        assert arc.start < arc.served < arc.end
+    return tl
+
+
+def test_message_ids_follow_the_model_in_every_minimal_scenario():
+    import attrs
+    from harness.minimal_scenarios import MINIMAL
+    for variant, sc in MINIMAL.items():
+        _check_messages_against_model(attrs.evolve(sc.config, variants=frozenset({variant})), sc.actions)
+
+
+def test_message_ids_follow_the_model_on_a_long_random_walk():
+    from harness.random_walk import random_walk
+    from model import Config, DropMessage
+    config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, unclean_recovery="balanced")
+    actions = [a for a, _ in random_walk(config, 400, seed=11, policy="weighted")]
+    assert any(isinstance(a, DropMessage) for a in actions)
+    tl = _check_messages_against_model(config, actions)
+    assert any(arc.outcome == "dropped" for arc in tl.arcs)
+
+
+def test_cells_and_inferred_truncation_truncate_to_hwm():
+    row, state, _ = scenario_row("TRUNCATE_TO_HWM", T)
+    tl = _timeline(row)
+    # Produce(1, 1) at step 0: offset 0, epoch 1 on broker 1, acknowledged, still there at the end
+    assert [(c.step, c.lane, c.offset, c.epoch, c.status, c.acked) for c in tl.cells] == [(0, 1, 0, 1, "kept", True)]
+    # broker 2's fetch offset (1, as leader 1 last saw it) exceeds its final LEO (0): it truncated, and with
+    # TRUNCATE_TO_HWM that happens when it applies the new leader epoch (ReplicateMetadata at step 8)
+    assert [(m.step, m.lane, m.label) for m in tl.marks if m.kind == "loss"] == [(8, 2, "✂ LEO 1→0")]
+    assert [(a.lane, a.start, a.served, a.end, a.outcome) for a in tl.arcs] == [
+        (2, 1, 2, 3, "delivered"), (2, 4, 5, None, "in flight")]
+    assert tl.epoch_leaders == {1: (1, 0)}
+
+
+def test_lossy_shutdown_loss_and_unclean_election():
+    row, _, _ = scenario_row("BALANCED_RECOVERY_ANY_MEMBER", T)
+    tl = _timeline(row)
+    assert (6, 1, "lost v1") in [(m.step, m.lane, m.label) for m in tl.marks if m.kind == "loss"]
+    assert [(c.step, c.lane, c.status) for c in tl.cells] == [(0, 1, "lost"), (3, 2, "replicated")]
+    assert (16, True, "UNCLEAN RECOVERY") in tl.elections
+    # crash at 6 / 8 until StartBroker at 10 / 11; fenced at 7 / 9 until UnfenceBroker at 13 / 15
+    assert sorted(tl.offline) == [(1, 6, 10), (2, 8, 11)]
+    assert sorted(tl.fenced) == [(1, 7, 13), (2, 9, 15)]
+
+
+def test_decode_state_accepts_other_encodings():
+    st = {"controller": {"partition": {"leader": 2, "leader_epoch": 3, "isr": [2, 1]},
+                         "registrations": [{"broker": 1, "fenced": True}]},
+          "brokers": {"1": {"status": "BrokerStatus.OFFLINE_DIRTY", "replica": {"log": [[1, 5], [2, 6]], "hwm": 1}},
+                      "2": {"status": "RUNNING", "replica": {"log": ["e1:5", "e3:9"], "role": "Role.LEADER",
+                                                             "followers": {"1": {"fetch_offset": 2}}}}},
+          "history": {"committed": [{"epoch": 1, "value": 5}], "acked": [[5, 0]]}}
+    v = decode_state(json.dumps(st))
+    assert v.problem is None and v.leader == 2 and v.isr == [1, 2] and v.true_hwm == 1 and v.acked == {5: 0}
+    assert v.replicas[1].log == [(1, 5), (2, 6)] and v.replicas[1].fenced and v.replicas[1].status == "OFFLINE_DIRTY"
+    assert v.replicas[2].log == [(1, 5), (3, 9)] and v.replicas[2].role == "LEADER"
+    assert v.replicas[2].follower_fetch_offsets == {1: 2}
+    assert decode_state("{not json").problem.startswith("final_state_json is not JSON")
+    assert decode_state("{}").problem == "final_state_json holds no state"
+    assert decode_state(json.dumps({"brokers": [{"id": 1, "replica": {"log": [{"x": 1}]}}]})).replicas[1].log == []
+
+
+@pytest.mark.parametrize("final_state", ["{}", "garbage", json.dumps({"brokers": "?"})])
+def test_png_for_anything(final_state):
+    row = {"steps": [{"idx": 0, "family": "f", "action": "Teleport", "args_json": '{"broker": 9}'},
+                     {"idx": 1, "family": "fetch", "action": "ReceiveFetchResponse", "args_json": '{"msg": 42}'},
+                     {"idx": 2, "family": "client", "action": "Produce", "args_json": "not json"}],
+           "final_state_json": final_state, "config_json": "", "property": "P", "signature": "s",
+           "violation": "v" * 500, "variants": [], "sut_bugs": ["b"], "counterexample_id": "x"}
+    png = space_time_png(row)
+    assert png.startswith(b"\x89PNG")
+    assert not _timeline(row | {"variants": []}).consistent

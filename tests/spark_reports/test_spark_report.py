@@ -1,0 +1,82 @@
+"""The HTML report and the ``report`` command: a small real corpus (minimal
+counterexamples run with the model), and the empty / missing / runs-only /
+newer-schema corpora."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from corpus_factory import counterexample, make_corpus, run, ts, write
+from harness.schema import SCHEMA_VERSION
+from model_rows import scenario_row
+from spark_reports import SchemaVersionError, build_report
+from spark_reports.cli import main
+
+
+#: One JVM is enough: with ``pytest -n N --dist loadgroup`` these tests share one worker.
+pytestmark = pytest.mark.xdist_group("spark")
+
+VARIANTS = ("TRUNCATE_TO_HWM", "NO_LAST_FETCHED_EPOCH", "BALANCED_RECOVERY_ANY_MEMBER")
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory):
+    rows = []
+    for k, v in enumerate(VARIANTS):
+        for j in range(2):
+            row, _, _ = scenario_row(v, ts(10 * k + j), cid=f"{v.lower()}-{j}")
+            rows.append(row)
+    runs = [run(f"r{k}", variants=[v], failed=True, actions={"Produce": 20, "SendFetch": 30, "FenceBroker": 2},
+                events={"leader elected": 2, "write acknowledged": 9}) for k, v in enumerate(VARIANTS)]
+    runs.append(run("rc", actions={"Produce": 50}, events={"write acknowledged": 40}))
+    return make_corpus(tmp_path_factory.mktemp("small"), rows, runs)
+
+
+def test_report_renders(spark, small_corpus, tmp_path):
+    path = build_report(small_corpus, tmp_path / "out", spark=spark)
+    assert path == tmp_path / "out" / "index.html"
+    doc = path.read_text()
+    for heading in ("Summary", "Kill matrix", "Time to failure", "Signature buckets", "Action lift",
+                    "Shrunk length distribution", "Protocol coverage", "Step motifs", "Space-time diagrams"):
+        assert f">{heading}" in doc
+    for v in VARIANTS:
+        assert v in doc
+    assert len(re.findall(r'alt="space-time diagram of ', doc)) == 3
+    assert doc.count("data:image/png;base64,") == 3 + 4  # diagrams + kill, ttf, lengths, coverage plots
+    assert "No corpus to report on" not in doc and "src=\"http" not in doc  # self-contained
+    assert not list((tmp_path / "out").glob(".*"))  # the temp file was renamed
+
+
+def test_empty_and_missing_corpus_reports(spark, tmp_path):
+    (tmp_path / "empty" / "runs").mkdir(parents=True)
+    doc = build_report(tmp_path / "empty", tmp_path / "out1", spark=spark).read_text()
+    assert "No corpus to report on" in doc and "empty corpus" in doc and "no counterexamples" in doc
+    doc = build_report(tmp_path / "missing", tmp_path / "out2", spark=spark).read_text()
+    assert "No corpus to report on" in doc and "does not exist" in doc
+
+
+def test_runs_only_report_and_cli(spark, tmp_path, capsys):
+    corpus = make_corpus(tmp_path / "c", runs=[run("r1", actions={"Produce": 3}, events={"leader elected": 1})])
+    assert main(["report", str(corpus), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "note: no counterexamples: every recorded run passed" in out
+    assert "0 counterexamples in 0 signatures" in out and "1 runs (0 failed)" in out
+    doc = (tmp_path / "out" / "index.html").read_text()
+    assert "every recorded run passed" in doc and "leader elected" in doc
+    assert spark.range(1).count() == 1  # the command left the shared session running
+
+
+def test_cli_missing_and_newer_schema(spark, tmp_path, capsys):
+    assert main([str(tmp_path / "nope"), "--out", str(tmp_path / "out")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+    assert (tmp_path / "out" / "index.html").exists()
+    make_corpus(tmp_path / "new", [counterexample("a")])
+    write(tmp_path / "new", "runs", [run("r", version=SCHEMA_VERSION + 1)])
+    assert main([str(tmp_path / "new"), "--out", str(tmp_path / "out3")]) == 2
+    err = capsys.readouterr().err
+    assert "refused" in err and f"schema_version {SCHEMA_VERSION + 1}" in err
+    assert not (tmp_path / "out3" / "index.html").exists()
+    with pytest.raises(SchemaVersionError):
+        build_report(tmp_path / "new", tmp_path / "out4", spark=spark)
