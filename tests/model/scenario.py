@@ -23,7 +23,7 @@ are fine: the properties that are not promised there exempt themselves.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import properties
 from model import (Action, AlterPartitionRequest, AlterPartitionResponse, ClusterState, Config,
@@ -177,3 +177,23 @@ def sync_all(state: ClusterState, broker: int) -> ClusterState:
     """The broker replicates every metadata record it has not applied, as one batch."""
     pending = len(state.controller.metadata_log) - state.broker(broker).metadata_offset
     return checked_step(state, ReplicateMetadata(broker, pending)) if pending else state
+
+
+def assert_partition(state: ClusterState, *, leader: int, isr: Iterable[int], elr: Iterable[int] = (),
+                      last_known_elr: Iterable[int] = (), leader_epoch: Optional[int] = None,
+                      partition_epoch: Optional[int] = None) -> None:
+    """The controller's partition registration."""
+    p = state.partition
+    got = (p.leader, set(p.isr), set(p.elr), set(p.last_known_elr))
+    assert got == (leader, set(isr), set(elr), set(last_known_elr)), \
+        f"(leader, ISR, ELR, LastKnownELR) = {got}"
+    if leader_epoch is not None:
+        assert p.leader_epoch == leader_epoch
+    if partition_epoch is not None:
+        assert p.partition_epoch == partition_epoch
+
+
+def assert_replica(state: ClusterState, broker: int, *, leo: int, hwm: int) -> None:
+    r = state.replica(broker)
+    assert r is not None, f"broker {broker} hosts no replica"
+    assert (r.leo, r.hwm) == (leo, hwm), f"replica {broker}: (LEO, HWM) = {(r.leo, r.hwm)}"

@@ -26,8 +26,8 @@ from model import (AlterPartitionRequest, AlterPartitionResponse, BrokerStatus, 
                    Role, StartBroker, UncleanShutdown, UnfenceBroker, initial_state,
                    why_not_enabled)
 
-from scenario import (checked_step, deliver_fetch, only_new_message, receive_fetch_request, send_fetch,
-                      sync_all)
+from scenario import (assert_partition, assert_replica, checked_step, deliver_fetch, only_new_message,
+                      receive_fetch_request, send_fetch, sync_all)
 
 # --------------------------------------------------------------------------- helpers
 
@@ -74,26 +74,6 @@ def _replicate_fully(state: ClusterState, leader: int, followers: Iterable[int])
     return state
 
 
-def _assert_partition(state: ClusterState, *, leader: int, isr: Iterable[int], elr: Iterable[int] = (),
-                      last_known_elr: Iterable[int] = (), leader_epoch: Optional[int] = None,
-                      partition_epoch: Optional[int] = None) -> None:
-    """The controller's partition registration."""
-    p = state.partition
-    got = (p.leader, set(p.isr), set(p.elr), set(p.last_known_elr))
-    assert got == (leader, set(isr), set(elr), set(last_known_elr)), \
-        f"(leader, ISR, ELR, LastKnownELR) = {got}"
-    if leader_epoch is not None:
-        assert p.leader_epoch == leader_epoch
-    if partition_epoch is not None:
-        assert p.partition_epoch == partition_epoch
-
-
-def _assert_replica(state: ClusterState, broker: int, *, leo: int, hwm: int) -> None:
-    r = state.replica(broker)
-    assert r is not None, f"broker {broker} hosts no replica"
-    assert (r.leo, r.hwm) == (leo, hwm), f"replica {broker}: (LEO, HWM) = {(r.leo, r.hwm)}"
-
-
 def _assert_leader_isr(state: ClusterState, leader: int, *, isr: Iterable[int],
                        pending: Optional[Iterable[int]], maximal: Iterable[int]) -> None:
     """The leader replica's committed ISR, proposed (pending) ISR and Maximal ISR."""
@@ -130,19 +110,19 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
     s = initial_state(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2))
 
     # 1. Replicas=[r1,r2,r3], ISR=[r1,r2,r3], Leader=r1; every replica LEO=0, HWM=0.
-    _assert_partition(s, leader=1, isr=[1, 2, 3], leader_epoch=1)
+    assert_partition(s, leader=1, isr=[1, 2, 3], leader_epoch=1)
     for b in (1, 2, 3):
-        _assert_replica(s, b, leo=0, hwm=0)
+        assert_replica(s, b, leo=0, hwm=0)
 
     # 2. The leader receives a write with one record: Replica 1: LEO=1, HWM=0.
     s = checked_step(s, Produce(1, 1))
-    _assert_replica(s, 1, leo=1, hwm=0)
+    assert_replica(s, 1, leo=1, hwm=0)
 
     # 3. r2 and r3 fetch with fetchOffset=0; the leader responds with its one record.
     s = deliver_fetch(s, 2)
     s = deliver_fetch(s, 3)
     for b in (1, 2, 3):
-        _assert_replica(s, b, leo=1, hwm=0)
+        assert_replica(s, b, leo=1, hwm=0)
 
     # 4. r2 and r3 fetch with fetchOffset=1: the leader advances the HWM to 1, the True
     #    HWM is 1. Their responses (carrying HWM 1) have not arrived: the followers'
@@ -150,13 +130,13 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
     s, req2 = send_fetch(s, 2)
     s, req3 = send_fetch(s, 3)
     s, resp2 = receive_fetch_request(s, req2)
-    _assert_replica(s, 1, leo=1, hwm=0)         # still waiting for r3
+    assert_replica(s, 1, leo=1, hwm=0)         # still waiting for r3
     s, resp3 = receive_fetch_request(s, req3)
     s = checked_step(s, DropMessage(resp2))
     s = checked_step(s, DropMessage(resp3))
-    _assert_replica(s, 1, leo=1, hwm=1)
-    _assert_replica(s, 2, leo=1, hwm=0)
-    _assert_replica(s, 3, leo=1, hwm=0)
+    assert_replica(s, 1, leo=1, hwm=1)
+    assert_replica(s, 2, leo=1, hwm=0)
+    assert_replica(s, 3, leo=1, hwm=0)
     assert s.history.true_hwm == 1
     assert [(w.value, w.offset) for w in s.history.acked] == [(1, 0)]
 
@@ -168,16 +148,16 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
 
     # 6. The controller fences r1 and elects r2: ISR=[r2,r3], Leader=r2.
     s = checked_step(s, FenceBroker(1))
-    _assert_partition(s, leader=2, isr=[2, 3], elr=[], leader_epoch=2)
+    assert_partition(s, leader=2, isr=[2, 3], elr=[], leader_epoch=2)
     # The new leader is not acting in leader epoch 2 yet: clients get no answer.
     assert why_not_enabled(s, ListOffsets()) is not None
     assert why_not_enabled(s, Consume()) is not None
     s = sync_all(s, 2)
     r2 = s.replica(2)
     assert (r2.role, r2.leader_epoch) == (Role.LEADER, 2)
-    _assert_replica(s, 1, leo=1, hwm=1)
-    _assert_replica(s, 2, leo=1, hwm=0)         # leader with a stale Local HWM (< True HWM 1)
-    _assert_replica(s, 3, leo=1, hwm=0)
+    assert_replica(s, 1, leo=1, hwm=1)
+    assert_replica(s, 2, leo=1, hwm=0)         # leader with a stale Local HWM (< True HWM 1)
+    assert_replica(s, 3, leo=1, hwm=0)
     assert s.history.true_hwm == 1
 
     # §6.4.2: on election the leader sets LESO = LEO = 1. HWM 0 < LESO 1, so the leader
@@ -193,8 +173,8 @@ def test_lagging_local_hwm_and_list_offsets_6_4_1_and_6_4_2():
     s = sync_all(s, 3)
     assert (s.replica(3).role, s.replica(3).leader, s.replica(3).leader_epoch) == (Role.FOLLOWER, 2, 2)
     s = deliver_fetch(s, 3)
-    _assert_replica(s, 2, leo=1, hwm=1)
-    _assert_replica(s, 3, leo=1, hwm=1)
+    assert_replica(s, 2, leo=1, hwm=1)
+    assert_replica(s, 3, leo=1, hwm=1)
     s = checked_step(s, ListOffsets())
     assert _last_list_offsets(s) == (2, 2, 1)
     assert [a.hwm for a in s.history.list_offsets] == [1, None, 1]
@@ -213,7 +193,7 @@ def test_isr_expansion_waits_for_leso_with_lagging_hwm_6_5_3():
     """
     s = initial_state(Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3, 4), min_isr=2))
     s = _alter(s, 1, 4, expand=False)
-    _assert_partition(s, leader=1, isr=[1, 2, 3], elr=[], leader_epoch=1, partition_epoch=2)
+    assert_partition(s, leader=1, isr=[1, 2, 3], elr=[], leader_epoch=1, partition_epoch=2)
 
     # §6.4.1 steps 2-4: offset 0 committed (True HWM 1); r2, r3 never learn HWM 1.
     s = checked_step(s, Produce(1, 1))
@@ -223,13 +203,13 @@ def test_isr_expansion_waits_for_leso_with_lagging_hwm_6_5_3():
         s, req = send_fetch(s, f)
         s, resp = receive_fetch_request(s, req)
         s = checked_step(s, DropMessage(resp))
-    _assert_replica(s, 1, leo=1, hwm=1)
+    assert_replica(s, 1, leo=1, hwm=1)
     assert s.history.true_hwm == 1
-    _assert_replica(s, 4, leo=0, hwm=0)
+    assert_replica(s, 4, leo=0, hwm=0)
 
     # §6.4.1 step 6: r1 is fenced, r2 elected: LEO=1, HWM=0, LESO=1.
     s = checked_step(s, FenceBroker(1))
-    _assert_partition(s, leader=2, isr=[2, 3], elr=[], leader_epoch=2)
+    assert_partition(s, leader=2, isr=[2, 3], elr=[], leader_epoch=2)
     s = sync_all(s, 2)
     r2 = s.replica(2)
     assert (r2.role, r2.leo, r2.hwm, r2.leso) == (Role.LEADER, 1, 0, 1)
@@ -247,10 +227,10 @@ def test_isr_expansion_waits_for_leso_with_lagging_hwm_6_5_3():
     # though the leader's Local HWM is still 0 (r3 has not fetched in epoch 2).
     s = checked_step(s, ReceiveFetchResponse(resp))
     s = deliver_fetch(s, 4)
-    _assert_replica(s, 2, leo=1, hwm=0)
+    assert_replica(s, 2, leo=1, hwm=0)
     assert why_not_enabled(s, ProposeIsrExpand(2, 4)) is None
     s = _alter(s, 2, 4, expand=True)
-    _assert_partition(s, leader=2, isr=[2, 3, 4], elr=[], leader_epoch=2)
+    assert_partition(s, leader=2, isr=[2, 3, 4], elr=[], leader_epoch=2)
     _assert_acked_writes_on(s, 4)
 
 
@@ -283,11 +263,11 @@ def test_unclean_leader_is_fenced_and_excluded_until_caught_up_6_5_1_case_1(min_
     again by the unclean registration.
     """
     s = _committed_three_records(min_isr)
-    _assert_partition(s, leader=1, isr=[1, 2, 3], leader_epoch=1)
+    assert_partition(s, leader=1, isr=[1, 2, 3], leader_epoch=1)
 
     # The leader's broker restarts uncleanly and its partition loses data (offsets 1-2).
     s = checked_step(s, UncleanShutdown(1, lossy=True))
-    _assert_replica(s, 1, leo=1, hwm=1)
+    assert_replica(s, 1, leo=1, hwm=1)
     # A new registration needs the previous broker epoch fenced first.
     assert why_not_enabled(s, StartBroker(1)) is not None
 
@@ -295,14 +275,14 @@ def test_unclean_leader_is_fenced_and_excluded_until_caught_up_6_5_1_case_1(min_
     # leadership and the ISR."
     s = checked_step(s, FenceBroker(1))
     elr_at_fence = [1] if min_isr == 3 else []
-    _assert_partition(s, leader=2, isr=[2, 3], elr=elr_at_fence, leader_epoch=2, partition_epoch=2)
+    assert_partition(s, leader=2, isr=[2, 3], elr=elr_at_fence, leader_epoch=2, partition_epoch=2)
 
     # "During start-up, the broker registers with an empty broker epoch value (marking
     # it as unclean) and the controller removes it from the ELR if it is a member."
     old_epoch = s.registration(1).broker_epoch
     s = checked_step(s, StartBroker(1))
     assert s.registration(1).broker_epoch > old_epoch
-    _assert_partition(s, leader=2, isr=[2, 3], elr=[],
+    assert_partition(s, leader=2, isr=[2, 3], elr=[],
                       last_known_elr=[1] if min_isr == 3 else [], leader_epoch=2)
 
     # The new leader takes over (LESO 3) and follower 3 fetches in leader epoch 2.
@@ -310,7 +290,7 @@ def test_unclean_leader_is_fenced_and_excluded_until_caught_up_6_5_1_case_1(min_
     s = sync_all(s, 3)
     assert s.replica(2).leso == 3
     s = deliver_fetch(s, 3)
-    _assert_replica(s, 2, leo=3, hwm=3)
+    assert_replica(s, 2, leo=3, hwm=3)
 
     # "The replica is now an out-of-sync follower which becomes clean again by
     # fetching from the new leader."
@@ -322,12 +302,12 @@ def test_unclean_leader_is_fenced_and_excluded_until_caught_up_6_5_1_case_1(min_
     assert why_not_enabled(s, ProposeIsrExpand(2, 1)) is not None    # no fetch yet
     s = deliver_fetch(s, 1)                                         # fetch @1: gets offsets 1-2
     assert "below the HWM" in why_not_enabled(s, ProposeIsrExpand(2, 1))
-    _assert_replica(s, 1, leo=3, hwm=3)
+    assert_replica(s, 1, leo=3, hwm=3)
 
     # "It can only be readded to the ISR once it has caught up."
     s = deliver_fetch(s, 1)                                         # fetch @3
     s = _alter(s, 2, 1, expand=True)
-    _assert_partition(s, leader=2, isr=[1, 2, 3], elr=[], last_known_elr=[], leader_epoch=2)
+    assert_partition(s, leader=2, isr=[1, 2, 3], elr=[], last_known_elr=[], leader_epoch=2)
     _assert_acked_writes_on(s, 1)
     _assert_acked_writes_on(s, 2)
 
@@ -349,31 +329,31 @@ def test_unclean_in_sync_follower_is_fenced_and_excluded_until_caught_up_6_5_1_c
     # "The leader successfully adds a replica to the ISR": r2 leaves and rejoins.
     if min_isr == 2:
         s = _alter(s, 1, 2, expand=False)
-        _assert_partition(s, leader=1, isr=[1, 3], partition_epoch=2)
+        assert_partition(s, leader=1, isr=[1, 3], partition_epoch=2)
         s = checked_step(s, Produce(1, s.history.next_value))   # offset 3 written without r2
         s = deliver_fetch(s, 3)
         s = deliver_fetch(s, 3)
-        _assert_replica(s, 1, leo=4, hwm=4)
+        assert_replica(s, 1, leo=4, hwm=4)
         s = deliver_fetch(s, 2)                        # r2 catches up: @3, gets offset 3
         s = deliver_fetch(s, 2)                        # @4 = HWM = LEO
         s = _alter(s, 1, 2, expand=True)
-        _assert_partition(s, leader=1, isr=[1, 2, 3], partition_epoch=3)
+        assert_partition(s, leader=1, isr=[1, 2, 3], partition_epoch=3)
     leo = s.replica(1).leo
     pe = s.partition.partition_epoch
-    _assert_replica(s, 2, leo=leo, hwm=leo)
+    assert_replica(s, 2, leo=leo, hwm=leo)
 
     # The in-sync follower's broker restarts uncleanly: only offset 0 was flushed.
     s = checked_step(s, UncleanShutdown(2, lossy=True))
-    _assert_replica(s, 2, leo=1, hwm=1)
+    assert_replica(s, 2, leo=1, hwm=1)
 
     # Fenced: out of the ISR; the leader is unchanged (no leader epoch bump).
     s = checked_step(s, FenceBroker(2))
     elr_at_fence = [2] if min_isr == 3 else []
-    _assert_partition(s, leader=1, isr=[1, 3], elr=elr_at_fence, leader_epoch=1, partition_epoch=pe + 1)
+    assert_partition(s, leader=1, isr=[1, 3], elr=elr_at_fence, leader_epoch=1, partition_epoch=pe + 1)
 
     # Registers with an empty broker epoch: not (or no longer) an ELR member.
     s = checked_step(s, StartBroker(2))
-    _assert_partition(s, leader=1, isr=[1, 3], elr=[],
+    assert_partition(s, leader=1, isr=[1, 3], elr=[],
                       last_known_elr=[2] if min_isr == 3 else [], leader_epoch=1)
 
     # The leader applies the shrink; follower 2 restarts as an out-of-sync follower.
@@ -392,16 +372,16 @@ def test_unclean_in_sync_follower_is_fenced_and_excluded_until_caught_up_6_5_1_c
     s, resp = _controller_handles(s, req)
     assert resp.error == "INELIGIBLE_REPLICA"
     s = checked_step(s, ReceiveAlterPartitionResponse(resp.id))
-    _assert_partition(s, leader=1, isr=[1, 3], elr=[],
+    assert_partition(s, leader=1, isr=[1, 3], elr=[],
                       last_known_elr=[2] if min_isr == 3 else [], leader_epoch=1)
     _assert_leader_isr(s, 1, isr=[1, 3], pending=None, maximal=[1, 3])
 
     s = deliver_fetch(s, 2)                            # fetch @1: gets the rest
     assert "below the HWM" in why_not_enabled(s, ProposeIsrExpand(1, 2))
-    _assert_replica(s, 2, leo=leo, hwm=s.replica(1).hwm)
+    assert_replica(s, 2, leo=leo, hwm=s.replica(1).hwm)
     s = deliver_fetch(s, 2)                            # fetch @LEO: caught up
     s = _alter(s, 1, 2, expand=True)
-    _assert_partition(s, leader=1, isr=[1, 2, 3], elr=[], last_known_elr=[], leader_epoch=1)
+    assert_partition(s, leader=1, isr=[1, 2, 3], elr=[], last_known_elr=[], leader_epoch=1)
     _assert_acked_writes_on(s, 2)
 
 
@@ -423,15 +403,15 @@ def test_stale_broker_epoch_rejects_isr_expansion_6_5_1_case_3(min_isr, unfenced
 
     # r3 falls out of the ISR; offsets 3-4 are written and committed without it.
     s = _alter(s, 1, 3, expand=False)
-    _assert_partition(s, leader=1, isr=[1, 2], elr=[], partition_epoch=2)
+    assert_partition(s, leader=1, isr=[1, 2], elr=[], partition_epoch=2)
     s = _produce(s, 1, 2)
     s = _replicate_fully(s, 1, (2,))
-    _assert_replica(s, 1, leo=5, hwm=5)
+    assert_replica(s, 1, leo=5, hwm=5)
 
     # r3 (out-of-sync) fetches the missing records, then sends a fetch at offset 5
     # (= the leader's HWM and LEO) which is still in flight.
     s = deliver_fetch(s, 3)
-    _assert_replica(s, 3, leo=5, hwm=5)
+    assert_replica(s, 3, leo=5, hwm=5)
     s, stale_fetch = send_fetch(s, 3)
     old_epoch = s.broker(3).broker_epoch
     assert s.network.get(stale_fetch).fetch_offset == 5
@@ -440,18 +420,18 @@ def test_stale_broker_epoch_rejects_isr_expansion_6_5_1_case_3(min_isr, unfenced
 
     # r3's broker restarts uncleanly; only offset 0 survives.
     s = checked_step(s, UncleanShutdown(3, lossy=True))
-    _assert_replica(s, 3, leo=1, hwm=1)
+    assert_replica(s, 3, leo=1, hwm=1)
 
     # "The broker gets fenced but no change to the partition ISR is required (as the
     # replica is not a member) so the partition epoch remains unchanged."
     s = checked_step(s, FenceBroker(3))
-    _assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
+    assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
 
     # It registers again (empty broker epoch) and gets a new broker epoch.
     s = checked_step(s, StartBroker(3))
     new_epoch = s.registration(3).broker_epoch
     assert new_epoch > old_epoch and s.broker(3).broker_epoch == new_epoch
-    _assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
+    assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
     if unfenced_again:
         s = sync_all(s, 3)
         s = checked_step(s, UnfenceBroker(3))
@@ -477,7 +457,7 @@ def test_stale_broker_epoch_rejects_isr_expansion_6_5_1_case_3(min_isr, unfenced
     # added replica is lower than the new broker epoch."
     s, resp = _controller_handles(s, req_id)
     assert resp.error == "INELIGIBLE_REPLICA"
-    _assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
+    assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
 
     # The leader rolls back to its last committed ISR.
     s = checked_step(s, ReceiveAlterPartitionResponse(resp.id))
@@ -486,7 +466,7 @@ def test_stale_broker_epoch_rejects_isr_expansion_6_5_1_case_3(min_isr, unfenced
     # The stale fetch response is discarded by the restarted follower (if it runs).
     if unfenced_again:
         s = checked_step(s, ReceiveFetchResponse(stale_resp))
-        _assert_replica(s, 3, leo=1, hwm=1)
+        assert_replica(s, 3, leo=1, hwm=1)
     else:
         s = checked_step(s, DropMessage(stale_resp))
         s = sync_all(s, 3)
@@ -495,11 +475,11 @@ def test_stale_broker_epoch_rejects_isr_expansion_6_5_1_case_3(min_isr, unfenced
     # Unclean Exclusion: r3 rejoins only after really catching up, with its new epoch.
     s = deliver_fetch(s, 3)                                # fetch @1 with the new broker epoch
     assert "below the HWM" in why_not_enabled(s, ProposeIsrExpand(1, 3))
-    _assert_replica(s, 3, leo=5, hwm=5)
+    assert_replica(s, 3, leo=5, hwm=5)
     s = deliver_fetch(s, 3)                                # fetch @5
     assert s.replica(1).follower(3).broker_epoch == new_epoch
     s = _alter(s, 1, 3, expand=True)
-    _assert_partition(s, leader=1, isr=[1, 2, 3], elr=[], leader_epoch=1, partition_epoch=3)
+    assert_partition(s, leader=1, isr=[1, 2, 3], elr=[], leader_epoch=1, partition_epoch=3)
     _assert_acked_writes_on(s, 3)
 
 
@@ -513,7 +493,7 @@ def _isr_1_2_with_follower_3_in_sync(min_isr: int) -> ClusterState:
     s = _alter(s, 1, 3, expand=False)
     for b in (1, 2, 3):
         s = sync_all(s, b)
-    _assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
+    assert_partition(s, leader=1, isr=[1, 2], elr=[], leader_epoch=1, partition_epoch=2)
     s = deliver_fetch(s, 2)
     s = deliver_fetch(s, 3)
     assert why_not_enabled(s, ProposeIsrExpand(1, 3)) is None
@@ -533,21 +513,21 @@ def test_maximal_isr_pending_expansion_6_5_2():
     # Leader: Current ISR=[r1,r2], Proposed ISR=[r1,r2,r3], Maximal ISR=[r1,r2,r3]
     # Controller: ISR=[r1,r2]
     _assert_leader_isr(s, 1, isr=[1, 2], pending=[1, 2, 3], maximal=[1, 2, 3])
-    _assert_partition(s, leader=1, isr=[1, 2], partition_epoch=2)
+    assert_partition(s, leader=1, isr=[1, 2], partition_epoch=2)
 
     # A write now waits for r3 too (HWM advancement is based on the Maximal ISR).
     s = checked_step(s, Produce(1, 1))
     s = deliver_fetch(s, 2)
     s = deliver_fetch(s, 2)                    # r2 at 1
-    _assert_replica(s, 1, leo=1, hwm=0)         # r3 still at 0
+    assert_replica(s, 1, leo=1, hwm=0)         # r3 still at 0
     s = deliver_fetch(s, 3)
     s = deliver_fetch(s, 3)
-    _assert_replica(s, 1, leo=1, hwm=1)
+    assert_replica(s, 1, leo=1, hwm=1)
 
     # The controller accepts; the leader commits (Maximal ISR = ISR = [1,2,3]).
     s, resp = _controller_handles(s, req)
     assert resp.error is None
-    _assert_partition(s, leader=1, isr=[1, 2, 3], partition_epoch=3)
+    assert_partition(s, leader=1, isr=[1, 2, 3], partition_epoch=3)
     _assert_leader_isr(s, 1, isr=[1, 2], pending=[1, 2, 3], maximal=[1, 2, 3])
     s = checked_step(s, ReceiveAlterPartitionResponse(resp.id))
     _assert_leader_isr(s, 1, isr=[1, 2, 3], pending=None, maximal=[1, 2, 3])
@@ -569,7 +549,7 @@ def test_maximal_isr_pending_shrink_hwm_waits_for_removed_follower_6_5_2():
     # Leader: Current ISR=[r1,r2,r3], Proposed ISR=[r1,r2], Maximal ISR=[r1,r2,r3]
     # Controller: ISR=[r1,r2,r3]
     _assert_leader_isr(s, 1, isr=[1, 2, 3], pending=[1, 2], maximal=[1, 2, 3])
-    _assert_partition(s, leader=1, isr=[1, 2, 3], partition_epoch=1)
+    assert_partition(s, leader=1, isr=[1, 2, 3], partition_epoch=1)
 
     # A write replicated to r2 only: the HWM still waits for r3 (fetch offset 0).
     s = checked_step(s, Produce(1, 1))
@@ -577,17 +557,17 @@ def test_maximal_isr_pending_shrink_hwm_waits_for_removed_follower_6_5_2():
     s = deliver_fetch(s, 2)                    # r2 fetches @1
     assert s.replica(1).follower(2).fetch_offset == 1
     assert s.replica(1).follower(3).fetch_offset == 0
-    _assert_replica(s, 1, leo=1, hwm=0)
+    assert_replica(s, 1, leo=1, hwm=0)
     assert s.history.acked == ()
 
     # The controller accepts the shrink; ISR [1,2] >= MinISR so r3 is not in the ELR.
     s, resp = _controller_handles(s, req)
     assert resp.error is None
-    _assert_partition(s, leader=1, isr=[1, 2], elr=[], partition_epoch=2)
-    _assert_replica(s, 1, leo=1, hwm=0)         # the leader has not heard yet
+    assert_partition(s, leader=1, isr=[1, 2], elr=[], partition_epoch=2)
+    assert_replica(s, 1, leo=1, hwm=0)         # the leader has not heard yet
     s = checked_step(s, ReceiveAlterPartitionResponse(resp.id))
     _assert_leader_isr(s, 1, isr=[1, 2], pending=None, maximal=[1, 2])
-    _assert_replica(s, 1, leo=1, hwm=1)         # advanced on committing the shrink
+    assert_replica(s, 1, leo=1, hwm=1)         # advanced on committing the shrink
     assert [(w.value, w.offset) for w in s.history.acked] == [(1, 0)]
 
 
@@ -605,14 +585,14 @@ def test_maximal_isr_not_a_superset_below_min_isr_6_5_2():
     # 2. The controller fences broker 2. Controller: ISR=[1], ELR=[2];
     #    Leader: ISR=[1], MaximalISR=[1] (once it applies the change).
     s = checked_step(s, FenceBroker(2))
-    _assert_partition(s, leader=1, isr=[1], elr=[2], leader_epoch=1, partition_epoch=3)
+    assert_partition(s, leader=1, isr=[1], elr=[2], leader_epoch=1, partition_epoch=3)
     s = sync_all(s, 1)
     _assert_leader_isr(s, 1, isr=[1], pending=None, maximal=[1])
 
     # 3. The leader sends an AlterPartition request to add replica 3; it is in flight.
     #    Controller: ISR=[1], ELR=[2]; Leader: ISR=[1], MaximalISR=[1,3]
     s, req = _propose(s, 1, 3, expand=True)
-    _assert_partition(s, leader=1, isr=[1], elr=[2], partition_epoch=3)
+    assert_partition(s, leader=1, isr=[1], elr=[2], partition_epoch=3)
     _assert_leader_isr(s, 1, isr=[1], pending=[1, 3], maximal=[1, 3])
     # The replication quorum [1,3] is not a superset of the election quorum ISR+ELR [1,2] ...
     assert not (s.partition.isr | s.partition.elr) <= s.replica(1).maximal_isr
@@ -625,7 +605,7 @@ def test_maximal_isr_not_a_superset_below_min_isr_6_5_2():
     # The controller accepts: ISR [1,3] reaches MinISR, so the ELR is emptied (case G).
     s, resp = _controller_handles(s, req)
     assert resp.error is None
-    _assert_partition(s, leader=1, isr=[1, 3], elr=[], partition_epoch=4)
+    assert_partition(s, leader=1, isr=[1, 3], elr=[], partition_epoch=4)
     s = checked_step(s, ReceiveAlterPartitionResponse(resp.id))
     _assert_leader_isr(s, 1, isr=[1, 3], pending=None, maximal=[1, 3])
 
@@ -652,11 +632,11 @@ def test_remove_then_readd_in_one_metadata_batch_6_5_4(min_isr):
 
     # Removal: completes at once (final ISR [1,2] >= MinISR) and bumps the leader epoch.
     s = checked_step(s, Reassign((1, 2)))
-    _assert_partition(s, leader=1, isr=[1, 2], leader_epoch=2, partition_epoch=2)
+    assert_partition(s, leader=1, isr=[1, 2], leader_epoch=2, partition_epoch=2)
     assert s.partition.replicas == (1, 2) and not s.partition.reassigning
     # Re-addition: the grow phase, adding {3} (not in the ISR).
     s = checked_step(s, Reassign((1, 2, 3)))
-    _assert_partition(s, leader=1, isr=[1, 2], leader_epoch=2, partition_epoch=3)
+    assert_partition(s, leader=1, isr=[1, 2], leader_epoch=2, partition_epoch=3)
     assert s.partition.replicas == (1, 2, 3) and s.partition.adding == {3}
 
     # The leader receives both records in the same metadata fetch: it only sees the
@@ -692,13 +672,13 @@ def test_remove_then_readd_in_one_metadata_batch_6_5_4(min_isr):
     assert s.replica(1).follower(3).fetch_offset == 0
     assert "below the HWM" in why_not_enabled(s, ProposeIsrExpand(1, 3))
     s = checked_step(s, ReceiveFetchResponse(resp))
-    _assert_replica(s, 3, leo=2, hwm=2)
+    assert_replica(s, 3, leo=2, hwm=2)
 
     # Once it has caught up to the HWM and LESO, in this epoch, it may rejoin.
     s = deliver_fetch(s, 3)
     assert why_not_enabled(s, ProposeIsrExpand(1, 3)) is None
     s = _alter(s, 1, 3, expand=True)
     # The adding replica is in the ISR: the reassignment completes (leader epoch bump).
-    _assert_partition(s, leader=1, isr=[1, 2, 3], leader_epoch=3)
+    assert_partition(s, leader=1, isr=[1, 2, 3], leader_epoch=3)
     assert s.partition.replicas == (1, 2, 3) and not s.partition.reassigning
     _assert_acked_writes_on(s, 3)

@@ -15,7 +15,6 @@ the metadata record (``ReplicateMetadata``).
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
 
 from model import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
                    ClusterState, Config, DropMessage, FenceBroker, Flush, ProposeIsrExpand,
@@ -23,8 +22,8 @@ from model import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Bro
                    Role, StartBroker, UncleanRecovery, UncleanShutdown, UnfenceBroker,
                    initial_state, why_not_enabled)
 
-from scenario import (checked_step, deliver_fetch, only_new_message, receive_fetch_request, send_fetch,
-                      sync_all)
+from scenario import (assert_partition, assert_replica, checked_step, deliver_fetch, only_new_message,
+                      receive_fetch_request, send_fetch, sync_all)
 
 # --------------------------------------------------------------------------- helpers
 
@@ -48,26 +47,6 @@ def _produce(state: ClusterState, leader: int, n: int) -> ClusterState:
     return state
 
 
-def _assert_partition(state: ClusterState, *, leader: int, isr: Iterable[int], elr: Iterable[int] = (),
-                      last_known_elr: Iterable[int] = (), leader_epoch: Optional[int] = None,
-                      partition_epoch: Optional[int] = None) -> None:
-    """The controller's partition registration."""
-    p = state.partition
-    got = (p.leader, set(p.isr), set(p.elr), set(p.last_known_elr))
-    assert got == (leader, set(isr), set(elr), set(last_known_elr)), \
-        f"(leader, ISR, ELR, LastKnownELR) = {got}"
-    if leader_epoch is not None:
-        assert p.leader_epoch == leader_epoch
-    if partition_epoch is not None:
-        assert p.partition_epoch == partition_epoch
-
-
-def _assert_replica(state: ClusterState, broker: int, *, leo: int, hwm: int) -> None:
-    r = state.replica(broker)
-    assert r is not None, f"broker {broker} hosts no replica"
-    assert (r.leo, r.hwm) == (leo, hwm), f"replica {broker}: (LEO, HWM) = {(r.leo, r.hwm)}"
-
-
 def _assert_acked_writes_on(state: ClusterState, broker: int) -> None:
     """Every acknowledged (acks=all) write is at its offset in ``broker``'s log."""
     log = state.replica(broker).log
@@ -88,28 +67,28 @@ def test_clean_elr_based_recovery_5_2_2():
     s = initial_state(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2))
 
     # 1. Initial state: Leader=1, ISR=[1,2,3], ELR=[]
-    _assert_partition(s, leader=1, isr=[1, 2, 3], leader_epoch=1, partition_epoch=1)
+    assert_partition(s, leader=1, isr=[1, 2, 3], leader_epoch=1, partition_epoch=1)
 
     # Some acks=all writes while the ISR is full: 3 records, committed everywhere.
     s = _produce(s, 1, 3)
     for _ in range(2):  # 2nd round: the leader learns the fetch offsets (3) and advances the HWM
         s = deliver_fetch(s, 2)
         s = deliver_fetch(s, 3)
-    _assert_replica(s, 1, leo=3, hwm=3)
+    assert_replica(s, 1, leo=3, hwm=3)
     assert [w.offset for w in s.history.acked] == [0, 1, 2]
-    _assert_replica(s, 3, leo=3, hwm=3)
+    assert_replica(s, 3, leo=3, hwm=3)
 
     # 2a. "First replica 2 is removed from the ISR. The ISR is still large enough for
     #     the HWM to advance therefore replica 2 is not added to the ELR":
     #     Leader=1, ISR=[1,3], ELR=[]
     s = _alter(s, 1, 2, expand=False)
-    _assert_partition(s, leader=1, isr=[1, 3], elr=[], leader_epoch=1, partition_epoch=2)
+    assert_partition(s, leader=1, isr=[1, 3], elr=[], leader_epoch=1, partition_epoch=2)
     assert s.replica(1).isr == {1, 3}
 
     # 2b. "Then replica 3 is removed from the ISR. The ISR is now smaller than the
     #     MinISR and so replica 3 is added to the ELR": Leader=1, ISR=[1], ELR=[3]
     s = _alter(s, 1, 3, expand=False)
-    _assert_partition(s, leader=1, isr=[1], elr=[3], leader_epoch=1, partition_epoch=3)
+    assert_partition(s, leader=1, isr=[1], elr=[3], leader_epoch=1, partition_epoch=3)
     assert s.replica(1).isr == {1}
 
     # "as soon as the ISR shrank only to the leader the HWM could not have advanced":
@@ -117,25 +96,25 @@ def test_clean_elr_based_recovery_5_2_2():
     value = s.history.next_value
     s = checked_step(s, Produce(1, value))
     assert value in s.history.nacked
-    _assert_replica(s, 1, leo=3, hwm=3)
+    assert_replica(s, 1, leo=3, hwm=3)
 
     # 3. "Replica 1, the leader and sole member of the ISR experiences an unclean
     #    shutdown. The controller fences replica 1 and elects replica 3 as the new
     #    leader." Nothing of replica 1's log was flushed: it loses everything.
     s = checked_step(s, UncleanShutdown(1, lossy=True))
-    _assert_replica(s, 1, leo=0, hwm=0)
+    assert_replica(s, 1, leo=0, hwm=0)
     s = checked_step(s, FenceBroker(1))
     # The model follows §2.8 / §5.2.1 case C: "If the new ISR is smaller than the
     # MinISR, then add the fenced former leader to the ELR", so at the fence the
     # ELR holds 1 (a clean restart of 1 would keep it a leader candidate).
-    _assert_partition(s, leader=3, isr=[3], elr=[1], last_known_elr=[],
+    assert_partition(s, leader=3, isr=[3], elr=[1], last_known_elr=[],
                       leader_epoch=2, partition_epoch=4)
     # The chapter's "Leader=3, ISR=[3], ELR=[]" is the state once broker 1 has
     # re-registered with an empty broker epoch (§5.2): the controller moves the
     # unclean replica from the ELR to the LastKnownELR, so it is no leader candidate.
     s = checked_step(s, StartBroker(1))
     assert s.registration(1).broker_epoch == s.broker(1).broker_epoch is not None
-    _assert_partition(s, leader=3, isr=[3], elr=[], last_known_elr=[1],
+    assert_partition(s, leader=3, isr=[3], elr=[], last_known_elr=[1],
                       leader_epoch=2, partition_epoch=5)
 
     # Replica 3 takes over as leader once it applies the change; it is complete.
@@ -152,12 +131,12 @@ def test_clean_elr_based_recovery_5_2_2():
     # Unclean Exclusion: not re-added before it has fetched and caught up.
     assert why_not_enabled(s, ProposeIsrExpand(3, 1)) is not None
     s = deliver_fetch(s, 1)            # fetch @0: gets offsets 0-2
-    _assert_replica(s, 1, leo=3, hwm=3)
+    assert_replica(s, 1, leo=3, hwm=3)
     assert why_not_enabled(s, ProposeIsrExpand(3, 1)) is not None  # leader saw fetch offset 0 only
     s = deliver_fetch(s, 1)            # fetch @3: reached the HWM and the LESO
     s = _alter(s, 3, 1, expand=True)
     # Leader=3, ISR=[1,3], ELR=[]; the ISR reached MinISR so the LastKnownELR is cleared too.
-    _assert_partition(s, leader=3, isr=[1, 3], elr=[], last_known_elr=[],
+    assert_partition(s, leader=3, isr=[1, 3], elr=[], last_known_elr=[],
                       leader_epoch=2, partition_epoch=6)
     assert s.replica(3).isr == {1, 3}
 
@@ -180,15 +159,15 @@ def _balanced_initial_state() -> ClusterState:
     s = _produce(s, 1, 8)                       # offsets 0-7
     s = deliver_fetch(s, 2)                    # 2 fetches @0, gets 0-7
     s = deliver_fetch(s, 3)                    # 3 fetches @0, gets 0-7
-    _assert_replica(s, 1, leo=8, hwm=0)
+    assert_replica(s, 1, leo=8, hwm=0)
     s = checked_step(s, Flush(1))
     s = checked_step(s, Flush(3))
     s = _produce(s, 1, 2)                       # offsets 8-9
     s = deliver_fetch(s, 2)                    # 2 fetches @8, gets 8-9; leader HWM 0 (3 is at 0)
-    _assert_replica(s, 2, leo=10, hwm=0)
+    assert_replica(s, 2, leo=10, hwm=0)
     s = deliver_fetch(s, 3)                    # 3 fetches @8: leader HWM -> 8; 3 gets 8-9, HWM 8
-    _assert_replica(s, 1, leo=10, hwm=8)
-    _assert_replica(s, 3, leo=10, hwm=8)
+    assert_replica(s, 1, leo=10, hwm=8)
+    assert_replica(s, 3, leo=10, hwm=8)
     s = _produce(s, 1, 2)                       # offsets 10-11
     s = deliver_fetch(s, 2)                    # 2 fetches @10, gets 10-11, HWM 8
     s, req = send_fetch(s, 3)                  # 3 fetches @10 ...
@@ -210,10 +189,10 @@ def test_balanced_unclean_recovery_5_3_3():
     s = _balanced_initial_state()
 
     # 1. Leader=1, ISR=[1,2,3], ELR=[], LastKnownELR=[]
-    _assert_partition(s, leader=1, isr=[1, 2, 3], elr=[], last_known_elr=[], leader_epoch=1)
-    _assert_replica(s, 1, leo=15, hwm=10)   # Replica 1: LEO=15, HWM=10
-    _assert_replica(s, 2, leo=12, hwm=8)    # Replica 2: LEO=12, HWM=8
-    _assert_replica(s, 3, leo=10, hwm=8)    # Replica 3: LEO=10, HWM=8
+    assert_partition(s, leader=1, isr=[1, 2, 3], elr=[], last_known_elr=[], leader_epoch=1)
+    assert_replica(s, 1, leo=15, hwm=10)   # Replica 1: LEO=15, HWM=10
+    assert_replica(s, 2, leo=12, hwm=8)    # Replica 2: LEO=12, HWM=8
+    assert_replica(s, 3, leo=10, hwm=8)    # Replica 3: LEO=10, HWM=8
     # Committed (HWM 10) = acknowledged: offsets 0-9.
     assert [w.offset for w in s.history.acked] == list(range(10))
     assert s.history.true_hwm == 10
@@ -221,49 +200,49 @@ def test_balanced_unclean_recovery_5_3_3():
     # 2. A power outage: unclean shutdown on all brokers, page caches discarded.
     for b in (1, 2, 3):
         s = checked_step(s, UncleanShutdown(b, lossy=True))
-    _assert_replica(s, 1, leo=8, hwm=8)     # lost offsets 8-14 (committed 8-9 among them)
-    _assert_replica(s, 2, leo=12, hwm=8)    # flushed everything: no loss
-    _assert_replica(s, 3, leo=8, hwm=8)     # lost offsets 8-9 (committed)
+    assert_replica(s, 1, leo=8, hwm=8)     # lost offsets 8-14 (committed 8-9 among them)
+    assert_replica(s, 2, leo=12, hwm=8)    # flushed everything: no loss
+    assert_replica(s, 3, leo=8, hwm=8)     # lost offsets 8-9 (committed)
     # The outstanding writes 10-14 were never acknowledged.
     assert [w.offset for w in s.history.acked] == list(range(10))
     assert s.history.pending == ()
 
     # 3. The controller fences broker 1 first and elects replica 2 as leader.
     s = checked_step(s, FenceBroker(1))
-    _assert_partition(s, leader=2, isr=[2, 3], elr=[], last_known_elr=[], leader_epoch=2)
+    assert_partition(s, leader=2, isr=[2, 3], elr=[], last_known_elr=[], leader_epoch=2)
 
     # 4. The controller fences broker 2 and elects replica 3 as leader.
     s = checked_step(s, FenceBroker(2))
-    _assert_partition(s, leader=3, isr=[3], elr=[2], last_known_elr=[], leader_epoch=3)
+    assert_partition(s, leader=3, isr=[3], elr=[2], last_known_elr=[], leader_epoch=3)
 
     # 5. The controller fences broker 3 and sets NoLeader.
     s = checked_step(s, FenceBroker(3))
-    _assert_partition(s, leader=NO_LEADER, isr=[], elr=[2, 3], last_known_elr=[], leader_epoch=4)
+    assert_partition(s, leader=NO_LEADER, isr=[], elr=[2, 3], last_known_elr=[], leader_epoch=4)
 
     # 6. Broker 1 registers with an empty broker epoch; not an ELR member: no change.
     epoch_before = s.partition.partition_epoch
     s = checked_step(s, StartBroker(1))
-    _assert_partition(s, leader=NO_LEADER, isr=[], elr=[2, 3], last_known_elr=[])
+    assert_partition(s, leader=NO_LEADER, isr=[], elr=[2, 3], last_known_elr=[])
     assert s.partition.partition_epoch == epoch_before
 
     # 7. Broker 2 registers with an empty broker epoch: moved from ELR to LastKnownELR.
     s = checked_step(s, StartBroker(2))
-    _assert_partition(s, leader=NO_LEADER, isr=[], elr=[3], last_known_elr=[2])
+    assert_partition(s, leader=NO_LEADER, isr=[], elr=[3], last_known_elr=[2])
 
     # 8. Broker 3 likewise.
     s = checked_step(s, StartBroker(3))
-    _assert_partition(s, leader=NO_LEADER, isr=[], elr=[], last_known_elr=[2, 3])
+    assert_partition(s, leader=NO_LEADER, isr=[], elr=[], last_known_elr=[2, 3])
 
     # 9. The controller cannot perform a clean election and triggers unclean recovery,
     #    asking every LastKnownELR replica for its log (GetReplicaLogInfo). It must
     #    wait for all of them: while broker 3 cannot answer, recovery does not run.
     s = sync_all(s, 2)
     s = checked_step(s, UnfenceBroker(2))
-    _assert_partition(s, leader=NO_LEADER, isr=[], elr=[], last_known_elr=[2, 3])  # no clean election
+    assert_partition(s, leader=NO_LEADER, isr=[], elr=[], last_known_elr=[2, 3])  # no clean election
     assert why_not_enabled(s, UncleanRecovery()) is not None
     s = sync_all(s, 3)
     s = checked_step(s, UnfenceBroker(3))
-    _assert_partition(s, leader=NO_LEADER, isr=[], elr=[], last_known_elr=[2, 3])
+    assert_partition(s, leader=NO_LEADER, isr=[], elr=[], last_known_elr=[2, 3])
     assert why_not_enabled(s, UncleanRecovery()) is None
 
     # 10. It chooses replica 2, the log with the highest epoch and offset (LEO 12 vs 8).
@@ -281,6 +260,6 @@ def test_balanced_unclean_recovery_5_3_3():
     s = sync_all(s, 2)
     r2 = s.replica(2)
     assert (r2.role, r2.leader_epoch) == (Role.LEADER, 5)
-    _assert_replica(s, 2, leo=12, hwm=8)
+    assert_replica(s, 2, leo=12, hwm=8)
     _assert_acked_writes_on(s, 2)
     assert sorted(w.offset for w in s.history.acked) == list(range(10))
