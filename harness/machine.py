@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Optional
+from typing import Any, Optional
 
 import attrs
 
@@ -46,6 +46,21 @@ RULE_WEIGHTS: dict[type, int] = {
 }
 RECEIVERS = {FetchRequest: ReceiveFetchRequest, FetchResponse: ReceiveFetchResponse,
              AlterPartitionRequest: ReceiveAlterPartition, AlterPartitionResponse: ReceiveAlterPartitionResponse}
+
+
+def enablement_disagreements(state: ClusterState, cluster: Any) -> tuple[str, ...]:
+    """The probe actions on whose enablement the SUT and the model disagree. The
+    SUT must refuse what the model refuses, and accept what it accepts: a SUT that
+    enables a step the protocol forbids (say, an ISR expansion before the LESO)
+    shows no state difference until it takes that step, which the machine, drawing
+    only the model's enabled actions, never would."""
+    out = []
+    for action in probe_actions(state):
+        model_ok = why_not_enabled(state, action) is None
+        if cluster.is_enabled(action) != model_ok:
+            out.append(f"enablement of {action!r}: model={'enabled' if model_ok else 'refused'} "
+                       f"sut={'refused' if model_ok else 'enabled'}")
+    return tuple(out)
 
 
 @attrs.define
@@ -257,25 +272,11 @@ class ReplicationMachine(RuleBasedStateMachine):
             if snapshot != self.state:
                 self._note_failure()
                 raise SutDiverged(self.state, snapshot, tuple(self.trace))
-            disagreements = self._enablement_disagreements()
+            disagreements = enablement_disagreements(self.state, self.cluster)
             if disagreements:
                 self._note_failure()
                 raise SutDiverged(self.state, snapshot, tuple(self.trace), disagreements)
         self._checked = self.state
-
-    def _enablement_disagreements(self) -> tuple[str, ...]:
-        """The SUT must refuse what the model refuses, and accept what it accepts:
-        a SUT that enables a step the protocol forbids (say, an ISR expansion
-        before the LESO) shows no state difference until it takes that step, which
-        the machine, drawing only the model's enabled actions, never would."""
-        assert self.state is not None and self.cluster is not None
-        out = []
-        for action in probe_actions(self.state):
-            model_ok = why_not_enabled(self.state, action) is None
-            if self.cluster.is_enabled(action) != model_ok:
-                out.append(f"enablement of {action!r}: model={'enabled' if model_ok else 'refused'} "
-                           f"sut={'refused' if model_ok else 'enabled'}")
-        return tuple(out)
 
     def _note_failure(self) -> None:
         stats = type(self).run_stats

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Optional, Sequence
 import attrs
 
 import properties
-from model import ActionNotEnabled, ClusterState, Config, Variant, initial_state, step, why_not_enabled
+from model import ActionNotEnabled, ClusterState, Config, Variant, initial_state, step
 from properties import Violation
 
 from .failures import PropertyViolated, SutDiverged, _trace_tail
@@ -124,19 +124,6 @@ class ReplayResult:
                 + "\n\nlast steps:\n" + _trace_tail(self.trace))
 
 
-def enablement_disagreements(state: ClusterState, cluster: Any) -> tuple[str, ...]:
-    """The probe actions on whose enablement the SUT and the model disagree, worded
-    as ``ReplicationMachine`` words them."""
-    from .machine import probe_actions
-    out = []
-    for action in probe_actions(state):
-        model_ok = why_not_enabled(state, action) is None
-        if cluster.is_enabled(action) != model_ok:
-            out.append(f"enablement of {action!r}: model={'enabled' if model_ok else 'refused'} "
-                       f"sut={'refused' if model_ok else 'enabled'}")
-    return tuple(out)
-
-
 def _effective_config(config: Config, variants: Iterable[Variant]) -> Config:
     variants = frozenset(variants)
     if variants - config.variants:
@@ -184,6 +171,7 @@ def replay(trace: Sequence[Any], config: Config, variants: Iterable[Variant] = f
             snapshot = cluster.snapshot()
             if snapshot != state:
                 return result(divergence=tuple(diff(state, snapshot)), failed=True, sut_state=snapshot)
+            from .machine import enablement_disagreements
             disagreements = enablement_disagreements(state, cluster)
             if disagreements:
                 return result(divergence=disagreements, failed=True, sut_state=snapshot, enablement=True)

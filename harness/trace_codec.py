@@ -102,15 +102,19 @@ def config_to_json(config: Config) -> str:
     return dumps(config)
 
 
-def variants_from_names(names: Iterable[str]) -> frozenset[Variant]:
+def _members(enum: Any, names: Iterable[str], what: str) -> frozenset:
     out = set()
     for n in names:
         try:
-            out.add(Variant[n])
+            out.add(enum[n])
         except KeyError:
             raise TraceDecodeError(
-                f"unknown protocol variant {n!r}; this replicheck knows {sorted(v.name for v in Variant)}") from None
+                f"unknown {what} {n!r}; this replicheck knows {sorted(m.name for m in enum)}") from None
     return frozenset(out)
+
+
+def variants_from_names(names: Iterable[str]) -> frozenset[Variant]:
+    return _members(Variant, names, "protocol variant")
 
 
 def bugs_from_names(names: Iterable[str]) -> frozenset:
@@ -121,14 +125,7 @@ def bugs_from_names(names: Iterable[str]) -> frozenset:
         from sut import Bug
     except ImportError as e:  # pragma: no cover - the sut package is part of the project
         raise TraceDecodeError(f"SUT bugs {names} named, but the sut package cannot be imported: {e}") from None
-    out = set()
-    for n in names:
-        try:
-            out.add(Bug[n])
-        except KeyError:
-            raise TraceDecodeError(
-                f"unknown SUT bug {n!r}; this replicheck knows {sorted(b.name for b in Bug)}") from None
-    return frozenset(out)
+    return _members(Bug, names, "SUT bug")
 
 
 def names(values: Iterable[Any]) -> list[str]:

@@ -6,36 +6,16 @@ from __future__ import annotations
 from collections import deque
 from typing import Iterable, Optional
 
-import attrs
 
 import model
 from model import ActionNotEnabled, ClusterState, Config
+from harness.report import diff as report_diff
 from sut import Cluster
 
 
-def diff(a: object, b: object, path: str = "state", limit: int = 12) -> list[str]:
-    """Where ``a`` (SUT) and ``b`` (model) differ, down to the first differing
-    leaves: ``path: sut=... model=...`` lines (at most ``limit``)."""
-    out: list[str] = []
-
-    def walk(x: object, y: object, p: str) -> None:
-        if len(out) >= limit or x == y:
-            return
-        if type(x) is not type(y):
-            out.append(f"{p}: sut={x!r} model={y!r}")
-            return
-        if attrs.has(type(x)):
-            for f in attrs.fields(type(x)):
-                walk(getattr(x, f.name), getattr(y, f.name), f"{p}.{f.name}")
-            return
-        if isinstance(x, tuple) and len(x) == len(y):  # type: ignore[arg-type]
-            for i, (u, v) in enumerate(zip(x, y)):  # type: ignore[call-overload]
-                walk(u, v, f"{p}[{i}]")
-            return
-        out.append(f"{p}: sut={x!r} model={y!r}")
-
-    walk(a, b, path)
-    return out
+def diff(sut_state: object, model_state: object, limit: int = 12) -> list[str]:
+    """``harness.report.diff`` with the SUT's state first, as these tests hold them."""
+    return report_diff(model_state, sut_state, limit)
 
 
 class Divergence(AssertionError):

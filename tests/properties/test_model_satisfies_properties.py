@@ -50,6 +50,12 @@ CONFIGS = [
 ]
 
 
+#: What a walk's actions count as, for the "the walk exercised the protocol" checks.
+COUNTED = {ControlledShutdown: "controlled", FenceBroker: "fenced", UncleanRecovery: "recoveries",
+           UncleanLeaderElection: "unclean_elections", Consume: "consumed", ListOffsets: "list_offsets",
+           ReceiveFetchResponse: "fetch_responses"}
+
+
 def _walk_config(config: Config, per_walk: int, base_seed: int) -> dict[str, int]:
     """Run the config's walks, checking every step; returns what they exercised."""
     seen = {"steps": 0, "acked": 0, "leader_changes": 0, "lossy": 0, "nonlossy_unclean": 0,
@@ -64,20 +70,8 @@ def _walk_config(config: Config, per_walk: int, base_seed: int) -> dict[str, int
             seen["steps"] += 1
             if isinstance(action, UncleanShutdown):
                 seen["lossy" if action.lossy else "nonlossy_unclean"] += 1
-            elif isinstance(action, ControlledShutdown):
-                seen["controlled"] += 1
-            elif isinstance(action, FenceBroker):
-                seen["fenced"] += 1
-            elif isinstance(action, UncleanRecovery):
-                seen["recoveries"] += 1
-            elif isinstance(action, UncleanLeaderElection):
-                seen["unclean_elections"] += 1
-            elif isinstance(action, Consume):
-                seen["consumed"] += 1
-            elif isinstance(action, ListOffsets):
-                seen["list_offsets"] += 1
-            elif isinstance(action, ReceiveFetchResponse):
-                seen["fetch_responses"] += 1
+            elif type(action) in COUNTED:
+                seen[COUNTED[type(action)]] += 1
             p = state.partition
             if p.leader != leader:
                 seen["leader_changes"] += 1
