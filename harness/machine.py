@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import properties
-from model import (Action, AlterPartitionRequest, AlterPartitionResponse, ClusterState, Config, FetchRequest,
+from model import (ACTION_TYPES, Action, AlterPartitionRequest, AlterPartitionResponse, ClusterState, Config, FetchRequest,
                    FetchResponse, ProposeIsrExpand, ProposeIsrShrink, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
                    Consume, ControlledShutdown, DropMessage, FenceBroker, Flush, ListOffsets, Produce, Reassign,
@@ -44,6 +44,31 @@ RULE_WEIGHTS: dict[type, int] = {
     CancelReassignment: 1, Reassign: 1,
     Produce: 3, Consume: 2, ListOffsets: 2,
 }
+
+#: Swarm testing: each example scales some class weights by a factor drawn from
+#: the class's levels (the first, 1, is where shrinking goes). Leaving a fault out
+#: (0) lets the faults kept come more often and combine instead of being diluted
+#: by every other kind; emphasising one (4) makes it the example's theme; slow
+#: restarts (1/4: start and unfence scaled 1 while the rest of the family is
+#: scaled 4) keep a crashed or fenced broker out long enough for more to happen
+#: meanwhile. Healthy replication (metadata, fetch, ISR expansion, produce) is
+#: never scaled.
+SWARM_LEVELS: dict[type, tuple[float, ...]] = {
+    **{c: (1, 0, 4) for c in (FenceBroker, ControlledShutdown, UncleanShutdown, Flush, Reassign,
+                              CancelReassignment, DropMessage, ProposeIsrShrink, UncleanRecovery,
+                              UncleanLeaderElection, Consume, ListOffsets)},
+    StartBroker: (1, 0.25), UnfenceBroker: (1, 0.25),
+}
+SWARM_SCALE = 4  # weights are kept integral: every weight is multiplied by this
+
+#: A shut-down broker's way back, one phase at a time (see ``ReplicationMachine._restart``).
+RESTART_PHASES = (
+    lambda s, b: FenceBroker(b),
+    lambda s, b: StartBroker(b),
+    lambda s, b: ReplicateMetadata(b, len(s.controller.metadata_log) - s.broker(b).metadata_offset),
+    lambda s, b: UnfenceBroker(b),
+)
+
 RECEIVERS = {FetchRequest: ReceiveFetchRequest, FetchResponse: ReceiveFetchResponse,
              AlterPartitionRequest: ReceiveAlterPartition, AlterPartitionResponse: ReceiveAlterPartitionResponse}
 
@@ -121,6 +146,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.trace: list[Action] = []
         self._enabled_for: Optional[tuple] = None
         self.fault_spacing = 0
+        self.weights: dict[type, int] = {}
         self._since_fault = 0
         self._checked: Optional[ClusterState] = None
         self._enabled: dict[str, list[Action]] = {}
@@ -137,7 +163,11 @@ class ReplicationMachine(RuleBasedStateMachine):
         # Shrinks to 0: faults anywhere.
         self.fault_spacing = data.draw(st.integers(0, MAX_FAULT_SPACING), label="fault spacing")
         warm_up = data.draw(st.integers(0, MAX_WARM_UP), label="warm-up writes")
-        note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}")
+        swarm = {c: data.draw(st.sampled_from(levels), label=f"swarm {c.__name__}")
+                 for c, levels in SWARM_LEVELS.items()}
+        self.weights = {c: round(RULE_WEIGHTS.get(c, 1) * SWARM_SCALE * swarm.get(c, 1)) for c in ACTION_TYPES}
+        note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}; "
+             f"swarm: {', '.join(f'{c.__name__} x{f:g}' for c, f in swarm.items() if f != 1) or 'none'}")
         self.state = initial_state(self.config)
         if self.compare_sut:
             from sut import Cluster  # the SUT is only needed when compared
@@ -158,11 +188,13 @@ class ReplicationMachine(RuleBasedStateMachine):
                 if follower != leader:
                     self._exchange(SendFetch(follower))
 
-    def _exchange(self, first: Action) -> None:
-        """Apply ``first`` and deliver the message it sends, and the reply, while the
-        receiving actions are enabled."""
+    def _exchange(self, first: Action, hops: int = 2) -> None:
+        """Apply ``first`` and deliver up to ``hops`` messages: the one it sends, then
+        the reply, while the receiving actions are enabled."""
         sent = self._apply(first)
-        while sent is not None:
+        for _ in range(hops):
+            if sent is None:
+                break
             receive = RECEIVERS[type(self.state.network.get(sent))](sent)  # type: ignore[union-attr]
             if why_not_enabled(self.state, receive) is not None:  # type: ignore[arg-type]
                 break
@@ -174,8 +206,10 @@ class ReplicationMachine(RuleBasedStateMachine):
         assert self.config is not None
         return self.config.min_isr - 1 if self.lossy_budget is None else self.lossy_budget
 
-    def _allowed(self, action: Action, spaced: bool) -> bool:
+    def _allowed(self, action: Action, spaced: bool, swarm: bool = True) -> bool:
         assert self.state is not None
+        if swarm and self.weights.get(type(action)) == 0:
+            return False
         if spaced and isinstance(action, FAULTS):
             return False
         if isinstance(action, UncleanShutdown) and action.lossy:
@@ -193,6 +227,8 @@ class ReplicationMachine(RuleBasedStateMachine):
             allowed = [a for a in actions if self._allowed(a, spaced=not key[1])]
             if not allowed:  # only faults can move on: the spacing gives way
                 allowed = [a for a in actions if self._allowed(a, spaced=False)]
+            if not allowed:  # only left-out actions can move on: the swarm gives way
+                allowed = [a for a in actions if self._allowed(a, spaced=False, swarm=False)]
             by_family: dict[str, list[Action]] = {}
             for a in allowed:
                 by_family.setdefault(family_of(a), []).append(a)
@@ -200,45 +236,93 @@ class ReplicationMachine(RuleBasedStateMachine):
         return self._enabled.get(family, [])
 
     def _do(self, family: str, data: st.DataObject) -> None:
+        if family == "metadata":
+            self._apply(self._metadata_batch(data))
+            return
         actions = self.enabled(family)
         by_class: dict[type, list[Action]] = {}
         for a in actions:
             by_class.setdefault(type(a), []).append(a)
         if len(by_class) > 1:
-            # Faults are rarer than the healthy path (RULE_WEIGHTS): a class is drawn
-            # from a list repeating each class by its weight, benign classes first so
-            # shrinking moves towards them.
-            classes = sorted(by_class, key=lambda c: -RULE_WEIGHTS.get(c, 1))
-            weighted = [c for c in classes for _ in range(RULE_WEIGHTS.get(c, 1))]
-            actions = by_class[data.draw(st.sampled_from(weighted), label=f"{family} action")]
+            # Faults are rarer than the healthy path (the example's weights): a class
+            # is drawn with probability proportional to its weight, benign (heavier)
+            # classes first so shrinking moves towards them. A class left out by the
+            # swarm is here only when nothing else can move on: weight it 1.
+            classes = sorted(by_class, key=lambda c: -self.weights.get(c, SWARM_SCALE))
+            weights = [max(1, self.weights.get(c, SWARM_SCALE)) for c in classes]
+            pick = data.draw(st.integers(0, sum(weights) - 1), label=f"{family} action")
+            for cls, w in zip(classes, weights):
+                if pick < w:
+                    break
+                pick -= w
+            actions = by_class[cls]
         action = data.draw(st.sampled_from(self._prioritized(actions)), label=family)
-        # A request may be carried through its whole exchange in the same rule, so
-        # a healthy round trip costs one rule step and deep scenarios stay short;
-        # drawn False it stays in flight for any interleaving.
-        if isinstance(action, EXCHANGE_STARTERS) and data.draw(st.booleans(), label="deliver"):
-            self._exchange(action)
+        # A request may be carried through its exchange in the same rule, so a
+        # healthy round trip costs one rule step and deep scenarios stay short:
+        # 0 hops leaves the request in flight for any interleaving, 1 handles it and
+        # leaves the reply in flight (a follower that has not yet heard the new HWM,
+        # a leader whose proposal is pending), 2 completes the round trip.
+        if isinstance(action, EXCHANGE_STARTERS):
+            self._exchange(action, data.draw(st.integers(0, 2), label="deliver hops"))
+        elif isinstance(action, (UncleanShutdown, ControlledShutdown)):
+            self._restart(action, data.draw(st.integers(0, len(RESTART_PHASES)), label="restart phases"))
+        elif isinstance(action, Reassign):
+            replicas = self.state.partition.replicas  # type: ignore[union-attr]
+            self._apply(action)
+            # An operator reverting a reassignment at once: the §6.5.4 remove-then-readd
+            # when the first one removed a replica and completed.
+            if data.draw(st.booleans(), label="revert at once"):
+                self._apply_if_enabled(Reassign(replicas))
         else:
+            self._apply(action)
+
+    def _restart(self, shutdown: Action, phases: int) -> None:
+        """Apply ``shutdown`` and then up to ``phases`` steps of the broker's way back
+        (RESTART_PHASES), each only if enabled: a crashed broker misses heartbeats
+        and is fenced, its process restarts and registers, catches up with the
+        metadata log and is unfenced. One rule step for what a supervisor does, so
+        scenarios that need a restart mid-way stay short; every action is traced."""
+        broker = shutdown.broker  # type: ignore[attr-defined]
+        self._apply(shutdown)
+        for phase in RESTART_PHASES[:phases]:
+            self._apply_if_enabled(phase(self.state, broker))
+
+    def _apply_if_enabled(self, action: Action) -> None:
+        if why_not_enabled(self.state, action) is None and self._allowed(action, spaced=False, swarm=False):  # type: ignore[arg-type]
             self._apply(action)
 
     def _prioritized(self, actions: list[Action]) -> list[Action]:
         """Actions of one class, the most consequential first and repeated, so they
-        are drawn more often and shrinking moves towards them: a metadata batch of
-        everything pending (brokers usually catch up at once), and actions aimed at
-        the leader (its failure is what elections and truncation are about)."""
+        are drawn more often and shrinking moves towards them: a reassignment that
+        adds or removes one replica, and actions aimed at the leader (its failure
+        is what elections and truncation are about)."""
         assert self.state is not None
         leader = self.state.partition.leader
         out: list[Action] = []
         for a in actions:
-            if isinstance(a, ReplicateMetadata):
-                pending = len(self.state.controller.metadata_log) - self.state.broker(a.broker).metadata_offset
-                if a.count == pending:
-                    out[:0] = [a, a]
-                    continue
+            if isinstance(a, Reassign) and len(set(a.target) ^ set(self.state.partition.replicas)) == 1:
+                out[:0] = [a, a]  # adding or removing one replica: the common reassignment
+                continue
             if getattr(a, "broker", None) == leader or getattr(a, "leader", None) == leader:
                 out[:0] = [a, a]
                 continue
             out.append(a)
         return out
+
+    def _metadata_batch(self, data: st.DataObject) -> Action:
+        """A broker (the leader first, as in ``_prioritized``) and the size of the
+        batch it applies: everything pending (brokers usually catch up at once),
+        one record (a broker that sees a removal before the re-add, §6.5.4), or
+        any count."""
+        assert self.state is not None
+        brokers = sorted({a.broker for a in self.enabled("metadata")},  # type: ignore[attr-defined]
+                         key=lambda b: b != self.state.partition.leader)  # type: ignore[union-attr]
+        broker = data.draw(st.sampled_from(brokers), label="metadata broker")
+        pending = len(self.state.controller.metadata_log) - self.state.broker(broker).metadata_offset
+        size = data.draw(st.sampled_from(("all", "one", "some")), label="batch")
+        count = pending if size == "all" else 1 if size == "one" else \
+            data.draw(st.integers(1, pending), label="records")
+        return ReplicateMetadata(broker, count)
 
     def _apply(self, action: Action) -> Optional[int]:
         """Apply one action to the model and the SUT, record it, report coverage and
