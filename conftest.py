@@ -22,7 +22,7 @@ _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, Healt
 settings.register_profile("dev", max_examples=40, stateful_step_count=60, **_COMMON)
 settings.register_profile("ci", max_examples=40, stateful_step_count=60, derandomize=True, database=None,
                           print_blob=True, **_COMMON)
-settings.register_profile("fuzz", max_examples=2_000, stateful_step_count=150, **_COMMON)
+settings.register_profile("fuzz", max_examples=2_000, stateful_step_count=400, **_COMMON)
 settings.load_profile(os.environ.get("REPLICHECK_PROFILE", "dev"))
 
 #: The counterexample corpus (``--corpus-dir``, ``--no-corpus``) and ``--replay-corpus``.

@@ -21,9 +21,11 @@ TARGETS_ENV = "REPLICHECK_CAMPAIGN_TARGETS"
 SHARE_ENV = "REPLICHECK_CAMPAIGN_SHARE_S"
 DEADLINE_ENV = "REPLICHECK_CAMPAIGN_DEADLINE"
 CORPUS_ENV = "REPLICHECK_CORPUS"
+DONE_ENV = "REPLICHECK_CAMPAIGN_DONE_DIR"      # one empty file per finished target
+WORKERS_ENV = "REPLICHECK_CAMPAIGN_WORKERS"
 
 EXAMPLES_PER_RUN = 25    # one machine run: this many examples, then the clock is checked
-STEPS_PER_EXAMPLE = 100
+STEPS_PER_EXAMPLE = 400  # long examples reach the deep flaws (the §3.3, §6.5.1, §6.5.4 shapes)
 
 
 @attrs.frozen
@@ -135,8 +137,26 @@ def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Opti
     return result
 
 
-def share_from_env() -> tuple[float, float]:
-    """(share seconds, deadline epoch) for campaign tests, from the environment."""
+def share_from_env(target: Optional[Target] = None) -> tuple[float, float]:
+    """(share seconds, deadline epoch) for a campaign test, from the environment.
+
+    A flaw found early leaves its time to the others: a variant or bug target
+    starting now gets the larger of its fixed share and the time left divided
+    fairly among the targets not yet finished (counted in the done directory).
+    The correct target keeps its fixed share."""
     deadline = float(os.environ.get(DEADLINE_ENV, time.time() + 60))
     share = float(os.environ.get(SHARE_ENV, max(1.0, deadline - time.time())))
+    done_dir = os.environ.get(DONE_ENV)
+    total = len([t for t in os.environ.get(TARGETS_ENV, "").split(",") if t])
+    if done_dir and total and (target is None or target.kind != "correct"):
+        remaining = max(1, total - len(os.listdir(done_dir)))
+        workers = int(os.environ.get(WORKERS_ENV, "1"))
+        share = max(share, (deadline - time.time()) * min(workers, remaining) / remaining)
     return share, deadline
+
+
+def mark_done(target: Target) -> None:
+    """Record that ``target`` finished, for ``share_from_env``."""
+    done_dir = os.environ.get(DONE_ENV)
+    if done_dir:
+        open(os.path.join(done_dir, target.label.replace(":", "_")), "w").close()

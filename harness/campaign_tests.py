@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from harness.campaign import CORPUS_ENV, TARGETS_ENV, Target, run_target, share_from_env
+from harness.campaign import CORPUS_ENV, TARGETS_ENV, Target, mark_done, run_target, share_from_env
 
 
 def _targets() -> list[str]:
@@ -20,8 +20,11 @@ def _targets() -> list[str]:
 @pytest.mark.parametrize("label", _targets())
 def test_campaign(label: str) -> None:
     target = Target.parse(label)
-    share, deadline = share_from_env()
-    result = run_target(target, share, deadline, os.environ.get(CORPUS_ENV))
+    share, deadline = share_from_env(target)
+    try:
+        result = run_target(target, share, deadline, os.environ.get(CORPUS_ENV))
+    finally:
+        mark_done(target)
     print(f"\nCAMPAIGN {target.label} runs={result.runs} examples={result.examples} "
           f"found={result.found or '-'} shrunk={result.shrunk_steps or '-'} seconds={result.seconds:.1f}")
     if target.kind == "correct":

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import os
 import subprocess
+import shutil
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Optional
 
-from .campaign import CORPUS_ENV, DEADLINE_ENV, SHARE_ENV, TARGETS_ENV, Target, all_targets
+from .campaign import (CORPUS_ENV, DEADLINE_ENV, DONE_ENV, SHARE_ENV, TARGETS_ENV, WORKERS_ENV, Target,
+                       all_targets)
 
 RUN_ID_ENV = "REPLICHECK_CAMPAIGN_RUN_ID"
 REPORT_RESERVE_S = 45  # kept back from the budget for the Spark report
@@ -71,8 +74,10 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
     started = time.time()
     from .corpus import new_run_id
     run_id = new_run_id()
+    done_dir = tempfile.mkdtemp(prefix="replicheck-campaign-")
     env = dict(os.environ, **{TARGETS_ENV: ",".join(t.label for t in targets), SHARE_ENV: str(share_s),
-                              DEADLINE_ENV: str(started + run_s), CORPUS_ENV: str(corpus), RUN_ID_ENV: run_id})
+                              DEADLINE_ENV: str(started + run_s), CORPUS_ENV: str(corpus), RUN_ID_ENV: run_id,
+                              DONE_ENV: done_dir, WORKERS_ENV: str(n_workers)})
     print(f"replicheck fuzz: {len(targets)} targets on {n_workers} workers, {minutes:g} min "
           f"(~{share_s:.0f} s each), corpus {corpus}", flush=True)
     cmd = [sys.executable, "-m", "pytest", "--pyargs", "harness.campaign_tests", "-n", str(n_workers), "-v",
@@ -92,6 +97,7 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
             elif line.startswith("E ") or "Error" in line:
                 print(line.rstrip(), flush=True)
     stop.set()
+    shutil.rmtree(done_dir, ignore_errors=True)
     text, ok = kill_matrix(corpus, run_id, targets)
     print("\nkill matrix (this campaign):\n" + text, flush=True)
     if report_dir:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 import properties
-from model import (ACTION_TYPES, Action, AlterPartitionRequest, AlterPartitionResponse, ClusterState, Config, FetchRequest,
+from model import (ACTION_TYPES, NO_LEADER, Action, AlterPartitionRequest, AlterPartitionResponse, ClusterState, Config, FetchRequest,
                    FetchResponse, ProposeIsrExpand, ProposeIsrShrink, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
                    Consume, ControlledShutdown, DropMessage, FenceBroker, Flush, ListOffsets, Produce, Reassign,
@@ -264,6 +264,14 @@ class ReplicationMachine(RuleBasedStateMachine):
         # a leader whose proposal is pending), 2 completes the round trip.
         if isinstance(action, EXCHANGE_STARTERS):
             self._exchange(action, data.draw(st.integers(0, 2), label="deliver hops"))
+        elif isinstance(action, FenceBroker):
+            # A fast leader failover (KAFKA-6361's setting): the broker the controller
+            # elects may learn of its election at once and start taking writes.
+            leader = self.state.partition.leader  # type: ignore[union-attr]
+            self._apply(action)
+            new = self.state.partition.leader  # type: ignore[union-attr]
+            if new != leader and new != NO_LEADER and data.draw(st.booleans(), label="failover at once"):
+                self._apply_if_enabled(RESTART_PHASES[2](self.state, new))
         elif isinstance(action, (UncleanShutdown, ControlledShutdown)):
             self._restart(action, data.draw(st.integers(0, len(RESTART_PHASES)), label="restart phases"))
         elif isinstance(action, Reassign):
