@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test install fuzz bench clean
+.PHONY: test-deep test install fuzz bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,10 @@ install: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto
+
+# Campaign tests that need minutes of search (marked deep), outside the default suite.
+test-deep: $(STAMP)
+	$(BIN)/python -m pytest -n auto -m deep
 
 # The main job: the correct protocol + SUT, every variant and every SUT bug under a
 # wall-clock budget (MINUTES), then the Spark report. WORKERS defaults to the cores.

@@ -1,7 +1,7 @@
 """Time to find every protocol variant and every SUT bug, against a plain random walk.
 
 Usage:
-  python benchmarks/time_to_find.py [--seeds 5] [--examples 3000] [--steps 100]
+  python benchmarks/time_to_find.py [--seeds 5] [--examples 1500] [--steps 400] [--jobs 1]
                                     [--variant NAME ...] [--bug NAME ...] [--no-bugs]
 
 For each target (a ``model.Variant`` checked on the model, or a ``sut.bugs.Bug``
@@ -18,6 +18,8 @@ as Hypothesis needed (or the whole budget when Hypothesis did not find it).
 Prints one row per target: median time to first failure (s), median examples
 to failure, median shrunk length, the minimal hand-written scenario's length
 (variants), found/seeds, and the random walk's found/seeds and median time.
+``--jobs N`` runs N (target, seed) pairs at once in separate processes; times
+are per process, so on a machine with N free cores they stay one-core figures.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import argparse
 import random
 import statistics
 import time
+from concurrent.futures import ProcessPoolExecutor
 from typing import Optional
 
 from hypothesis import HealthCheck, Phase, settings
@@ -89,6 +92,14 @@ def random_walk_run(target: object, seed: int, budget_s: float, steps: int) -> O
     return None
 
 
+def measure(target: object, seed: int, examples: int, steps: int) -> tuple[dict[str, Optional[float]], Optional[float]]:
+    """One seed of one target: the Hypothesis run, then the random walk given the
+    time Hypothesis needed (or all of it when Hypothesis did not find it)."""
+    run = hypothesis_run(target, seed, examples, steps)
+    walk = random_walk_run(target, seed, (run["time"] if run["found"] else run["elapsed"]) or 1.0, steps)
+    return run, walk
+
+
 def median(xs: list[Optional[float]]) -> Optional[float]:
     vals = [x for x in xs if x is not None]
     return statistics.median(vals) if vals else None
@@ -98,11 +109,23 @@ def fmt(x: Optional[float], spec: str = ".1f") -> str:
     return "-" if x is None else format(x, spec)
 
 
+def print_row(target: object, runs: list[dict[str, Optional[float]]], walks: list[Optional[float]]) -> None:
+    """One table row: the target's Hypothesis runs and random walks over the seeds."""
+    kind = "variant" if isinstance(target, Variant) else "bug"
+    minimal = MINIMAL.get(target) if isinstance(target, Variant) else None  # type: ignore[call-overload]
+    print(f"{kind + ' ' + target.name:45} {sum(int(r['found'] or 0) for r in runs):>3}/{len(runs):<2} "  # type: ignore[attr-defined]
+          f"{fmt(median([r['time'] for r in runs])):>9} {fmt(median([r['examples'] for r in runs]), '.0f'):>9} "
+          f"{fmt(median([r['shrunk'] for r in runs]), '.0f'):>7} "
+          f"{(str(len(minimal.actions)) if minimal else '-'):>8} "
+          f"{sum(w is not None for w in walks):>8}/{len(walks):<2} {fmt(median(walks)):>7}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--examples", type=int, default=3000, help="Hypothesis example budget per run")
-    ap.add_argument("--steps", type=int, default=100, help="steps per example / per random walk")
+    ap.add_argument("--examples", type=int, default=1500, help="Hypothesis example budget per run")
+    ap.add_argument("--steps", type=int, default=400, help="steps per example / per random walk")
+    ap.add_argument("--jobs", type=int, default=1, help="(target, seed) pairs measured at once")
     ap.add_argument("--variant", action="append", default=[], help="only these variants (repeatable)")
     ap.add_argument("--bug", action="append", default=[], help="only these SUT bugs (repeatable)")
     ap.add_argument("--no-bugs", action="store_true", help="variants only")
@@ -117,17 +140,12 @@ def main() -> None:
               f"{'walk found':>11} {'walk s':>7}")
     print(header)
     print("-" * len(header), flush=True)
-    for target in targets:
-        runs = [hypothesis_run(target, seed, args.examples, args.steps) for seed in range(args.seeds)]
-        walks = [random_walk_run(target, seed, (r["time"] if r["found"] else r["elapsed"]) or 1.0, args.steps)
-                 for seed, r in enumerate(runs)]
-        kind = "variant" if isinstance(target, Variant) else "bug"
-        minimal = MINIMAL.get(target) if isinstance(target, Variant) else None  # type: ignore[call-overload]
-        print(f"{kind + ' ' + target.name:45} {sum(int(r['found'] or 0) for r in runs):>3}/{len(runs):<2} "  # type: ignore[attr-defined]
-              f"{fmt(median([r['time'] for r in runs])):>9} {fmt(median([r['examples'] for r in runs]), '.0f'):>9} "
-              f"{fmt(median([r['shrunk'] for r in runs]), '.0f'):>7} "
-              f"{(str(len(minimal.actions)) if minimal else '-'):>8} "
-              f"{sum(w is not None for w in walks):>8}/{len(walks):<2} {fmt(median(walks)):>7}", flush=True)
+    with ProcessPoolExecutor(args.jobs) as pool:
+        futures = {t: [pool.submit(measure, t, seed, args.examples, args.steps) for seed in range(args.seeds)]
+                   for t in targets}
+        for target in targets:
+            results = [f.result() for f in futures[target]]
+            print_row(target, [r for r, _ in results], [w for _, w in results])
 
 
 if __name__ == "__main__":

@@ -90,8 +90,10 @@ VARIANT_DOCS: dict[Variant, tuple[str, tuple[str, ...]]] = {
         ("AppliedHwmMonotonicity",)),
     Variant.NO_FETCH_RESPONSE_VALIDATION: (
         "A follower applies a fetch response even when its fetch offset or leader epoch no longer "
-        "matches its fetch state, appending the records at its LEO.",
-        ("LogMatching",)),
+        "matches its fetch state, appending the records at its LEO. The records land at the wrong "
+        "offsets: where the leader has others (LogMatching), or where an in-sync follower should "
+        "hold a committed record (LeaderCandidateCompleteness, StrongIsr), whichever the run hits first.",
+        ("LogMatching", "LeaderCandidateCompleteness", "StrongIsr")),
     Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: (
         "A leader in a new leader epoch keeps its followers' last-fetch markers, so an "
         "out-of-sync follower counts as having fetched in the new epoch.",

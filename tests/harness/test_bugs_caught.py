@@ -25,45 +25,53 @@ from sut.bugs import Bug
 
 STEPS = 100
 DEEP_STEPS = 400
+#: max_examples of a run, by steps per example. Hypothesis's derandomized stream
+#: depends on max_examples (its early small examples are a share of it), so runs
+#: use the limits the budgets were measured with, and the test checks the examples
+#: the run needed against the budget.
+SEARCH_LIMIT = {STEPS: 2500, DEEP_STEPS: 1500}
 #: Examples to give each bug's run (derandomized: the run is the same every time).
 BUDGET: dict[Bug, int] = {
-    Bug.EPOCH_CACHE_NOT_TRUNCATED: 1350,
+    Bug.EPOCH_CACHE_NOT_TRUNCATED: 375,
     Bug.END_OFFSET_FOR_EPOCH_OFF_BY_ONE: 60,
-    Bug.FOLLOWER_HWM_UPDATED_BEFORE_TRUNCATION: 800,
-    Bug.TRUNCATE_TO_LEADER_OFFSET: 0,
-    Bug.HWM_FROM_ISR_NOT_MAXIMAL_ISR: 180,
-    Bug.STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH: 210,
+    Bug.FOLLOWER_HWM_UPDATED_BEFORE_TRUNCATION: 540,
+    Bug.TRUNCATE_TO_LEADER_OFFSET: 620,
+    Bug.HWM_FROM_ISR_NOT_MAXIMAL_ISR: 255,
+    Bug.STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH: 90,
     Bug.PRODUCE_IGNORES_MIN_ISR: 60,
-    Bug.LIST_OFFSETS_IGNORES_LESO: 60,
-    Bug.STALE_ALTER_PARTITION_RESPONSE_APPLIED: 700,
+    Bug.LIST_OFFSETS_IGNORES_LESO: 65,
+    Bug.STALE_ALTER_PARTITION_RESPONSE_APPLIED: 90,
     Bug.PENDING_ISR_NOT_ROLLED_BACK_ON_ERROR: 60,
-    Bug.OUT_OF_SYNC_FOLLOWER_STATE_NOT_RESET: 480,
-    Bug.ISR_EXPANSION_IGNORES_LESO: 1130,
+    Bug.OUT_OF_SYNC_FOLLOWER_STATE_NOT_RESET: 810,
+    Bug.ISR_EXPANSION_IGNORES_LESO: 305,
     Bug.ELR_NOT_CLEARED_AT_MIN_ISR: 60,
-    Bug.UNCLEAN_REGISTRATION_KEEPS_ELR: 260,
+    Bug.UNCLEAN_REGISTRATION_KEEPS_ELR: 255,
     Bug.REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR: 60,
-    Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH: 1640,
-    Bug.UNCLEAN_RECOVERY_PICKS_FIRST_CANDIDATE: 0,
+    Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH: 360,
+    Bug.UNCLEAN_RECOVERY_PICKS_FIRST_CANDIDATE: 1800,
     Bug.METADATA_BATCH_LAST_DELTA_ONLY: 60,
     Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH: 60,
-    Bug.PENDING_WRITES_KEPT_ON_STEP_DOWN: 220,
+    Bug.PENDING_WRITES_KEPT_ON_STEP_DOWN: 580,
 }
 #: Bugs whose runs get examples of up to DEEP_STEPS steps.
-DEEP: set[Bug] = set()
-
-NOT_YET_FOUND: dict[Bug, str] = {}
+DEEP = {Bug.TRUNCATE_TO_LEADER_OFFSET, Bug.UNCLEAN_RECOVERY_PICKS_FIRST_CANDIDATE}
 
 
-def test_every_bug_has_a_budget_or_is_explained():
+def test_every_bug_has_a_budget():
     assert set(BUDGET) == set(Bug)
-    assert all(BUDGET[b] > 0 for b in Bug if b not in NOT_YET_FOUND)
+    assert all(BUDGET[b] > 0 for b in Bug)
 
 
-@pytest.mark.parametrize("bug", [b for b in Bug if b not in NOT_YET_FOUND], ids=lambda b: b.name)
+@pytest.mark.parametrize("bug", list(Bug), ids=lambda b: b.name)
 def test_machine_catches_the_bug(bug: Bug):
     machine = machine_for(bugs=frozenset({bug}), compare_sut=True, name=f"Catch_{bug.name}")
+    steps = DEEP_STEPS if bug in DEEP else STEPS
     with pytest.raises(SutDiverged) as caught:
         run_state_machine_as_test(machine, settings=settings(
-            max_examples=BUDGET[bug], stateful_step_count=DEEP_STEPS if bug in DEEP else STEPS,
-            derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck), phases=[Phase.generate]))
+            max_examples=SEARCH_LIMIT[steps], stateful_step_count=steps,
+            derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck),
+            phases=[Phase.generate]))
     assert caught.value.differences, "a divergence must say what differs"
+    needed = machine.run_stats.first_failure_examples
+    assert needed is not None and needed <= BUDGET[bug], (
+        f"{bug.name} needed {needed} examples, over its budget of {BUDGET[bug]}")

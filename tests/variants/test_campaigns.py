@@ -25,20 +25,45 @@ from model import VARIANT_DOCS, Variant
 
 STEPS = 100
 DEEP_STEPS = 400
+#: max_examples of a run, by steps per example. Hypothesis's derandomized stream
+#: depends on max_examples (its early small examples are a share of it), so runs
+#: use the limits the budgets were measured with, and the test checks the examples
+#: the run needed against the budget.
+SEARCH_LIMIT = {STEPS: 2500, DEEP_STEPS: 1500}
 BUDGET: dict[Variant, int] = {
-    Variant.TRUNCATE_TO_HWM: 65,
-    Variant.NO_MAXIMAL_ISR: 1400,
+    Variant.TRUNCATE_TO_HWM: 440,
+    Variant.NO_MAXIMAL_ISR: 220,
     Variant.NO_ELR: 60,
     Variant.UNCLEAN_REGISTRATION_KEEPS_ELR: 60,
-    Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR: 230,
-    Variant.HWM_ADVANCES_BELOW_MIN_ISR: 210,
-    Variant.LIST_OFFSETS_BEFORE_LESO: 1030,
-    Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: 2600,
+    Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR: 450,
+    Variant.HWM_ADVANCES_BELOW_MIN_ISR: 60,
+    Variant.LIST_OFFSETS_BEFORE_LESO: 1020,
+    Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: 3440,
+    Variant.NO_LAST_FETCHED_EPOCH: 2050,
+    Variant.ISR_JOIN_WITHOUT_LESO: 4500,
+    Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH: 1960,
+    Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH: 260,
+    Variant.NO_FETCH_RESPONSE_VALIDATION: 1910,
 }
 #: Variants whose runs get examples of up to DEEP_STEPS steps.
-DEEP: set[Variant] = set()
+DEEP = {Variant.NO_LAST_FETCHED_EPOCH, Variant.ISR_JOIN_WITHOUT_LESO, Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH,
+        Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH, Variant.NO_FETCH_RESPONSE_VALIDATION}
+#: Found, but after minutes of search: outside the default suite (``make test-deep``).
+SLOW = {Variant.ISR_JOIN_WITHOUT_LESO}
 
-NOT_YET_FOUND: dict[Variant, str] = {}
+_DEEP = "the test's derandomized stream does not reach it within 1,500 examples of up to 400 steps"
+NOT_YET_FOUND: dict[Variant, str] = {
+    Variant.NO_FETCH_LEADER_EPOCH_FENCING: _DEEP + " (earlier versions of the machine found it after "
+                                           "151-194 examples): it needs a fetch sent before a remove-then-readd "
+                                           "(§6.5.4) and delivered in the new leader epoch",
+    Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: _DEEP + " (run alone, outside pytest, the same machine found "
+                                                  "it after 887): it needs the §6.5.4 remove-then-readd applied by "
+                                                  "the leader in one metadata batch and by the follower one record "
+                                                  "at a time, then an ISR expansion before the follower fetches",
+    Variant.BALANCED_RECOVERY_ANY_MEMBER: _DEEP + " (earlier versions found it after about 1,000): it needs "
+                                          "balanced recovery with every ISR and ELR member restarted uncleanly, "
+                                          "the first in replica order having lost committed data",
+}
 
 
 def test_every_variant_is_budgeted_or_explained():
@@ -46,13 +71,19 @@ def test_every_variant_is_budgeted_or_explained():
     assert not set(BUDGET) & set(NOT_YET_FOUND)
 
 
-@pytest.mark.parametrize("variant", sorted(BUDGET, key=lambda v: v.name), ids=lambda v: v.name)
+@pytest.mark.parametrize("variant", [pytest.param(v, marks=pytest.mark.deep) if v in SLOW else v
+                                     for v in sorted(BUDGET, key=lambda v: v.name)], ids=lambda v: v.name)
 def test_machine_finds_the_variant(variant: Variant):
     machine = machine_for(variants=frozenset({variant}), name=f"Find_{variant.name}")
+    steps = DEEP_STEPS if variant in DEEP else STEPS
     with pytest.raises(PropertyViolated) as found:
         run_state_machine_as_test(machine, settings=settings(
-            max_examples=BUDGET[variant], stateful_step_count=DEEP_STEPS if variant in DEEP else STEPS,
-            derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck), phases=[Phase.generate]))
+            max_examples=SEARCH_LIMIT[steps], stateful_step_count=steps,
+            derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck),
+            phases=[Phase.generate]))
+    needed = machine.run_stats.first_failure_examples
+    assert needed is not None and needed <= BUDGET[variant], (
+        f"{variant.name} needed {needed} examples, over its budget of {BUDGET[variant]}")
     expected = VARIANT_DOCS[variant][1]
     assert set(found.value.property_names) & set(expected), (
         f"{variant.name} broke {found.value.property_names}, expected one of {expected}")
