@@ -17,3 +17,17 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 if _TESTS not in sys.path:  # shared test helpers (difftools) import from any folder
     sys.path.insert(1, _TESTS)
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def reproducible_generation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make a derandomized run depend on nothing but the test: Hypothesis mixes
+    constants from the source of every loaded local module into about 5% of its
+    draws, so which modules a worker happened to import before (other tests, lazy
+    imports) would change the stream and the examples a campaign test needs.
+    The patch empties that pool (a private API: if it moves, this fails loudly)."""
+    from hypothesis.internal.conjecture import providers
+    monkeypatch.setattr(providers, "_get_local_constants", lambda: providers.Constants())

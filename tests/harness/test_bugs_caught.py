@@ -62,6 +62,7 @@ def test_every_bug_has_a_budget():
     assert all(BUDGET[b] > 0 for b in Bug)
 
 
+@pytest.mark.usefixtures("reproducible_generation")
 @pytest.mark.parametrize("bug", list(Bug), ids=lambda b: b.name)
 def test_machine_catches_the_bug(bug: Bug):
     machine = machine_for(bugs=frozenset({bug}), compare_sut=True, name=f"Catch_{bug.name}")

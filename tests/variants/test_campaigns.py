@@ -71,6 +71,7 @@ def test_every_variant_is_budgeted_or_explained():
     assert not set(BUDGET) & set(NOT_YET_FOUND)
 
 
+@pytest.mark.usefixtures("reproducible_generation")
 @pytest.mark.parametrize("variant", [pytest.param(v, marks=pytest.mark.deep) if v in SLOW else v
                                      for v in sorted(BUDGET, key=lambda v: v.name)], ids=lambda v: v.name)
 def test_machine_finds_the_variant(variant: Variant):
