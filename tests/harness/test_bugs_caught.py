@@ -10,7 +10,9 @@ crash and fails the test as it is.
 Budgets are about three times the examples a derandomized run needed when
 measured (runs under pytest-xdist and alone can need different counts, so the
 margin is wide); a change to the harness that makes a bug much harder to find
-shows up here. Bugs that need long interleavings get examples of up to 400
+shows up here. One bug still needs a different count inside the full suite than
+alone (HWM_FROM_ISR_NOT_MAXIMAL_ISR: 85 alone, 423 in the suite, even with the
+``reproducible_generation`` fixture); its budget covers both. Bugs that need long interleavings get examples of up to 400
 steps, the rest 100.
 """
 
@@ -36,7 +38,7 @@ BUDGET: dict[Bug, int] = {
     Bug.END_OFFSET_FOR_EPOCH_OFF_BY_ONE: 60,
     Bug.FOLLOWER_HWM_UPDATED_BEFORE_TRUNCATION: 540,
     Bug.TRUNCATE_TO_LEADER_OFFSET: 620,
-    Bug.HWM_FROM_ISR_NOT_MAXIMAL_ISR: 255,
+    Bug.HWM_FROM_ISR_NOT_MAXIMAL_ISR: 1300,  # 85 alone, 423 in the full suite (see the module docstring)
     Bug.STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH: 90,
     Bug.PRODUCE_IGNORES_MIN_ISR: 60,
     Bug.LIST_OFFSETS_IGNORES_LESO: 65,
