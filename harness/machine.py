@@ -61,11 +61,28 @@ SWARM_LEVELS: dict[type, tuple[float, ...]] = {
 }
 SWARM_SCALE = 4  # weights are kept integral: every weight is multiplied by this
 
+
+def swarm_weights(factors: dict[type, float]) -> dict[type, int]:
+    """Every action class's weight in one example: RULE_WEIGHTS (1 when absent)
+    times SWARM_SCALE times the class's drawn swarm factor (1 when absent)."""
+    return {c: round(RULE_WEIGHTS.get(c, 1) * SWARM_SCALE * factors.get(c, 1)) for c in ACTION_TYPES}
+
+
+def pending_metadata(state: ClusterState, broker: int) -> int:
+    """Records of the metadata log ``broker`` has not applied yet."""
+    return len(state.controller.metadata_log) - state.broker(broker).metadata_offset
+
+
+def catch_up(state: ClusterState, broker: int) -> ReplicateMetadata:
+    """``broker`` applies every pending metadata record in one batch."""
+    return ReplicateMetadata(broker, pending_metadata(state, broker))
+
+
 #: A shut-down broker's way back, one phase at a time (see ``ReplicationMachine._restart``).
 RESTART_PHASES = (
     lambda s, b: FenceBroker(b),
     lambda s, b: StartBroker(b),
-    lambda s, b: ReplicateMetadata(b, len(s.controller.metadata_log) - s.broker(b).metadata_offset),
+    catch_up,
     lambda s, b: UnfenceBroker(b),
 )
 
@@ -165,7 +182,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         warm_up = data.draw(st.integers(0, MAX_WARM_UP), label="warm-up writes")
         swarm = {c: data.draw(st.sampled_from(levels), label=f"swarm {c.__name__}")
                  for c, levels in SWARM_LEVELS.items()}
-        self.weights = {c: round(RULE_WEIGHTS.get(c, 1) * SWARM_SCALE * swarm.get(c, 1)) for c in ACTION_TYPES}
+        self.weights = swarm_weights(swarm)
         note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}; "
              f"swarm: {', '.join(f'{c.__name__} x{f:g}' for c, f in swarm.items() if f != 1) or 'none'}")
         self.state = initial_state(self.config)
@@ -208,7 +225,7 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     def _allowed(self, action: Action, spaced: bool, swarm: bool = True) -> bool:
         assert self.state is not None
-        if swarm and self.weights.get(type(action)) == 0:
+        if swarm and self.weights[type(action)] == 0:
             return False
         if spaced and isinstance(action, FAULTS):
             return False
@@ -248,8 +265,8 @@ class ReplicationMachine(RuleBasedStateMachine):
             # is drawn with probability proportional to its weight, benign (heavier)
             # classes first so shrinking moves towards them. A class left out by the
             # swarm is here only when nothing else can move on: weight it 1.
-            classes = sorted(by_class, key=lambda c: -self.weights.get(c, SWARM_SCALE))
-            weights = [max(1, self.weights.get(c, SWARM_SCALE)) for c in classes]
+            classes = sorted(by_class, key=lambda c: -self.weights[c])
+            weights = [max(1, self.weights[c]) for c in classes]
             pick = data.draw(st.integers(0, sum(weights) - 1), label=f"{family} action")
             for cls, w in zip(classes, weights):
                 if pick < w:
@@ -271,7 +288,7 @@ class ReplicationMachine(RuleBasedStateMachine):
             self._apply(action)
             new = self.state.partition.leader  # type: ignore[union-attr]
             if new != leader and new != NO_LEADER and data.draw(st.booleans(), label="failover at once"):
-                self._apply_if_enabled(RESTART_PHASES[2](self.state, new))
+                self._apply_if_enabled(catch_up(self.state, new))
         elif isinstance(action, (UncleanShutdown, ControlledShutdown)):
             self._restart(action, data.draw(st.integers(0, len(RESTART_PHASES)), label="restart phases"))
         elif isinstance(action, Reassign):
@@ -326,7 +343,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         brokers = sorted({a.broker for a in self.enabled("metadata")},  # type: ignore[attr-defined]
                          key=lambda b: b != self.state.partition.leader)  # type: ignore[union-attr]
         broker = data.draw(st.sampled_from(brokers), label="metadata broker")
-        pending = len(self.state.controller.metadata_log) - self.state.broker(broker).metadata_offset
+        pending = pending_metadata(self.state, broker)
         size = data.draw(st.sampled_from(("all", "one", "some")), label="batch")
         count = pending if size == "all" else 1 if size == "one" else \
             data.draw(st.integers(1, pending), label="records")

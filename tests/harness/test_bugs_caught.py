@@ -19,19 +19,11 @@ steps, the rest 100.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis.stateful import run_state_machine_as_test
 
+from campaign_search import search
 from harness import SutDiverged, machine_for
 from sut.bugs import Bug
 
-STEPS = 100
-DEEP_STEPS = 400
-#: max_examples of a run, by steps per example. Hypothesis's derandomized stream
-#: depends on max_examples (its early small examples are a share of it), so runs
-#: use the limits the budgets were measured with, and the test checks the examples
-#: the run needed against the budget.
-SEARCH_LIMIT = {STEPS: 2500, DEEP_STEPS: 1500}
 #: Examples to give each bug's run (derandomized: the run is the same every time).
 BUDGET: dict[Bug, int] = {
     Bug.EPOCH_CACHE_NOT_TRUNCATED: 375,
@@ -55,7 +47,7 @@ BUDGET: dict[Bug, int] = {
     Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH: 60,
     Bug.PENDING_WRITES_KEPT_ON_STEP_DOWN: 580,
 }
-#: Bugs whose runs get examples of up to DEEP_STEPS steps.
+#: Bugs whose runs get examples of up to campaign_search.DEEP_STEPS steps.
 DEEP = {Bug.TRUNCATE_TO_LEADER_OFFSET, Bug.UNCLEAN_RECOVERY_PICKS_FIRST_CANDIDATE}
 
 
@@ -68,13 +60,5 @@ def test_every_bug_has_a_budget():
 @pytest.mark.parametrize("bug", list(Bug), ids=lambda b: b.name)
 def test_machine_catches_the_bug(bug: Bug):
     machine = machine_for(bugs=frozenset({bug}), compare_sut=True, name=f"Catch_{bug.name}")
-    steps = DEEP_STEPS if bug in DEEP else STEPS
-    with pytest.raises(SutDiverged) as caught:
-        run_state_machine_as_test(machine, settings=settings(
-            max_examples=SEARCH_LIMIT[steps], stateful_step_count=steps,
-            derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck),
-            phases=[Phase.generate]))
-    assert caught.value.differences, "a divergence must say what differs"
-    needed = machine.run_stats.first_failure_examples
-    assert needed is not None and needed <= BUDGET[bug], (
-        f"{bug.name} needed {needed} examples, over its budget of {BUDGET[bug]}")
+    failure = search(machine, bug in DEEP, SutDiverged, BUDGET[bug], bug.name)
+    assert failure.differences, "a divergence must say what differs"

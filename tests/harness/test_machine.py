@@ -4,7 +4,7 @@ compound steps and swarm weights do what they say."""
 import pytest
 
 from harness import machine_for
-from harness.machine import RULE_WEIGHTS, SWARM_SCALE, ReplicationMachine
+from harness.machine import ReplicationMachine, swarm_weights
 from model import (ACTION_TYPES, BrokerStatus, Config, FenceBroker, FetchResponse, ReceiveFetchRequest, Reassign,
                    ReplicateMetadata, SendFetch, StartBroker, UncleanShutdown, UnfenceBroker, initial_state)
 
@@ -25,7 +25,7 @@ def _machine(config: Config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), mi
     """A model-only machine placed in ``config``'s initial state, without Hypothesis."""
     m = machine_for(compare_sut=False, name="Probe")()
     m.config, m.state = config, initial_state(config)
-    m.weights = {c: round(RULE_WEIGHTS.get(c, 1) * SWARM_SCALE * scale.get(c.__name__, 1)) for c in ACTION_TYPES}
+    m.weights = swarm_weights({c: scale[c.__name__] for c in ACTION_TYPES if c.__name__ in scale})
     return m
 
 

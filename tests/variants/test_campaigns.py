@@ -17,19 +17,11 @@ scenarios (tests/variants/test_minimal_scenarios.py) keep them reachable.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis.stateful import run_state_machine_as_test
 
+from campaign_search import search
 from harness import PropertyViolated, machine_for
 from model import VARIANT_DOCS, Variant
 
-STEPS = 100
-DEEP_STEPS = 400
-#: max_examples of a run, by steps per example. Hypothesis's derandomized stream
-#: depends on max_examples (its early small examples are a share of it), so runs
-#: use the limits the budgets were measured with, and the test checks the examples
-#: the run needed against the budget.
-SEARCH_LIMIT = {STEPS: 2500, DEEP_STEPS: 1500}
 BUDGET: dict[Variant, int] = {
     Variant.TRUNCATE_TO_HWM: 440,
     Variant.NO_MAXIMAL_ISR: 220,
@@ -45,7 +37,7 @@ BUDGET: dict[Variant, int] = {
     Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH: 260,
     Variant.NO_FETCH_RESPONSE_VALIDATION: 1910,
 }
-#: Variants whose runs get examples of up to DEEP_STEPS steps.
+#: Variants whose runs get examples of up to campaign_search.DEEP_STEPS steps.
 DEEP = {Variant.NO_LAST_FETCHED_EPOCH, Variant.ISR_JOIN_WITHOUT_LESO, Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH,
         Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH, Variant.NO_FETCH_RESPONSE_VALIDATION}
 #: Found, but after minutes of search: outside the default suite (``make test-deep``).
@@ -76,15 +68,7 @@ def test_every_variant_is_budgeted_or_explained():
                                      for v in sorted(BUDGET, key=lambda v: v.name)], ids=lambda v: v.name)
 def test_machine_finds_the_variant(variant: Variant):
     machine = machine_for(variants=frozenset({variant}), name=f"Find_{variant.name}")
-    steps = DEEP_STEPS if variant in DEEP else STEPS
-    with pytest.raises(PropertyViolated) as found:
-        run_state_machine_as_test(machine, settings=settings(
-            max_examples=SEARCH_LIMIT[steps], stateful_step_count=steps,
-            derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck),
-            phases=[Phase.generate]))
-    needed = machine.run_stats.first_failure_examples
-    assert needed is not None and needed <= BUDGET[variant], (
-        f"{variant.name} needed {needed} examples, over its budget of {BUDGET[variant]}")
+    failure = search(machine, variant in DEEP, PropertyViolated, BUDGET[variant], variant.name)
     expected = VARIANT_DOCS[variant][1]
-    assert set(found.value.property_names) & set(expected), (
-        f"{variant.name} broke {found.value.property_names}, expected one of {expected}")
+    assert set(failure.property_names) & set(expected), (
+        f"{variant.name} broke {failure.property_names}, expected one of {expected}")

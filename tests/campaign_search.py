@@ -1,0 +1,32 @@
+"""One derandomized search of the machine for a flaw, shared by the campaign
+tests (tests/variants/test_campaigns.py, tests/harness/test_bugs_caught.py)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+STEPS = 100
+DEEP_STEPS = 400
+#: max_examples of a run, by steps per example. Hypothesis's derandomized stream
+#: depends on max_examples (its early small examples are a share of it), so runs
+#: use the limits the budgets were measured with, and the test checks the examples
+#: the run needed against the budget.
+SEARCH_LIMIT = {STEPS: 2500, DEEP_STEPS: 1500}
+
+
+def search(machine: type, deep: bool, expected: type[BaseException], budget: int, name: str) -> BaseException:
+    """Run ``machine`` derandomized, generation only, with examples of up to
+    DEEP_STEPS (``deep``) or STEPS steps; assert it fails with ``expected``
+    within ``budget`` examples and return the failure. Use with the
+    ``reproducible_generation`` fixture."""
+    steps = DEEP_STEPS if deep else STEPS
+    with pytest.raises(expected) as failure:
+        run_state_machine_as_test(machine, settings=settings(
+            max_examples=SEARCH_LIMIT[steps], stateful_step_count=steps,
+            derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck),
+            phases=[Phase.generate]))
+    needed = machine.run_stats.first_failure_examples
+    assert needed is not None and needed <= budget, f"{name} needed {needed} examples, over its budget of {budget}"
+    return failure.value
