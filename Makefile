@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test-deep test install fuzz bench clean
+.PHONY: test install fuzz bench clean measure-budgets
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,9 +19,13 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto
 
-# Campaign tests that need minutes of search (marked deep), outside the default suite.
-test-deep: $(STAMP)
-	$(BIN)/python -m pytest -n auto -m deep
+# After a change to the machine every derandomized stream changes: re-measure the
+# examples each campaign test needs (one line per flaw), then set the budgets.
+measure-budgets: $(STAMP)
+	rm -f measured-budgets.tsv
+	-REPLICHECK_SEARCH_LOG=$(CURDIR)/measured-budgets.tsv $(BIN)/python -m pytest -n auto -q \
+		tests/variants/test_campaigns.py tests/harness/test_bugs_caught.py
+	sort measured-budgets.tsv
 
 # The main job: the correct protocol + SUT, every variant and every SUT bug under a
 # wall-clock budget (MINUTES), then the Spark report. WORKERS defaults to the cores.

@@ -37,8 +37,10 @@ MAX_FAULT_SPACING = 24
 MAX_WARM_UP = 4
 
 #: Relative weight of an action class among the enabled classes of its family.
+#: Flush is as rare as a fault: Kafka leaves flushing to the OS by default
+#: (log.flush.interval.messages is unbounded), so a crash usually finds records unflushed.
 RULE_WEIGHTS: dict[type, int] = {
-    StartBroker: 6, UnfenceBroker: 6, Flush: 3, FenceBroker: 1, ControlledShutdown: 1, UncleanShutdown: 1,
+    StartBroker: 6, UnfenceBroker: 6, Flush: 1, FenceBroker: 1, ControlledShutdown: 1, UncleanShutdown: 1,
     SendFetch: 2, ReceiveFetchRequest: 3, ReceiveFetchResponse: 3,
     ProposeIsrExpand: 3, ReceiveAlterPartition: 3, ReceiveAlterPartitionResponse: 3, ProposeIsrShrink: 1,
     CancelReassignment: 1, Reassign: 1,
@@ -290,27 +292,54 @@ class ReplicationMachine(RuleBasedStateMachine):
             if new != leader and new != NO_LEADER and data.draw(st.booleans(), label="failover at once"):
                 self._apply_if_enabled(catch_up(self.state, new))
         elif isinstance(action, (UncleanShutdown, ControlledShutdown)):
-            self._restart(action, data.draw(st.integers(0, len(RESTART_PHASES)), label="restart phases"))
+            shutdowns = [action]
+            if isinstance(action, UncleanShutdown) and data.draw(st.booleans(), label="power outage"):
+                shutdowns = self._outage(action)
+            self._restart(shutdowns, data.draw(st.integers(0, len(RESTART_PHASES)), label="restart phases"))
         elif isinstance(action, Reassign):
             replicas = self.state.partition.replicas  # type: ignore[union-attr]
             self._apply(action)
             # An operator reverting a reassignment at once: the §6.5.4 remove-then-readd
-            # when the first one removed a replica and completed.
+            # when the first one removed a replica and completed. The leader's broker
+            # may then apply removal and re-add in one metadata batch (it keeps the
+            # replica and its follower state) while the re-added broker has not.
             if data.draw(st.booleans(), label="revert at once"):
                 self._apply_if_enabled(Reassign(replicas))
+                leader = self.state.partition.leader  # type: ignore[union-attr]
+                if leader != NO_LEADER and data.draw(st.booleans(), label="leader catches up at once"):
+                    self._apply_if_enabled(catch_up(self.state, leader))
         else:
             self._apply(action)
 
-    def _restart(self, shutdown: Action, phases: int) -> None:
-        """Apply ``shutdown`` and then up to ``phases`` steps of the broker's way back
-        (RESTART_PHASES), each only if enabled: a crashed broker misses heartbeats
-        and is fenced, its process restarts and registers, catches up with the
-        metadata log and is unfenced. One rule step for what a supervisor does, so
-        scenarios that need a restart mid-way stay short; every action is traced."""
-        broker = shutdown.broker  # type: ignore[attr-defined]
-        self._apply(shutdown)
+    def _restart(self, shutdowns: list[Action], phases: int) -> None:
+        """Apply ``shutdowns`` and then up to ``phases`` steps of the brokers' way back
+        (RESTART_PHASES), each phase for every broker before the next phase, each
+        step only if enabled: a crashed broker misses heartbeats and is fenced, its
+        process restarts and registers, catches up with the metadata log and is
+        unfenced. One rule step for what a supervisor does, so scenarios that need
+        a restart mid-way stay short; every action is traced."""
+        for shutdown in shutdowns:
+            if isinstance(shutdown, UncleanShutdown) and not self._allowed(shutdown, spaced=False, swarm=False):
+                shutdown = UncleanShutdown(shutdown.broker, False)  # the fault budget is spent
+            self._apply_if_enabled(shutdown)
         for phase in RESTART_PHASES[:phases]:
-            self._apply_if_enabled(phase(self.state, broker))
+            for shutdown in shutdowns:
+                self._apply_if_enabled(phase(self.state, shutdown.broker))  # type: ignore[attr-defined]
+        if phases == len(RESTART_PHASES) and self.weights[UncleanRecovery]:
+            # Back from a crash that left the partition leaderless: the controller runs
+            # unclean recovery as soon as its strategy allows (§5.3).
+            self._apply_if_enabled(UncleanRecovery())
+
+    def _outage(self, trigger: UncleanShutdown) -> list[Action]:
+        """A power outage (the failure KIP-966's ELR is designed for): every replica
+        still up crashes, in replica order, each losing its unflushed suffix (``_restart``
+        keeps the lossy ones within the fault budget, §6.2), and ``trigger`` with them
+        when it is not a replica."""
+        assert self.state is not None
+        replicas = self.state.partition.replicas
+        out: list[Action] = [UncleanShutdown(b, True) for b in replicas
+                             if why_not_enabled(self.state, UncleanShutdown(b, True)) is None]
+        return out if trigger.broker in replicas else out + [trigger]
 
     def _apply_if_enabled(self, action: Action) -> None:
         if why_not_enabled(self.state, action) is None and self._allowed(action, spaced=False, swarm=False):  # type: ignore[arg-type]

@@ -28,6 +28,9 @@ def reproducible_generation(monkeypatch: pytest.MonkeyPatch) -> None:
     constants from the source of every loaded local module into about 5% of its
     draws, so which modules a worker happened to import before (other tests, lazy
     imports) would change the stream and the examples a campaign test needs.
-    The patch empties that pool (a private API: if it moves, this fails loudly)."""
+    The patch empties that pool and gives the test a fresh cache of the constants
+    each kind of draw may use (entries cached by an earlier test in the worker would
+    still carry the old pool). Private API: if it moves, this fails loudly."""
     from hypothesis.internal.conjecture import providers
     monkeypatch.setattr(providers, "_get_local_constants", lambda: providers.Constants())
+    monkeypatch.setattr(providers, "CONSTANTS_CACHE", type(providers.CONSTANTS_CACHE)(1024))

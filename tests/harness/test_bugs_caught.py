@@ -8,11 +8,9 @@ properties are checked on the model, and any other exception is a harness
 crash and fails the test as it is.
 
 Budgets are about three times the examples a derandomized run needed when
-measured (runs under pytest-xdist and alone can need different counts, so the
-margin is wide); a change to the harness that makes a bug much harder to find
-shows up here. One bug still needs a different count inside the full suite than
-alone (HWM_FROM_ISR_NOT_MAXIMAL_ISR: 85 alone, 423 in the suite, even with the
-``reproducible_generation`` fixture); its budget covers both. Bugs that need long interleavings get examples of up to 400
+measured under pytest (capped a little above the search limit, which binds for
+a bug found near it); a change to the harness that makes a bug much harder to
+find shows up here. Bugs that need long interleavings get examples of up to 400
 steps, the rest 100.
 """
 
@@ -26,26 +24,26 @@ from sut.bugs import Bug
 
 #: Examples to give each bug's run (derandomized: the run is the same every time).
 BUDGET: dict[Bug, int] = {
-    Bug.EPOCH_CACHE_NOT_TRUNCATED: 375,
+    Bug.EPOCH_CACHE_NOT_TRUNCATED: 320,
     Bug.END_OFFSET_FOR_EPOCH_OFF_BY_ONE: 60,
-    Bug.FOLLOWER_HWM_UPDATED_BEFORE_TRUNCATION: 540,
-    Bug.TRUNCATE_TO_LEADER_OFFSET: 620,
-    Bug.HWM_FROM_ISR_NOT_MAXIMAL_ISR: 1300,  # 85 alone, 423 in the full suite (see the module docstring)
-    Bug.STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH: 90,
-    Bug.PRODUCE_IGNORES_MIN_ISR: 60,
-    Bug.LIST_OFFSETS_IGNORES_LESO: 65,
-    Bug.STALE_ALTER_PARTITION_RESPONSE_APPLIED: 90,
+    Bug.FOLLOWER_HWM_UPDATED_BEFORE_TRUNCATION: 290,
+    Bug.TRUNCATE_TO_LEADER_OFFSET: 810,
+    Bug.HWM_FROM_ISR_NOT_MAXIMAL_ISR: 140,
+    Bug.STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH: 530,
+    Bug.PRODUCE_IGNORES_MIN_ISR: 150,
+    Bug.LIST_OFFSETS_IGNORES_LESO: 70,
+    Bug.STALE_ALTER_PARTITION_RESPONSE_APPLIED: 510,
     Bug.PENDING_ISR_NOT_ROLLED_BACK_ON_ERROR: 60,
-    Bug.OUT_OF_SYNC_FOLLOWER_STATE_NOT_RESET: 810,
-    Bug.ISR_EXPANSION_IGNORES_LESO: 305,
-    Bug.ELR_NOT_CLEARED_AT_MIN_ISR: 60,
-    Bug.UNCLEAN_REGISTRATION_KEEPS_ELR: 255,
-    Bug.REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR: 60,
-    Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH: 360,
-    Bug.UNCLEAN_RECOVERY_PICKS_FIRST_CANDIDATE: 1800,
+    Bug.OUT_OF_SYNC_FOLLOWER_STATE_NOT_RESET: 220,
+    Bug.ISR_EXPANSION_IGNORES_LESO: 540,
+    Bug.ELR_NOT_CLEARED_AT_MIN_ISR: 460,
+    Bug.UNCLEAN_REGISTRATION_KEEPS_ELR: 290,
+    Bug.REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR: 100,
+    Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH: 4000,  # capped near the search limit
+    Bug.UNCLEAN_RECOVERY_PICKS_FIRST_CANDIDATE: 1060,
     Bug.METADATA_BATCH_LAST_DELTA_ONLY: 60,
     Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH: 60,
-    Bug.PENDING_WRITES_KEPT_ON_STEP_DOWN: 580,
+    Bug.PENDING_WRITES_KEPT_ON_STEP_DOWN: 60,
 }
 #: Bugs whose runs get examples of up to campaign_search.DEEP_STEPS steps.
 DEEP = {Bug.TRUNCATE_TO_LEADER_OFFSET, Bug.UNCLEAN_RECOVERY_PICKS_FIRST_CANDIDATE}

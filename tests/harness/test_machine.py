@@ -5,8 +5,9 @@ import pytest
 
 from harness import machine_for
 from harness.machine import ReplicationMachine, swarm_weights
-from model import (ACTION_TYPES, BrokerStatus, Config, FenceBroker, FetchResponse, ReceiveFetchRequest, Reassign,
-                   ReplicateMetadata, SendFetch, StartBroker, UncleanShutdown, UnfenceBroker, initial_state)
+from model import (ACTION_TYPES, NO_LEADER, BrokerStatus, Config, FenceBroker, FetchResponse, Produce,
+                   ReceiveFetchRequest, ReceiveFetchResponse, Reassign, ReplicateMetadata, SendFetch, StartBroker,
+                   UncleanRecovery, UncleanShutdown, UnfenceBroker, initial_state)
 
 ModelOnly = machine_for(compare_sut=False, name="ModelOnlyMachine")
 TestModelOnly = ModelOnly.TestCase
@@ -31,7 +32,7 @@ def _machine(config: Config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), mi
 
 def test_restart_phases_bring_a_crashed_broker_back_in_order():
     m = _machine()
-    m._restart(UncleanShutdown(3, False), 4)
+    m._restart([UncleanShutdown(3, False)], 4)
     assert [type(a) for a in m.trace] == [UncleanShutdown, FenceBroker, StartBroker, ReplicateMetadata, UnfenceBroker]
     assert m.state.broker(3).status is BrokerStatus.RUNNING
     assert not m.state.registration(3).fenced
@@ -39,7 +40,7 @@ def test_restart_phases_bring_a_crashed_broker_back_in_order():
 
 def test_restart_with_no_phases_leaves_the_broker_down():
     m = _machine()
-    m._restart(UncleanShutdown(3, False), 0)
+    m._restart([UncleanShutdown(3, False)], 0)
     assert m.trace == [UncleanShutdown(3, False)]
     assert m.state.broker(3).status is BrokerStatus.OFFLINE_DIRTY
 
@@ -62,3 +63,63 @@ def test_one_replica_reassignments_come_first():
     m = _machine()
     moves = m._prioritized([Reassign((1,)), Reassign((1, 2))])
     assert moves[0] == Reassign((1, 2))
+
+
+class _Scripted:
+    """A stand-in for Hypothesis's data object: returns the given values in order."""
+
+    def __init__(self, *values):
+        self.values = list(values)
+
+    def draw(self, strategy, label=None):
+        return self.values.pop(0)
+
+
+_RF2_MIN2_BALANCED = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, unclean_recovery="balanced")
+
+
+def _committed_unflushed(m: ReplicationMachine) -> None:
+    """Leader 1 writes value 1; follower 2 fetches it and reports fetch offset 1: HWM 1."""
+    for action in (Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
+                   SendFetch(2), ReceiveFetchRequest(3)):
+        m._apply(action)
+    assert m.state.history.committed and m.state.broker(1).replica.flushed == 0
+
+
+def test_a_power_outage_crashes_every_replica_lossy_in_replica_order_within_the_budget():
+    m = _machine()  # RF 3, MinISR 2: one lossy shutdown allowed
+    shutdowns = m._outage(UncleanShutdown(2, False))
+    assert shutdowns == [UncleanShutdown(1, True), UncleanShutdown(2, True), UncleanShutdown(3, True)]
+    m._restart(shutdowns, 0)
+    assert m.trace == [UncleanShutdown(1, True), UncleanShutdown(2, False), UncleanShutdown(3, False)]
+    assert m.state.history.lossy_shutdowns == 1
+
+
+def test_a_power_outage_started_outside_the_replica_set_crashes_that_broker_too():
+    m = _machine(Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1))
+    assert m._outage(UncleanShutdown(3, False)) == [UncleanShutdown(1, True), UncleanShutdown(2, True),
+                                                    UncleanShutdown(3, False)]
+
+
+def test_the_controller_recovers_at_once_when_the_crashed_replicas_are_back():
+    m = _machine(_RF2_MIN2_BALANCED)
+    _committed_unflushed(m)
+    m._restart(m._outage(UncleanShutdown(1, False)), 4)
+    assert m.trace[-1] == UncleanRecovery()
+    # Correct balanced recovery elects 2, which kept value 1; 1 lost it (§5.3.2).
+    assert m.state.partition.leader == 2
+
+
+def test_no_recovery_at_once_when_the_swarm_leaves_recovery_out():
+    m = _machine(_RF2_MIN2_BALANCED, UncleanRecovery=0)
+    _committed_unflushed(m)
+    m._restart(m._outage(UncleanShutdown(1, False)), 4)
+    assert UncleanRecovery() not in m.trace and m.state.partition.leader == NO_LEADER
+
+
+def test_a_reverted_reassignment_lets_the_leader_apply_removal_and_readd_in_one_batch():
+    m = _machine(Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1))
+    m._do("reassignment", _Scripted(Reassign((1,)), True, True))
+    assert m.trace == [Reassign((1,)), Reassign((1, 2)), ReplicateMetadata(1, 2)]
+    # The re-added broker has applied neither record: two are pending for it.
+    assert len(m.state.controller.metadata_log) - m.state.broker(2).metadata_offset == 2

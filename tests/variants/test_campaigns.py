@@ -5,13 +5,16 @@ correct protocol, so a variant run checks the properties on the model). Each
 run is derandomized with a fixed example budget, generation only; the failure
 must be a property the variant is expected to break (``VARIANT_DOCS``).
 
-Budgets are about three times the examples the derandomized run needed
-(measured with the same machine names; runs alone and under pytest-xdist can
-need different counts), so a change that makes a flaw much harder to find shows
-up here. Flaws that need long interleavings get examples of up to 400 steps,
-the rest 100. Variants the search does not reach within the suite's time are
-listed in ``NOT_YET_FOUND`` with what they need; their minimal hand-written
-scenarios (tests/variants/test_minimal_scenarios.py) keep them reachable.
+Budgets are about three times the examples the derandomized run needed when
+measured under pytest with the same machine names, so a change that makes a flaw
+much harder to find shows up here. A run ends at its search limit
+(campaign_search.SEARCH_LIMIT valid examples; the examples counted here also
+include the ones Hypothesis discards), so for the flaws found near that limit
+the budget is capped at a little above it and the limit is what binds. Flaws
+that need long interleavings get examples of up to 400 steps, the rest 100.
+Variants the test's stream does not reach are listed in ``NOT_YET_FOUND`` with
+what they need; minimal hand-written scenarios
+(tests/variants/test_minimal_scenarios.py) keep every variant reachable.
 """
 
 from __future__ import annotations
@@ -23,49 +26,48 @@ from harness import PropertyViolated, machine_for
 from model import VARIANT_DOCS, Variant
 
 BUDGET: dict[Variant, int] = {
-    Variant.TRUNCATE_TO_HWM: 440,
-    Variant.NO_MAXIMAL_ISR: 220,
+    Variant.TRUNCATE_TO_HWM: 60,
+    Variant.NO_MAXIMAL_ISR: 420,
     Variant.NO_ELR: 60,
-    Variant.UNCLEAN_REGISTRATION_KEEPS_ELR: 60,
-    Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR: 450,
-    Variant.HWM_ADVANCES_BELOW_MIN_ISR: 60,
-    Variant.LIST_OFFSETS_BEFORE_LESO: 1020,
-    Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: 3440,
-    Variant.NO_LAST_FETCHED_EPOCH: 2050,
-    Variant.ISR_JOIN_WITHOUT_LESO: 4500,
-    Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH: 1960,
-    Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH: 260,
-    Variant.NO_FETCH_RESPONSE_VALIDATION: 1910,
+    Variant.UNCLEAN_REGISTRATION_KEEPS_ELR: 290,
+    Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR: 60,
+    Variant.HWM_ADVANCES_BELOW_MIN_ISR: 100,
+    Variant.LIST_OFFSETS_BEFORE_LESO: 700,
+    Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: 70,
+    Variant.NO_LAST_FETCHED_EPOCH: 1500,
+    Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH: 2500,  # capped: see the module docstring
+    Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH: 990,
+    Variant.NO_FETCH_RESPONSE_VALIDATION: 2240,
+    Variant.NO_FETCH_LEADER_EPOCH_FENCING: 4000,  # capped
+    Variant.BALANCED_RECOVERY_ANY_MEMBER: 4000,  # capped
+    Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: 170,
 }
 #: Variants whose runs get examples of up to campaign_search.DEEP_STEPS steps.
-DEEP = {Variant.NO_LAST_FETCHED_EPOCH, Variant.ISR_JOIN_WITHOUT_LESO, Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH,
-        Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH, Variant.NO_FETCH_RESPONSE_VALIDATION}
-#: Found, but after minutes of search: outside the default suite (``make test-deep``).
-SLOW = {Variant.ISR_JOIN_WITHOUT_LESO}
-
-_DEEP = "the test's derandomized stream does not reach it within 1,500 examples of up to 400 steps"
+DEEP = {Variant.NO_LAST_FETCHED_EPOCH, Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH,
+        Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH, Variant.NO_FETCH_RESPONSE_VALIDATION,
+        Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH}
+#: Not found by the test's derandomized stream within the search limit, with what
+#: each needs. Their minimal scenarios still run; ``make fuzz`` hunts them with
+#: fresh seeds.
 NOT_YET_FOUND: dict[Variant, str] = {
-    Variant.NO_FETCH_LEADER_EPOCH_FENCING: _DEEP + " (earlier versions of the machine found it after "
-                                           "151-194 examples): it needs a fetch sent before a remove-then-readd "
-                                           "(§6.5.4) and delivered in the new leader epoch",
-    Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: _DEEP + " (run alone, outside pytest, the same machine found "
-                                                  "it after 887): it needs the §6.5.4 remove-then-readd applied by "
-                                                  "the leader in one metadata batch and by the follower one record "
-                                                  "at a time, then an ISR expansion before the follower fetches",
-    Variant.BALANCED_RECOVERY_ANY_MEMBER: _DEEP + " (earlier versions found it after about 1,000): it needs "
-                                          "balanced recovery with every ISR and ELR member restarted uncleanly, "
-                                          "the first in replica order having lost committed data",
+    Variant.ISR_JOIN_WITHOUT_LESO: (
+        "not within 2,500 examples of up to 100 steps nor 1,500 of up to 400 (an earlier version of "
+        "the machine found it after 2,161 of 400): it needs a failover to a leader whose HWM is "
+        "stale and stuck (its ISR below MinISR, §2.6), and a follower outside the ISR whose fetch "
+        "offset is at or above that HWM but below the committed end (an empty replica a "
+        "reassignment adds, when the stale HWM is 0); the correct model reaches that state in "
+        "about 1 in 1,500 examples"),
 }
 
 
 def test_every_variant_is_budgeted_or_explained():
     assert set(BUDGET) | set(NOT_YET_FOUND) == set(Variant)
     assert not set(BUDGET) & set(NOT_YET_FOUND)
+    assert all(BUDGET[v] > 0 for v in BUDGET)
 
 
 @pytest.mark.usefixtures("reproducible_generation")
-@pytest.mark.parametrize("variant", [pytest.param(v, marks=pytest.mark.deep) if v in SLOW else v
-                                     for v in sorted(BUDGET, key=lambda v: v.name)], ids=lambda v: v.name)
+@pytest.mark.parametrize("variant", sorted(BUDGET, key=lambda v: v.name), ids=lambda v: v.name)
 def test_machine_finds_the_variant(variant: Variant):
     machine = machine_for(variants=frozenset({variant}), name=f"Find_{variant.name}")
     failure = search(machine, variant in DEEP, PropertyViolated, BUDGET[variant], variant.name)
