@@ -25,6 +25,7 @@ DONE_ENV = "REPLICHECK_CAMPAIGN_DONE_DIR"      # one empty file per finished tar
 WORKERS_ENV = "REPLICHECK_CAMPAIGN_WORKERS"
 
 EXAMPLES_PER_RUN = 25    # one machine run: this many examples, then the clock is checked
+MIN_SHRINK_S = 10.0      # shrinking gets at least this long, even past the target's share
 STEPS_PER_EXAMPLE = 400  # long examples reach the deep flaws (the §3.3, §6.5.1, §6.5.4 shapes)
 
 
@@ -109,8 +110,15 @@ def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Opti
     writer = CorpusWriter(corpus_dir, run_id=os.environ.get("REPLICHECK_CAMPAIGN_RUN_ID") or None) \
         if corpus_dir else None
     t0 = time.monotonic()
+    # Shrinking a 400-step example can take minutes: the target's share bounds it
+    # too. Hypothesis stops shrinking at this limit (a private setting of its
+    # engine, five minutes by default) and reports the smallest failure so far.
+    from hypothesis.internal.conjecture import engine
+    default_shrink_s = getattr(engine, "MAX_SHRINKING_SECONDS", None)
     try:
         while time.time() < stop:
+            if default_shrink_s is not None:
+                engine.MAX_SHRINKING_SECONDS = max(MIN_SHRINK_S, stop - time.time())
             machine = target.machine(result.runs)
             run_settings = settings(max_examples=EXAMPLES_PER_RUN, stateful_step_count=STEPS_PER_EXAMPLE,
                                     deadline=None, database=None, derandomize=False,
@@ -131,6 +139,8 @@ def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Opti
             finally:
                 result.examples += machine.run_stats.examples
     finally:
+        if default_shrink_s is not None:
+            engine.MAX_SHRINKING_SECONDS = default_shrink_s
         if writer is not None:
             writer.flush()
         result.seconds = time.monotonic() - t0
