@@ -34,3 +34,14 @@ def reproducible_generation(monkeypatch: pytest.MonkeyPatch) -> None:
     from hypothesis.internal.conjecture import providers
     monkeypatch.setattr(providers, "_get_local_constants", lambda: providers.Constants())
     monkeypatch.setattr(providers, "CONSTANTS_CACHE", type(providers.CONSTANTS_CACHE)(1024))
+
+
+#: Test files whose tests run the longest (derandomized campaign searches, the tiny
+#: end-to-end campaign), by file name.
+_LONGEST = ("test_campaigns.py", "test_bugs_caught.py", "test_end_to_end.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first: under pytest-xdist a long test collected last runs
+    alone on one worker at the end while the others sit idle."""
+    items.sort(key=lambda item: item.path.name not in _LONGEST)
