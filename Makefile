@@ -16,14 +16,16 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
+# worksteal: an idle worker takes queued tests from a busy one (the campaign
+# searches are long and collected first, see tests/conftest.py).
 test: $(STAMP)
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 # After a change to the machine every derandomized stream changes: re-measure the
 # examples each campaign test needs (one line per flaw), then set the budgets.
 measure-budgets: $(STAMP)
 	rm -f measured-budgets.tsv
-	-REPLICHECK_SEARCH_LOG=$(CURDIR)/measured-budgets.tsv $(BIN)/python -m pytest -n auto -q \
+	-REPLICHECK_SEARCH_LOG=$(CURDIR)/measured-budgets.tsv $(BIN)/python -m pytest -n auto --dist worksteal -q \
 		tests/variants/test_campaigns.py tests/harness/test_bugs_caught.py
 	sort measured-budgets.tsv
 

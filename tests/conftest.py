@@ -43,5 +43,7 @@ _LONGEST = ("test_campaigns.py", "test_bugs_caught.py", "test_end_to_end.py")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The longest tests first: under pytest-xdist a long test collected last runs
-    alone on one worker at the end while the others sit idle."""
+    alone on one worker at the end while the others sit idle. (``--dist load``
+    hands each worker a run of consecutive tests, so use ``--dist worksteal``,
+    as ``make test`` does, to spread them.)"""
     items.sort(key=lambda item: item.path.name not in _LONGEST)
