@@ -57,7 +57,7 @@ class MinimalScenario:
 # The first fetch of a follower returns the records; its second tells the leader
 # the follower's new LEO (the leader advances the HWM on fetch offsets, §2.7).
 
-def _commit_one_on_rf2(follower: int = 2) -> tuple[Action, ...]:
+def commit_one_on_rf2(follower: int = 2) -> tuple[Action, ...]:
     """Leader 1 writes value 1; ``follower`` fetches it (msgs 1, 2) and reports
     fetch offset 1 (msg 3; its response, msg 4, stays in flight): HWM 1."""
     return (Produce(1, 1), SendFetch(follower), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
@@ -83,14 +83,14 @@ _RF1 = Config(brokers=(1, 2, 3), assignment=(1,), min_isr=1)
 _LAST_REPLICA_UNCLEAN_RESTART = (FenceBroker(1), UncleanShutdown(1, False), StartBroker(1))
 
 # Scenarios shared by two variants.
-_REMOVE_READD_REJOIN = (*_commit_one_on_rf2(), *_REMOVE_READD_2,
+_REMOVE_READD_REJOIN = (*commit_one_on_rf2(), *_REMOVE_READD_2,
                         ProposeIsrExpand(1, 2), ReceiveAlterPartition(5))
 
 
 MINIMAL: dict[Variant, MinimalScenario] = {
     Variant.TRUNCATE_TO_HWM: MinimalScenario(
         config=_RF2,
-        actions=(*_commit_one_on_rf2(),
+        actions=(*commit_one_on_rf2(),
                  Reassign((1, 2, 3)), CancelReassignment(),
                  ReplicateMetadata(2, 2)),
         expected="LeaderCandidateCompleteness",
@@ -140,7 +140,7 @@ MINIMAL: dict[Variant, MinimalScenario] = {
     ),
     Variant.ISR_JOIN_WITHOUT_LESO: MinimalScenario(
         config=_RF2,
-        actions=(*_commit_one_on_rf2(),
+        actions=(*commit_one_on_rf2(),
                  FenceBroker(1), Reassign((1, 2, 3)), ReplicateMetadata(2, 3), ReplicateMetadata(3, 3),
                  SendFetch(3), ReceiveFetchRequest(5), ProposeIsrExpand(2, 3), ReceiveAlterPartition(7)),
         expected="LeaderCandidateCompleteness",
@@ -214,7 +214,7 @@ MINIMAL: dict[Variant, MinimalScenario] = {
     ),
     Variant.BALANCED_RECOVERY_ANY_MEMBER: MinimalScenario(
         config=Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, unclean_recovery="balanced"),
-        actions=(*_commit_one_on_rf2(),
+        actions=(*commit_one_on_rf2(),
                  UncleanShutdown(1, True), FenceBroker(1), UncleanShutdown(2, False), FenceBroker(2),
                  StartBroker(1), StartBroker(2),
                  ReplicateMetadata(1, 8), UnfenceBroker(1), ReplicateMetadata(2, 9), UnfenceBroker(2),
@@ -228,7 +228,7 @@ MINIMAL: dict[Variant, MinimalScenario] = {
     ),
     Variant.LIST_OFFSETS_BEFORE_LESO: MinimalScenario(
         config=_RF2,
-        actions=(*_commit_one_on_rf2(), ListOffsets(),
+        actions=(*commit_one_on_rf2(), ListOffsets(),
                  FenceBroker(1), ReplicateMetadata(2, 2), ListOffsets()),
         expected="AppliedHwmMonotonicity",
         story=(

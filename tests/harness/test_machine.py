@@ -4,10 +4,11 @@ compound steps and swarm weights do what they say."""
 import pytest
 
 from harness import machine_for
-from harness.machine import ReplicationMachine, swarm_weights
-from model import (ACTION_TYPES, NO_LEADER, BrokerStatus, Config, FenceBroker, FetchResponse, Produce,
-                   ReceiveFetchRequest, ReceiveFetchResponse, Reassign, ReplicateMetadata, SendFetch, StartBroker,
-                   UncleanRecovery, UncleanShutdown, UnfenceBroker, initial_state)
+from harness.machine import ReplicationMachine, pending_metadata, swarm_weights
+from harness.minimal_scenarios import commit_one_on_rf2
+from model import (ACTION_TYPES, NO_LEADER, BrokerStatus, Config, FenceBroker, FetchResponse, ReceiveFetchRequest,
+                   Reassign, ReplicateMetadata, SendFetch, StartBroker, UncleanRecovery, UncleanShutdown,
+                   UnfenceBroker, initial_state)
 
 ModelOnly = machine_for(compare_sut=False, name="ModelOnlyMachine")
 TestModelOnly = ModelOnly.TestCase
@@ -79,9 +80,8 @@ _RF2_MIN2_BALANCED = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, unc
 
 
 def _committed_unflushed(m: ReplicationMachine) -> None:
-    """Leader 1 writes value 1; follower 2 fetches it and reports fetch offset 1: HWM 1."""
-    for action in (Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
-                   SendFetch(2), ReceiveFetchRequest(3)):
+    """Leader 1 commits value 1 on [1, 2] (HWM 1) without flushing it."""
+    for action in commit_one_on_rf2():
         m._apply(action)
     assert m.state.history.committed and m.state.broker(1).replica.flushed == 0
 
@@ -122,4 +122,4 @@ def test_a_reverted_reassignment_lets_the_leader_apply_removal_and_readd_in_one_
     m._do("reassignment", _Scripted(Reassign((1,)), True, True))
     assert m.trace == [Reassign((1,)), Reassign((1, 2)), ReplicateMetadata(1, 2)]
     # The re-added broker has applied neither record: two are pending for it.
-    assert len(m.state.controller.metadata_log) - m.state.broker(2).metadata_offset == 2
+    assert pending_metadata(m.state, 2) == 2
