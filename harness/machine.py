@@ -70,14 +70,9 @@ def swarm_weights(factors: dict[type, float]) -> dict[type, int]:
     return {c: round(RULE_WEIGHTS.get(c, 1) * SWARM_SCALE * factors.get(c, 1)) for c in ACTION_TYPES}
 
 
-def pending_metadata(state: ClusterState, broker: int) -> int:
-    """Records of the metadata log ``broker`` has not applied yet."""
-    return len(state.controller.metadata_log) - state.broker(broker).metadata_offset
-
-
 def catch_up(state: ClusterState, broker: int) -> ReplicateMetadata:
     """``broker`` applies every pending metadata record in one batch."""
-    return ReplicateMetadata(broker, pending_metadata(state, broker))
+    return ReplicateMetadata(broker, state.pending_metadata(broker))
 
 
 #: A shut-down broker's way back, one phase at a time (see ``ReplicationMachine._restart``).
@@ -372,7 +367,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         brokers = sorted({a.broker for a in self.enabled("metadata")},  # type: ignore[attr-defined]
                          key=lambda b: b != self.state.partition.leader)  # type: ignore[union-attr]
         broker = data.draw(st.sampled_from(brokers), label="metadata broker")
-        pending = pending_metadata(self.state, broker)
+        pending = self.state.pending_metadata(broker)
         size = data.draw(st.sampled_from(("all", "one", "some")), label="batch")
         count = pending if size == "all" else 1 if size == "one" else \
             data.draw(st.integers(1, pending), label="records")

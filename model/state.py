@@ -464,6 +464,12 @@ class ClusterState:
     def replica(self, broker_id: int) -> Optional[Replica]:
         return self.broker(broker_id).replica
 
+    def pending_metadata(self, broker_id: int) -> int:
+        """Records of the controller's metadata log ``broker_id`` has not applied
+        yet (§2.3.2): what a ``ReplicateMetadata`` may apply. Raises ValueError for
+        an unknown broker."""
+        return len(self.controller.metadata_log) - self.broker(broker_id).metadata_offset
+
     @property
     def partition(self) -> PartitionMetadata:
         """The controller's partition registration."""

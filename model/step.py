@@ -149,7 +149,7 @@ def _e_flush(s: ClusterState, a: Flush) -> ClusterState:
 def _g_replicate(s: ClusterState, a: ReplicateMetadata) -> Optional[str]:
     if (e := _g_active(s, a.broker)):
         return e
-    pending = len(s.controller.metadata_log) - s.broker(a.broker).metadata_offset
+    pending = s.pending_metadata(a.broker)
     if not isinstance(a.count, int) or not 1 <= a.count <= pending:
         return f"count must be in 1..{pending} (records broker {a.broker} has not applied), got {a.count!r}"
     return None
@@ -473,9 +473,8 @@ def _candidates(state: ClusterState) -> Iterator[Action]:
             yield UncleanShutdown(b.id, False)
             yield UncleanShutdown(b.id, True)
             yield Flush(b.id)
-    log_len = len(state.controller.metadata_log)
     for b in active:
-        for count in range(1, log_len - state.broker(b).metadata_offset + 1):
+        for count in range(1, state.pending_metadata(b) + 1):
             yield ReplicateMetadata(b, count)
     for b in active:
         yield SendFetch(b)

@@ -86,7 +86,7 @@ def probe_actions(state: ClusterState, rng) -> list:
                 UncleanShutdown(b, True), UncleanShutdown(b, False), Flush(b), SendFetch(b),
                 Produce(b, nv), Produce(b, nv + 1)]
         if b in brokers:
-            pending = len(state.controller.metadata_log) - state.broker(b).metadata_offset
+            pending = state.pending_metadata(b)
             out += [ReplicateMetadata(b, c) for c in sorted({0, 1, pending, pending + 1})]
         for f in brokers:
             out += [ProposeIsrShrink(b, f), ProposeIsrExpand(b, f)]

@@ -4,7 +4,7 @@ compound steps and swarm weights do what they say."""
 import pytest
 
 from harness import machine_for
-from harness.machine import ReplicationMachine, pending_metadata, swarm_weights
+from harness.machine import ReplicationMachine, swarm_weights
 from harness.minimal_scenarios import commit_one_on_rf2
 from model import (ACTION_TYPES, NO_LEADER, BrokerStatus, Config, FenceBroker, FetchResponse, ReceiveFetchRequest,
                    Reassign, ReplicateMetadata, SendFetch, StartBroker, UncleanRecovery, UncleanShutdown,
@@ -122,4 +122,4 @@ def test_a_reverted_reassignment_lets_the_leader_apply_removal_and_readd_in_one_
     m._do("reassignment", _Scripted(Reassign((1,)), True, True))
     assert m.trace == [Reassign((1,)), Reassign((1, 2)), ReplicateMetadata(1, 2)]
     # The re-added broker has applied neither record: two are pending for it.
-    assert pending_metadata(m.state, 2) == 2
+    assert m.state.pending_metadata(2) == 2

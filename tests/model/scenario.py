@@ -100,7 +100,7 @@ class Scenario:
     # -------------------------------------------------------------- metadata
 
     def pending_metadata(self, broker: int) -> int:
-        return len(self.state.controller.metadata_log) - self.state.broker(broker).metadata_offset
+        return self.state.pending_metadata(broker)
 
     def sync_metadata(self, broker: int) -> None:
         """The broker applies every committed metadata record it lacks, as one batch
@@ -175,7 +175,7 @@ def deliver_fetch(state: ClusterState, follower: int) -> ClusterState:
 
 def sync_all(state: ClusterState, broker: int) -> ClusterState:
     """The broker replicates every metadata record it has not applied, as one batch."""
-    pending = len(state.controller.metadata_log) - state.broker(broker).metadata_offset
+    pending = state.pending_metadata(broker)
     return checked_step(state, ReplicateMetadata(broker, pending)) if pending else state
 
 

@@ -641,7 +641,7 @@ def test_remove_then_readd_in_one_metadata_batch_6_5_4(min_isr):
 
     # The leader receives both records in the same metadata fetch: it only sees the
     # final state (r3 still a replica, no longer in the ISR, leader epoch 2).
-    pending = len(s.controller.metadata_log) - s.broker(1).metadata_offset
+    pending = s.pending_metadata(1)
     assert pending == 2
     s = checked_step(s, ReplicateMetadata(1, pending))
     r1 = s.replica(1)

@@ -53,6 +53,19 @@ def test_step_rejects_a_disabled_action_with_the_reason():
         step(s, ReplicateMetadata(1, 1))
 
 
+def test_pending_metadata_counts_the_records_a_broker_has_not_applied():
+    s = initial_state(Config())
+    assert [s.pending_metadata(b) for b in (1, 2, 3)] == [0, 0, 0]
+    s = step(s, FenceBroker(3))  # the fence and the ISR shrink it causes (§8.1)
+    assert [s.pending_metadata(b) for b in (1, 2, 3)] == [2, 2, 2]
+    s = step(s, ReplicateMetadata(1, 1))
+    assert [s.pending_metadata(b) for b in (1, 2, 3)] == [1, 2, 2]
+    assert ReplicateMetadata(2, 3) not in set(enabled_actions(s))
+    assert ReplicateMetadata(2, 2) in set(enabled_actions(s))
+    with pytest.raises(ValueError, match="unknown broker 9"):
+        s.pending_metadata(9)
+
+
 def test_step_rejects_a_non_action():
     with pytest.raises(TypeError, match="not a replicheck action"):
         step(initial_state(Config()), "FenceBroker(1)")

@@ -70,7 +70,7 @@ def replicate(state: ClusterState, followers: Iterable[int], rounds: int = 3) ->
 
 def sync(state: ClusterState, broker: int) -> ClusterState:
     """The broker applies every metadata record it lacks (no-op when up to date)."""
-    pending = len(state.controller.metadata_log) - state.broker(broker).metadata_offset
+    pending = state.pending_metadata(broker)
     return step(state, ReplicateMetadata(broker, pending)) if pending else state
 
 

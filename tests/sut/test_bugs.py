@@ -114,7 +114,7 @@ class Trio:
         self.do(ReceiveAlterPartitionResponse(self.controller_handles(self.propose(leader, follower, expand))))
 
     def sync(self, broker: int) -> None:
-        pending = len(self.state.controller.metadata_log) - self.state.broker(broker).metadata_offset
+        pending = self.state.pending_metadata(broker)
         if pending:
             self.do(ReplicateMetadata(broker, pending))
 
