@@ -99,13 +99,10 @@ class Scenario:
 
     # -------------------------------------------------------------- metadata
 
-    def pending_metadata(self, broker: int) -> int:
-        return self.state.pending_metadata(broker)
-
     def sync_metadata(self, broker: int) -> None:
         """The broker applies every committed metadata record it lacks, as one batch
         (no-op when it is up to date)."""
-        pending = self.pending_metadata(broker)
+        pending = self.state.pending_metadata(broker)
         if pending:
             self.do(ReplicateMetadata(broker, pending))
 
