@@ -9,14 +9,15 @@ checked by comparing the buggy SUT with the model) and each seed, the
 ReplicationMachine runs derandomized (the seed is folded into the machine's
 name, so each seed explores differently and reruns are identical) with up to
 --examples examples of up to --steps steps, and we record the time and the
-number of examples to the first failure and the length of the shrunk trace.
+number of examples to the first failure, the length of the shrunk trace, and
+its length after ``harness.reduce`` (delta debugging over the trace).
 Beside it: a plain uniform random walk over ``enabled_actions`` (no
 Hypothesis, no weights, walks of --steps steps from random configs of the same
 space, the lossy-shutdown budget respected) given the same wall-clock budget
 as Hypothesis needed (or the whole budget when Hypothesis did not find it).
 
 Prints one row per target: median time to first failure (s), median examples
-to failure, median shrunk length, the minimal hand-written scenario's length
+to failure, median shrunk and reduced lengths, the minimal hand-written scenario's length
 (variants), found/seeds, and the random walk's found/seeds and median time.
 ``--jobs N`` runs N (target, seed) pairs at once in separate processes; times
 are per process, so on a machine with N free cores they stay one-core figures.
@@ -37,6 +38,7 @@ from hypothesis.stateful import run_state_machine_as_test
 import properties
 from harness import PropertyViolated, SutDiverged, machine_for
 from harness.minimal_scenarios import MINIMAL
+from harness.reduce import reduce_trace
 from harness.random_walk import random_walk
 from model import UNCLEAN_RECOVERY_STRATEGIES, Config, Variant
 
@@ -47,7 +49,7 @@ def hypothesis_run(target: object, seed: int, examples: int, steps: int) -> dict
                           bugs=frozenset() if is_variant else frozenset({target}),
                           compare_sut=not is_variant, name=f"TimeToFind_{target.name}_{seed}")  # type: ignore[attr-defined]
     t0 = time.monotonic()
-    result: dict[str, Optional[float]] = {"found": 0.0, "time": None, "examples": None, "shrunk": None,
+    result: dict[str, Optional[float]] = {"found": 0.0, "time": None, "examples": None, "shrunk": None, "reduced": None,
                                           "elapsed": None}
     try:
         run_state_machine_as_test(machine, settings=settings(
@@ -57,6 +59,9 @@ def hypothesis_run(target: object, seed: int, examples: int, steps: int) -> dict
         stats = machine.run_stats
         result.update(found=1.0, time=stats.first_failure_s, examples=stats.first_failure_examples,
                       shrunk=float(len(failure.trace)))
+        config = failure.state.config if isinstance(failure, PropertyViolated) else failure.model_state.config
+        result["reduced"] = float(len(reduce_trace(failure.trace, config, bugs=machine.bugs,
+                                                   compare_sut=machine.compare_sut)))
     result["elapsed"] = time.monotonic() - t0
     return result
 
@@ -115,7 +120,7 @@ def print_row(target: object, runs: list[dict[str, Optional[float]]], walks: lis
     minimal = MINIMAL.get(target) if isinstance(target, Variant) else None  # type: ignore[call-overload]
     print(f"{kind + ' ' + target.name:45} {sum(int(r['found'] or 0) for r in runs):>3}/{len(runs):<2} "  # type: ignore[attr-defined]
           f"{fmt(median([r['time'] for r in runs])):>9} {fmt(median([r['examples'] for r in runs]), '.0f'):>9} "
-          f"{fmt(median([r['shrunk'] for r in runs]), '.0f'):>7} "
+          f"{fmt(median([r['shrunk'] for r in runs]), '.0f'):>7} {fmt(median([r['reduced'] for r in runs]), '.0f'):>8} "
           f"{(str(len(minimal.actions)) if minimal else '-'):>8} "
           f"{sum(w is not None for w in walks):>8}/{len(walks):<2} {fmt(median(walks)):>7}", flush=True)
 
@@ -136,7 +141,7 @@ def main() -> None:
         from sut.bugs import Bug
         targets += [Bug[b] for b in args.bug] or ([] if args.variant else list(Bug))
 
-    header = (f"{'target':45} {'found':>6} {'median s':>9} {'examples':>9} {'shrunk':>7} {'minimal':>8} "
+    header = (f"{'target':45} {'found':>6} {'median s':>9} {'examples':>9} {'shrunk':>7} {'reduced':>8} {'minimal':>8} "
               f"{'walk found':>11} {'walk s':>7}")
     print(header)
     print("-" * len(header), flush=True)

@@ -64,8 +64,11 @@ def _steps(actions: tuple) -> str:
 @click.option("--list", "listing", is_flag=True, help="list the corpus's counterexamples and signatures")
 @click.option("--no-sut", is_flag=True, help="replay on the model only")
 @click.option("--steps/--no-steps", "show_steps", default=False, help="print the whole trace")
+@click.option("--reduce", "reduce_seconds", type=float, default=None, metavar="SECONDS",
+              help="when the failure reproduces, also print the shortest trace delta debugging finds "
+                   "within SECONDS that fails the same way (harness.reduce)")
 def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: bool, no_sut: bool,
-           show_steps: bool) -> None:
+           show_steps: bool, reduce_seconds: Optional[float]) -> None:
     """Replay a counterexample of the corpus at CORPUS_DIR; print its failure report."""
     from .corpus import CorpusError, CorpusWarning, read_counterexamples, find_by_id, shortest_of_signature, \
         unique_counterexamples, decode_counterexample
@@ -129,6 +132,11 @@ def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: 
     else:
         verdict = f"not reproduced: {decoded.prop} no longer fails on this trace"
     click.echo("\n" + verdict)
+    if reduce_seconds is not None and result.failed and same:
+        from .reduce import reduce_trace
+        reduced = reduce_trace(decoded.actions, decoded.config, decoded.variants, decoded.bugs,
+                               compare_sut=False if no_sut else None, max_seconds=reduce_seconds)
+        click.echo(f"\nreduced: {len(reduced)} of {result.failed_at} steps fail the same way\n" + _steps(reduced))
     sys.exit(1 if result.failed else 0)
 
 

@@ -102,3 +102,18 @@ def test_cli_says_when_a_counterexample_no_longer_fails(tmp_path):
     listing = CliRunner().invoke(main, ["replay", str(tmp_path), "--list"])
     assert listing.exit_code == 0 and "1 counterexample(s), 1 signature(s)" in listing.output
     assert read_counterexamples(tmp_path).rows[0]["counterexample_id"][:16] in listing.output
+
+
+def test_cli_reduces_a_reproduced_counterexample(tmp_path):
+    from model import ListOffsets
+    padded = (ListOffsets(), HWM_TRACE[0], ListOffsets(), *HWM_TRACE[1:])
+    (row,) = rows_for(padded, HWM_CONFIG)
+    write_corpus(tmp_path, [row])
+    result = CliRunner().invoke(main, ["replay", str(tmp_path), "--id", row["counterexample_id"][:12],
+                                       "--reduce", "10"])
+    assert result.exit_code == 1, result.output
+    assert "reproduced: LeaderCandidateCompleteness" in result.output
+    assert "reduced: 4 of 6 steps fail the same way" in result.output
+    reduced = result.output.split("reduced:")[1]
+    assert "1. Produce(broker=1, value=1)\n    2. ProposeIsrShrink(leader=1, follower=2)" in reduced
+    assert "ListOffsets" not in reduced

@@ -1,0 +1,122 @@
+"""Counterexample reduction: delta debugging (ddmin) over a failing trace.
+
+Hypothesis shrinks the machine's choices, not the trace: a rule step that carries
+a whole exchange, or a message id that names an earlier send, keeps steps that
+the failure does not need. This pass works on the trace itself. It removes
+chunks of steps, then single steps, and keeps every removal after which the
+trace still replays and fails the same way.
+
+When a step goes, the steps after it are re-based on the state they now reach:
+- a delivery or drop names its message by the id its send gets in the new run
+  (dropped with it when that send is gone);
+- a Produce writes the next unique value.
+
+Each candidate is checked by ``harness.replay``, so reduction keeps exactly the
+machine's checks, SUT comparison included.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable, Optional, Sequence
+
+import attrs
+
+from model import ActionNotEnabled, Config, Produce, initial_state, step
+
+from .replay import ReplayResult, TraceNotEnabled, replay
+
+
+def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config) -> Optional[tuple]:
+    """The steps of ``trace`` flagged in ``keep``, re-based as the module says.
+    None when a kept step names a message whose send was removed, or is not
+    enabled where the shorter trace reaches. ``config`` must include the
+    run's variants."""
+    if len(keep) != len(trace):
+        raise ValueError(f"keep has {len(keep)} flags for a trace of {len(trace)} steps")
+    original = initial_state(config)
+    state = original
+    ids: dict[int, int] = {}  # message id in the original run -> id in the shorter one
+    out: list = []
+    for action, kept in zip(trace, keep):
+        before_id = original.network.next_id
+        original = step(original, action)
+        sent = range(before_id, original.network.next_id)
+        if not kept:
+            continue
+        if attrs.has(type(action)) and hasattr(action, "msg"):
+            if action.msg not in ids:
+                return None
+            action = attrs.evolve(action, msg=ids[action.msg])
+        if isinstance(action, Produce):
+            action = Produce(action.broker, state.history.next_value)
+        new_id = state.network.next_id
+        try:
+            state = step(state, action)
+        except ActionNotEnabled:
+            return None
+        for offset, old in enumerate(sent):
+            if new_id + offset < state.network.next_id:
+                ids[old] = new_id + offset
+        out.append(action)
+    return tuple(out)
+
+
+def _same_failure(result: ReplayResult, failure: ReplayResult) -> bool:
+    if failure.violations:
+        return bool(set(result.property_names) & set(failure.property_names)) and bool(result.violations)
+    return result.kind == failure.kind
+
+
+def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] = frozenset(),
+                 bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
+                 max_seconds: float = 60.0) -> tuple:
+    """The shortest trace found that still fails as ``trace`` does, and ends at the failing step.
+
+    Arguments are those of ``harness.replay``. "Fails as ``trace`` does" means:
+    - for a property violation, at least one of the same properties fails;
+    - otherwise, the failure is of the same kind (the SUT differs, or a harness error).
+
+    Stops after ``max_seconds`` and returns the best trace so far. A 1-minimal
+    trace, where no single step can go, is reached when time allows.
+
+    Raises ValueError when ``trace`` does not fail, and TraceNotEnabled when a
+    step of it is not enabled.
+    """
+    variants, bugs = frozenset(variants), frozenset(bugs)
+    failure = replay(trace, config, variants, bugs, compare_sut)
+    if not failure.failed:
+        raise ValueError(f"the trace of {len(trace)} steps does not fail; nothing to reduce")
+    config = failure.config  # with the variants
+    best = failure.trace
+    deadline = time.monotonic() + max_seconds
+
+    def fails(keep: list[bool], current: tuple) -> Optional[tuple]:
+        candidate = rebase(current, keep, config)
+        if candidate is None:
+            return None
+        try:
+            result = replay(candidate, config, (), bugs, compare_sut)
+        except TraceNotEnabled:
+            return None
+        return result.trace if result.failed and _same_failure(result, failure) else None
+
+    chunks = 2
+    while len(best) > 1 and time.monotonic() < deadline:
+        size = max(1, len(best) // chunks)
+        reduced = False
+        start = 0
+        while start < len(best) and time.monotonic() < deadline:
+            keep = [not start <= i < start + size for i in range(len(best))]
+            shorter = fails(keep, best)
+            if shorter is not None:
+                best, reduced = shorter, True
+            else:
+                start += size
+        if reduced:
+            chunks = max(chunks - 1, 2)
+        elif size == 1:
+            break  # 1-minimal: no single step can go
+        else:
+            chunks = min(chunks * 2, len(best))
+    return best
