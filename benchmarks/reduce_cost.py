@@ -1,0 +1,76 @@
+"""What trace reduction (harness.reduce) costs and gains on long traces.
+
+Usage:
+  python benchmarks/reduce_cost.py [--walks 3] [--steps 400] [--seeds 200]
+
+For each of a few protocol variants, weighted random walks (harness.random_walk,
+no Hypothesis, so no shrinking) run on RF 3 of 4 brokers, MinISR 2, until a walk
+breaks a property. Each such walk's trace, which is long and unshrunk, is then
+reduced. The table gives the walk's length, the reduced length, the
+hand-written minimal scenario's length, and the reduction's wall-clock seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+
+import properties
+from harness.minimal_scenarios import MINIMAL
+from harness.random_walk import choose, within_budget
+from harness.reduce import reduce_trace
+from model import Config, Variant, initial_state, step
+
+VARIANTS = (Variant.HWM_ADVANCES_BELOW_MIN_ISR, Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR, Variant.NO_ELR,
+            Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR)
+
+
+def failing_walks(config: Config, walks: int, steps: int, seeds: int) -> list[list]:
+    """Up to ``walks`` traces of weighted walks that end at a property violation."""
+    out: list[list] = []
+    for seed in range(seeds):
+        rng, state, trace = random.Random(seed), initial_state(config), []
+        for _ in range(steps):
+            actions = within_budget(state)
+            if not actions:
+                break
+            action = choose(actions, rng, "weighted")
+            state = step(state, action)
+            trace.append(action)
+            if properties.check_all(state):
+                out.append(trace)
+                break
+        if len(out) == walks:
+            break
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--walks", type=int, default=3, help="failing walks reduced per variant")
+    ap.add_argument("--steps", type=int, default=400, help="steps per walk")
+    ap.add_argument("--seeds", type=int, default=200, help="walk seeds tried per variant")
+    args = ap.parse_args()
+    header = f"{'variant':40} {'walks':>5} {'walk steps':>10} {'reduced':>8} {'minimal':>8} {'median s':>9} {'max s':>6}"
+    print(header)
+    print("-" * len(header), flush=True)
+    for variant in VARIANTS:
+        config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, variants=frozenset({variant}))
+        lengths, reduced, seconds = [], [], []
+        for trace in failing_walks(config, args.walks, args.steps, args.seeds):
+            t0 = time.monotonic()
+            reduced.append(len(reduce_trace(trace, config)))
+            seconds.append(time.monotonic() - t0)
+            lengths.append(len(trace))
+        if not lengths:
+            print(f"{variant.name:40} {0:>5}   no walk failed", flush=True)
+            continue
+        print(f"{variant.name:40} {len(lengths):>5} {statistics.median(lengths):>10.0f} "
+              f"{statistics.median(reduced):>8.0f} {len(MINIMAL[variant].actions):>8} "
+              f"{statistics.median(seconds):>9.1f} {max(seconds):>6.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
