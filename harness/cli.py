@@ -64,7 +64,8 @@ def _steps(actions: tuple) -> str:
 @click.option("--list", "listing", is_flag=True, help="list the corpus's counterexamples and signatures")
 @click.option("--no-sut", is_flag=True, help="replay on the model only")
 @click.option("--steps/--no-steps", "show_steps", default=False, help="print the whole trace")
-@click.option("--reduce", "reduce_seconds", type=float, default=None, metavar="SECONDS",
+@click.option("--reduce", "reduce_seconds", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS",
               help="when the failure reproduces, also print the shortest trace delta debugging finds "
                    "within SECONDS that fails the same way (harness.reduce)")
 def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: bool, no_sut: bool,
@@ -135,7 +136,8 @@ def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: 
     if reduce_seconds is not None and result.failed and same:
         from .reduce import reduce_trace
         reduced = reduce_trace(decoded.actions, decoded.config, decoded.variants, decoded.bugs,
-                               compare_sut=False if no_sut else None, max_seconds=reduce_seconds)
+                               compare_sut=False if no_sut else None, max_seconds=reduce_seconds,
+                               prop=decoded.prop if decoded.kind == "property" else None)
         click.echo(f"\nreduced: {len(reduced)} of {result.failed_at} steps fail the same way\n" + _steps(reduced))
     sys.exit(1 if result.failed else 0)
 

@@ -62,31 +62,38 @@ def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config) -> Option
     return tuple(out)
 
 
-def _same_failure(result: ReplayResult, failure: ReplayResult) -> bool:
+def _same_failure(result: ReplayResult, failure: ReplayResult, props: frozenset[str]) -> bool:
     if failure.violations:
-        return bool(set(result.property_names) & set(failure.property_names)) and bool(result.violations)
+        return bool(set(result.property_names) & props) and bool(result.violations)
     return result.kind == failure.kind
 
 
 def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] = frozenset(),
                  bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
-                 max_seconds: float = 60.0) -> tuple:
+                 max_seconds: float = 60.0, prop: Optional[str] = None) -> tuple:
     """The shortest trace found that still fails as ``trace`` does, and ends at the failing step.
 
     Arguments are those of ``harness.replay``. "Fails as ``trace`` does" means:
-    - for a property violation, at least one of the same properties fails;
+    - for a property violation, at least one of the same properties fails (``prop``
+      when given: a corpus row's property);
     - otherwise, the failure is of the same kind (the SUT differs, or a harness error).
 
     Stops after ``max_seconds`` and returns the best trace so far. A 1-minimal
     trace, where no single step can go, is reached when time allows.
 
-    Raises ValueError when ``trace`` does not fail, and TraceNotEnabled when a
-    step of it is not enabled.
+    Raises ValueError when ``trace`` does not fail (or does not break ``prop``) or
+    ``max_seconds`` is not positive, and TraceNotEnabled when a step of it is not
+    enabled.
     """
+    if not max_seconds > 0:
+        raise ValueError(f"max_seconds must be a positive number of seconds, got {max_seconds!r}")
     variants, bugs = frozenset(variants), frozenset(bugs)
     failure = replay(trace, config, variants, bugs, compare_sut)
     if not failure.failed:
         raise ValueError(f"the trace of {len(trace)} steps does not fail; nothing to reduce")
+    props = frozenset(failure.property_names) if prop is None else frozenset({prop})
+    if failure.violations and not props & set(failure.property_names):
+        raise ValueError(f"the trace breaks {', '.join(failure.property_names)}, not {prop}")
     config = failure.config  # with the variants
     best = failure.trace
     deadline = time.monotonic() + max_seconds
@@ -99,7 +106,7 @@ def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] =
             result = replay(candidate, config, (), bugs, compare_sut)
         except TraceNotEnabled:
             return None
-        return result.trace if result.failed and _same_failure(result, failure) else None
+        return result.trace if result.failed and _same_failure(result, failure, props) else None
 
     chunks = 2
     while len(best) > 1 and time.monotonic() < deadline:

@@ -117,3 +117,6 @@ def test_cli_reduces_a_reproduced_counterexample(tmp_path):
     reduced = result.output.split("reduced:")[1]
     assert "1. Produce(broker=1, value=1)\n    2. ProposeIsrShrink(leader=1, follower=2)" in reduced
     assert "ListOffsets" not in reduced
+    refused = CliRunner().invoke(main, ["replay", str(tmp_path), "--id", row["counterexample_id"][:12],
+                                        "--reduce", "-1"])
+    assert refused.exit_code == 2 and "--reduce" in refused.output and "-1" in refused.output

@@ -72,3 +72,18 @@ def test_reduction_keeps_a_sut_divergence_a_divergence():
 def test_a_trace_that_does_not_fail_is_refused():
     with pytest.raises(ValueError, match="does not fail"):
         reduce_trace(TRACE, RF3)
+
+
+def test_reduction_keeps_the_property_asked_for():
+    scenario = MINIMAL[Variant.TRUNCATE_TO_HWM]
+    trace = _padded(Variant.TRUNCATE_TO_HWM)
+    reduced = reduce_trace(trace, scenario.config, {Variant.TRUNCATE_TO_HWM}, prop=scenario.expected)
+    assert scenario.expected in replay(reduced, scenario.config, {Variant.TRUNCATE_TO_HWM}).property_names
+    with pytest.raises(ValueError, match="not UncleanExclusion"):
+        reduce_trace(trace, scenario.config, {Variant.TRUNCATE_TO_HWM}, prop="UncleanExclusion")
+
+
+def test_a_time_limit_that_is_not_positive_is_refused():
+    scenario = MINIMAL[Variant.TRUNCATE_TO_HWM]
+    with pytest.raises(ValueError, match="max_seconds must be a positive number of seconds, got 0"):
+        reduce_trace(scenario.actions, scenario.config, {Variant.TRUNCATE_TO_HWM}, max_seconds=0)
