@@ -13,15 +13,14 @@ hand-written minimal scenario's length, and the reduction's wall-clock seconds.
 from __future__ import annotations
 
 import argparse
-import random
 import statistics
 import time
 
 import properties
 from harness.minimal_scenarios import MINIMAL
-from harness.random_walk import choose, within_budget
+from harness.random_walk import random_walk
 from harness.reduce import reduce_trace
-from model import Config, Variant, initial_state, step
+from model import Config, Variant
 
 VARIANTS = (Variant.HWM_ADVANCES_BELOW_MIN_ISR, Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR, Variant.NO_ELR,
             Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR)
@@ -31,13 +30,8 @@ def failing_walks(config: Config, walks: int, steps: int, seeds: int) -> list[li
     """Up to ``walks`` traces of weighted walks that end at a property violation."""
     out: list[list] = []
     for seed in range(seeds):
-        rng, state, trace = random.Random(seed), initial_state(config), []
-        for _ in range(steps):
-            actions = within_budget(state)
-            if not actions:
-                break
-            action = choose(actions, rng, "weighted")
-            state = step(state, action)
+        trace = []
+        for action, state in random_walk(config, steps, seed, policy="weighted"):
             trace.append(action)
             if properties.check_all(state):
                 out.append(trace)

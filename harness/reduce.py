@@ -27,24 +27,33 @@ from model import ActionNotEnabled, Config, Produce, initial_state, step
 from .replay import ReplayResult, TraceNotEnabled, replay
 
 
-def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config) -> Optional[tuple]:
+def sends(trace: Sequence[Any], config: Config) -> list[range]:
+    """Per step of ``trace``, the ids of the messages it sends, run from
+    ``initial_state(config)``."""
+    state, out = initial_state(config), []
+    for action in trace:
+        first = state.network.next_id
+        state = step(state, action)
+        out.append(range(first, state.network.next_id))
+    return out
+
+
+def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
+           sent: Optional[Sequence[range]] = None) -> Optional[tuple]:
     """The steps of ``trace`` flagged in ``keep``, re-based as the module says.
     None when a kept step names a message whose send was removed, or is not
     enabled where the shorter trace reaches. ``config`` must include the
-    run's variants."""
+    run's variants; ``sent`` is ``sends(trace, config)`` when already known."""
     if len(keep) != len(trace):
         raise ValueError(f"keep has {len(keep)} flags for a trace of {len(trace)} steps")
-    original = initial_state(config)
-    state = original
+    sent = sends(trace, config) if sent is None else sent
+    state = initial_state(config)
     ids: dict[int, int] = {}  # message id in the original run -> id in the shorter one
     out: list = []
-    for action, kept in zip(trace, keep):
-        before_id = original.network.next_id
-        original = step(original, action)
-        sent = range(before_id, original.network.next_id)
+    for action, kept, own in zip(trace, keep, sent):
         if not kept:
             continue
-        if attrs.has(type(action)) and hasattr(action, "msg"):
+        if hasattr(action, "msg"):
             if action.msg not in ids:
                 return None
             action = attrs.evolve(action, msg=ids[action.msg])
@@ -55,7 +64,7 @@ def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config) -> Option
             state = step(state, action)
         except ActionNotEnabled:
             return None
-        for offset, old in enumerate(sent):
+        for offset, old in enumerate(own):
             if new_id + offset < state.network.next_id:
                 ids[old] = new_id + offset
         out.append(action)
@@ -98,8 +107,8 @@ def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] =
     best = failure.trace
     deadline = time.monotonic() + max_seconds
 
-    def fails(keep: list[bool], current: tuple) -> Optional[tuple]:
-        candidate = rebase(current, keep, config)
+    def fails(keep: list[bool], current: tuple, sent: list[range]) -> Optional[tuple]:
+        candidate = rebase(current, keep, config, sent)
         if candidate is None:
             return None
         try:
@@ -113,11 +122,13 @@ def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] =
         size = max(1, len(best) // chunks)
         reduced = False
         start = 0
+        sent = sends(best, config)  # the message ids of ``best``'s steps, for every candidate of it
         while start < len(best) and time.monotonic() < deadline:
             keep = [not start <= i < start + size for i in range(len(best))]
-            shorter = fails(keep, best)
+            shorter = fails(keep, best, sent)
             if shorter is not None:
                 best, reduced = shorter, True
+                sent = sends(best, config)
             else:
                 start += size
         if reduced:

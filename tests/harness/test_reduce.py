@@ -1,11 +1,12 @@
 """Trace reduction (harness.reduce): re-based traces stay valid, reduced traces
 fail as the original did, and steps the failure does not need are removed."""
 
+import attrs
 import pytest
 
 from harness import replay
 from harness.minimal_scenarios import MINIMAL
-from harness.reduce import rebase, reduce_trace
+from harness.reduce import rebase, reduce_trace, sends
 from model import (Config, ControlledShutdown, ListOffsets, Produce, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
                    Variant)
 
@@ -87,3 +88,22 @@ def test_a_time_limit_that_is_not_positive_is_refused():
     scenario = MINIMAL[Variant.TRUNCATE_TO_HWM]
     with pytest.raises(ValueError, match="max_seconds must be a positive number of seconds, got 0"):
         reduce_trace(scenario.actions, scenario.config, {Variant.TRUNCATE_TO_HWM}, max_seconds=0)
+
+
+def test_sends_gives_each_steps_message_ids():
+    assert sends(TRACE, RF3) == [range(1, 2), range(2, 3), range(3, 3), range(3, 4), range(4, 5), range(5, 5),
+                                 range(5, 5), range(5, 6), range(6, 7), range(7, 7)]
+
+
+def _shifted(actions: tuple, by: int) -> tuple:
+    return tuple(attrs.evolve(a, msg=a.msg + by) if hasattr(a, "msg") else a for a in actions)
+
+
+def test_reduction_renumbers_again_after_each_removal():
+    # Two fetch round trips before the scenario shift its message ids by 4: the
+    # scenario's deliveries must be renumbered once the round trips are gone.
+    scenario = MINIMAL[Variant.TRUNCATE_TO_HWM]
+    trace = TRACE[:6] + _shifted(scenario.actions, 4)
+    assert replay(trace, scenario.config, {Variant.TRUNCATE_TO_HWM}).failed
+    reduced = reduce_trace(trace, scenario.config, {Variant.TRUNCATE_TO_HWM})
+    assert reduced == scenario.actions
