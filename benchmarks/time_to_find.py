@@ -10,7 +10,9 @@ ReplicationMachine runs derandomized (the seed is folded into the machine's
 name, so each seed explores differently and reruns are identical) with up to
 --examples examples of up to --steps steps, and we record the time and the
 number of examples to the first failure, the length of the shrunk trace, and
-its length after ``harness.reduce`` (delta debugging over the trace).
+its length after ``harness.reduce.reduce_counterexample`` (delta debugging over
+the trace, in the smallest configuration where it still fails; ``reduced on``
+gives that configuration's replicas/brokers, the most common over the seeds).
 Beside it: a plain uniform random walk over ``enabled_actions`` (no
 Hypothesis, no weights, walks of --steps steps from random configs of the same
 space, the lossy-shutdown budget respected) given the same wall-clock budget
@@ -29,8 +31,9 @@ import argparse
 import random
 import statistics
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from typing import Optional
+from typing import Any, Optional
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -38,19 +41,19 @@ from hypothesis.stateful import run_state_machine_as_test
 import properties
 from harness import PropertyViolated, SutDiverged, machine_for
 from harness.minimal_scenarios import MINIMAL
-from harness.reduce import reduce_trace
+from harness.reduce import reduce_counterexample
 from harness.random_walk import random_walk
 from model import UNCLEAN_RECOVERY_STRATEGIES, Config, Variant
 
 
-def hypothesis_run(target: object, seed: int, examples: int, steps: int) -> dict[str, Optional[float]]:
+def hypothesis_run(target: object, seed: int, examples: int, steps: int) -> dict[str, Any]:
     is_variant = isinstance(target, Variant)
     machine = machine_for(variants=frozenset({target}) if is_variant else frozenset(),
                           bugs=frozenset() if is_variant else frozenset({target}),
                           compare_sut=not is_variant, name=f"TimeToFind_{target.name}_{seed}")  # type: ignore[attr-defined]
     t0 = time.monotonic()
-    result: dict[str, Optional[float]] = {"found": 0.0, "time": None, "examples": None, "shrunk": None, "reduced": None,
-                                          "elapsed": None}
+    result: dict[str, Any] = {"found": 0.0, "time": None, "examples": None, "shrunk": None, "reduced": None,
+                              "reduced_on": None, "elapsed": None}
     try:
         run_state_machine_as_test(machine, settings=settings(
             max_examples=examples, stateful_step_count=steps, derandomize=True, database=None, deadline=None,
@@ -60,8 +63,9 @@ def hypothesis_run(target: object, seed: int, examples: int, steps: int) -> dict
         result.update(found=1.0, time=stats.first_failure_s, examples=stats.first_failure_examples,
                       shrunk=float(len(failure.trace)))
         config = failure.state.config if isinstance(failure, PropertyViolated) else failure.model_state.config
-        result["reduced"] = float(len(reduce_trace(failure.trace, config, bugs=machine.bugs,
-                                                   compare_sut=machine.compare_sut)))
+        reduced = reduce_counterexample(failure.trace, config, bugs=machine.bugs, compare_sut=machine.compare_sut)
+        result["reduced"] = float(len(reduced.trace))
+        result["reduced_on"] = f"{len(reduced.config.assignment)}/{len(reduced.config.brokers)}"
     result["elapsed"] = time.monotonic() - t0
     return result
 
@@ -97,7 +101,7 @@ def random_walk_run(target: object, seed: int, budget_s: float, steps: int) -> O
     return None
 
 
-def measure(target: object, seed: int, examples: int, steps: int) -> tuple[dict[str, Optional[float]], Optional[float]]:
+def measure(target: object, seed: int, examples: int, steps: int) -> tuple[dict[str, Any], Optional[float]]:
     """One seed of one target: the Hypothesis run, then the random walk given the
     time Hypothesis needed (or all of it when Hypothesis did not find it)."""
     run = hypothesis_run(target, seed, examples, steps)
@@ -110,17 +114,23 @@ def median(xs: list[Optional[float]]) -> Optional[float]:
     return statistics.median(vals) if vals else None
 
 
+def most_common(xs: list) -> str:
+    vals = [x for x in xs if x is not None]
+    return Counter(vals).most_common(1)[0][0] if vals else "-"
+
+
 def fmt(x: Optional[float], spec: str = ".1f") -> str:
     return "-" if x is None else format(x, spec)
 
 
-def print_row(target: object, runs: list[dict[str, Optional[float]]], walks: list[Optional[float]]) -> None:
+def print_row(target: object, runs: list[dict[str, Any]], walks: list[Optional[float]]) -> None:
     """One table row: the target's Hypothesis runs and random walks over the seeds."""
     kind = "variant" if isinstance(target, Variant) else "bug"
     minimal = MINIMAL.get(target) if isinstance(target, Variant) else None  # type: ignore[call-overload]
     print(f"{kind + ' ' + target.name:45} {sum(int(r['found'] or 0) for r in runs):>3}/{len(runs):<2} "  # type: ignore[attr-defined]
           f"{fmt(median([r['time'] for r in runs])):>9} {fmt(median([r['examples'] for r in runs]), '.0f'):>9} "
           f"{fmt(median([r['shrunk'] for r in runs]), '.0f'):>7} {fmt(median([r['reduced'] for r in runs]), '.0f'):>8} "
+          f"{most_common([r.get('reduced_on') for r in runs]):>10} "
           f"{(str(len(minimal.actions)) if minimal else '-'):>8} "
           f"{sum(w is not None for w in walks):>8}/{len(walks):<2} {fmt(median(walks)):>7}", flush=True)
 
@@ -141,7 +151,7 @@ def main() -> None:
         from sut.bugs import Bug
         targets += [Bug[b] for b in args.bug] or ([] if args.variant else list(Bug))
 
-    header = (f"{'target':45} {'found':>6} {'median s':>9} {'examples':>9} {'shrunk':>7} {'reduced':>8} {'minimal':>8} "
+    header = (f"{'target':45} {'found':>6} {'median s':>9} {'examples':>9} {'shrunk':>7} {'reduced':>8} {'reduced on':>10} {'minimal':>8} "
               f"{'walk found':>11} {'walk s':>7}")
     print(header)
     print("-" * len(header), flush=True)

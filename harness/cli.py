@@ -67,7 +67,8 @@ def _steps(actions: tuple) -> str:
 @click.option("--reduce", "reduce_seconds", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="SECONDS",
               help="when the failure reproduces, also print the shortest trace delta debugging finds "
-                   "within SECONDS that fails the same way (harness.reduce)")
+                   "within SECONDS that fails the same way, in the smallest configuration (fewer brokers, "
+                   "fewer replicas, lower MinISR) where it still does (harness.reduce)")
 def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: bool, no_sut: bool,
            show_steps: bool, reduce_seconds: Optional[float]) -> None:
     """Replay a counterexample of the corpus at CORPUS_DIR; print its failure report."""
@@ -134,11 +135,14 @@ def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: 
         verdict = f"not reproduced: {decoded.prop} no longer fails on this trace"
     click.echo("\n" + verdict)
     if reduce_seconds is not None and result.failed and same:
-        from .reduce import reduce_trace
-        reduced = reduce_trace(decoded.actions, decoded.config, decoded.variants, decoded.bugs,
-                               compare_sut=False if no_sut else None, max_seconds=reduce_seconds,
-                               prop=decoded.prop if decoded.kind == "property" else None)
-        click.echo(f"\nreduced: {len(reduced)} of {result.failed_at} steps fail the same way\n" + _steps(reduced))
+        from .reduce import reduce_counterexample
+        reduced = reduce_counterexample(decoded.actions, decoded.config, decoded.variants, decoded.bugs,
+                                        compare_sut=False if no_sut else None, max_seconds=reduce_seconds,
+                                        prop=decoded.prop if decoded.kind == "property" else None)
+        where = "" if not reduced.changes else \
+            f" in a smaller configuration ({', '.join(reduced.changes)}):\n  {reduced.config!r}"
+        click.echo(f"\nreduced: {len(reduced.trace)} of {result.failed_at} steps fail the same way{where}\n"
+                   + _steps(reduced.trace))
     sys.exit(1 if result.failed else 0)
 
 

@@ -13,16 +13,24 @@ When a step goes, the steps after it are re-based on the state they now reach:
 
 Each candidate is checked by ``harness.replay``, so reduction keeps exactly the
 machine's checks, SUT comparison included.
+
+``reduce_trace`` works within the trace's configuration. ``reduce_counterexample``
+also tries smaller ones: a cluster without one broker, a replica fewer, a lower
+MinISR, no unclean recovery strategy and no unclean leader election, in that order.
+The trace is carried over to the smaller configuration with its brokers renamed in
+order and the steps that can no longer run left out, then reduced again. A
+counterexample found on RF 4 of 5 brokers can so come down to the RF 2 of 3 brokers
+of a hand-written scenario.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 import attrs
 
-from model import ActionNotEnabled, Config, Produce, initial_state, step
+from model import MIN_BROKERS, ActionNotEnabled, Config, Produce, Reassign, ReplicateMetadata, initial_state, step
 
 from .replay import ReplayResult, TraceNotEnabled, replay
 
@@ -39,11 +47,15 @@ def sends(trace: Sequence[Any], config: Config) -> list[range]:
 
 
 def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
-           sent: Optional[Sequence[range]] = None) -> Optional[tuple]:
+           sent: Optional[Sequence[range]] = None, lenient: bool = False) -> Optional[tuple]:
     """The steps of ``trace`` flagged in ``keep``, re-based as the module says.
+
     None when a kept step names a message whose send was removed, or is not
-    enabled where the shorter trace reaches. ``config`` must include the
-    run's variants; ``sent`` is ``sends(trace, config)`` when already known."""
+    enabled where the shorter trace reaches. ``lenient`` leaves such a step out
+    instead (and a ReplicateMetadata applies at most what is pending): how a trace
+    is carried over to another configuration. ``config`` must include the run's
+    variants; ``sent`` is ``sends(trace, config)`` when already known (from the
+    configuration the trace ran in)."""
     if len(keep) != len(trace):
         raise ValueError(f"keep has {len(keep)} flags for a trace of {len(trace)} steps")
     sent = sends(trace, config) if sent is None else sent
@@ -55,14 +67,20 @@ def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
             continue
         if hasattr(action, "msg"):
             if action.msg not in ids:
+                if lenient:
+                    continue
                 return None
             action = attrs.evolve(action, msg=ids[action.msg])
         if isinstance(action, Produce):
             action = Produce(action.broker, state.history.next_value)
+        if lenient and isinstance(action, ReplicateMetadata) and action.broker in state.config.brokers:
+            action = ReplicateMetadata(action.broker, min(action.count, state.pending_metadata(action.broker)))
         new_id = state.network.next_id
         try:
             state = step(state, action)
         except ActionNotEnabled:
+            if lenient:
+                continue
             return None
         for offset, old in enumerate(own):
             if new_id + offset < state.network.next_id:
@@ -71,16 +89,155 @@ def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
     return tuple(out)
 
 
-def _same_failure(result: ReplayResult, failure: ReplayResult, props: frozenset[str]) -> bool:
-    if failure.violations:
-        return bool(set(result.property_names) & props) and bool(result.violations)
-    return result.kind == failure.kind
+# ------------------------------------------------------- smaller configurations
+
+_BROKER_FIELDS = ("broker", "follower", "leader")
+
+
+def rename_brokers(action: Any, names: Mapping[int, int]) -> Optional[Any]:
+    """``action`` with every broker id it names mapped through ``names`` (a
+    reassignment target loses the brokers ``names`` lacks); None when it names a
+    broker ``names`` lacks, or a target is left empty."""
+    if isinstance(action, Reassign):
+        target = tuple(names[b] for b in action.target if b in names)
+        return Reassign(target) if target else None
+    changes = {}
+    for field in _BROKER_FIELDS:
+        if hasattr(action, field):
+            broker = getattr(action, field)
+            if broker not in names:
+                return None
+            changes[field] = names[broker]
+    return attrs.evolve(action, **changes) if changes else action
+
+
+@attrs.frozen
+class Smaller:
+    """A simpler configuration to try: ``config``, and ``names``, the new id of
+    each broker of the old configuration that it keeps."""
+
+    config: Config
+    names: Mapping[int, int]
+    change: str  # what was simplified, for the reader
+
+
+def smaller_configs(config: Config) -> Iterator[Smaller]:
+    """The configurations one simplification below ``config``, simplest first:
+    without one broker (above MIN_BROKERS; its replica goes too, and MinISR is
+    capped by the new replication factor), without one replica (the broker
+    stays), MinISR one lower, unclean recovery "none", no unclean leader election.
+    The remaining brokers are renamed in order to 1..n, like the configurations
+    the machine draws, when ``config``'s brokers are named so."""
+    same = {b: b for b in config.brokers}
+    numbered = tuple(sorted(config.brokers)) == tuple(range(1, len(config.brokers) + 1))
+    if len(config.brokers) > MIN_BROKERS:
+        for gone in reversed(config.brokers):
+            assignment = tuple(b for b in config.assignment if b != gone)
+            if not assignment:
+                continue
+            kept = [b for b in config.brokers if b != gone]
+            names = {b: i for i, b in enumerate(sorted(kept), 1)} if numbered else {b: b for b in kept}
+            yield Smaller(attrs.evolve(config, brokers=tuple(names[b] for b in kept),
+                                       assignment=tuple(names[b] for b in assignment),
+                                       min_isr=min(config.min_isr, len(assignment))),
+                          names, f"without broker {gone}")
+    if len(config.assignment) > 1:
+        for gone in reversed(config.assignment):
+            assignment = tuple(b for b in config.assignment if b != gone)
+            yield Smaller(attrs.evolve(config, assignment=assignment, min_isr=min(config.min_isr, len(assignment))),
+                          same, f"without replica {gone}")
+    if config.min_isr > 1:
+        yield Smaller(attrs.evolve(config, min_isr=config.min_isr - 1), same, f"MinISR {config.min_isr - 1}")
+    if config.unclean_recovery != "none":
+        yield Smaller(attrs.evolve(config, unclean_recovery="none"), same, 'unclean recovery "none"')
+    if config.unclean_leader_election:
+        yield Smaller(attrs.evolve(config, unclean_leader_election=False), same, "no unclean leader election")
+
+
+def carry_over(trace: Sequence[Any], config: Config, smaller: Smaller) -> tuple:
+    """``trace`` (run in ``config``) carried over to ``smaller.config``: brokers
+    renamed, and the steps left out that name a broker it lacks, are not enabled
+    there, or deliver a message whose send was left out."""
+    renamed = [rename_brokers(a, smaller.names) for a in trace]
+    carried = rebase([r if r is not None else a for r, a in zip(renamed, trace)],
+                     [r is not None for r in renamed], smaller.config, sends(trace, config), lenient=True)
+    assert carried is not None  # a lenient rebase leaves steps out instead
+    return carried
+
+
+@attrs.frozen
+class _Failure:
+    """The failure a reduction keeps: ``result`` is the original trace's replay,
+    ``props`` the properties of which one must still fail."""
+
+    result: ReplayResult
+    props: frozenset[str]
+    bugs: frozenset
+    compare_sut: Optional[bool]
+
+    @classmethod
+    def of(cls, trace: Sequence[Any], config: Config, variants: Iterable[Any], bugs: Iterable[Any],
+           compare_sut: Optional[bool], max_seconds: float, prop: Optional[str]) -> "_Failure":
+        if not max_seconds > 0:
+            raise ValueError(f"max_seconds must be a positive number of seconds, got {max_seconds!r}")
+        bugs = frozenset(bugs)
+        result = replay(trace, config, frozenset(variants), bugs, compare_sut)
+        if not result.failed:
+            raise ValueError(f"the trace of {len(trace)} steps does not fail; nothing to reduce")
+        props = frozenset(result.property_names) if prop is None else frozenset({prop})
+        if result.violations and not props & set(result.property_names):
+            raise ValueError(f"the trace breaks {', '.join(result.property_names)}, not {prop}")
+        return cls(result, props, bugs, compare_sut)
+
+    def reproduced(self, candidate: Optional[tuple], config: Config) -> Optional[tuple]:
+        """``candidate`` up to its failing step when it fails in ``config`` (which
+        includes the variants) as the original did; None otherwise."""
+        if candidate is None:
+            return None
+        try:
+            result = replay(candidate, config, (), self.bugs, self.compare_sut)
+        except TraceNotEnabled:
+            return None
+        if not result.failed:
+            return None
+        if self.result.violations:
+            same = bool(result.violations) and bool(set(result.property_names) & self.props)
+        else:
+            same = result.kind == self.result.kind
+        return result.trace if same else None
+
+
+def _ddmin(best: tuple, config: Config, failure: _Failure, deadline: float) -> tuple:
+    """Delta debugging over ``best`` (a failing trace in ``config``) until it is
+    1-minimal or ``deadline`` (time.monotonic()) passes."""
+    chunks = 2
+    while len(best) > 1 and time.monotonic() < deadline:
+        size = max(1, len(best) // chunks)
+        reduced = False
+        start = 0
+        sent = sends(best, config)  # the message ids of ``best``'s steps, for every candidate of it
+        while start < len(best) and time.monotonic() < deadline:
+            keep = [not start <= i < start + size for i in range(len(best))]
+            shorter = failure.reproduced(rebase(best, keep, config, sent), config)
+            if shorter is not None:
+                best, reduced = shorter, True
+                sent = sends(best, config)
+            else:
+                start += size
+        if reduced:
+            chunks = max(chunks - 1, 2)
+        elif size == 1:
+            break  # 1-minimal: no single step can go
+        else:
+            chunks = min(chunks * 2, len(best))
+    return best
 
 
 def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] = frozenset(),
                  bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
                  max_seconds: float = 60.0, prop: Optional[str] = None) -> tuple:
-    """The shortest trace found that still fails as ``trace`` does, and ends at the failing step.
+    """The shortest trace found, in ``config``, that still fails as ``trace`` does,
+    and ends at the failing step.
 
     Arguments are those of ``harness.replay``. "Fails as ``trace`` does" means:
     - for a property violation, at least one of the same properties fails (``prop``
@@ -94,47 +251,47 @@ def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] =
     ``max_seconds`` is not positive, and TraceNotEnabled when a step of it is not
     enabled.
     """
-    if not max_seconds > 0:
-        raise ValueError(f"max_seconds must be a positive number of seconds, got {max_seconds!r}")
-    variants, bugs = frozenset(variants), frozenset(bugs)
-    failure = replay(trace, config, variants, bugs, compare_sut)
-    if not failure.failed:
-        raise ValueError(f"the trace of {len(trace)} steps does not fail; nothing to reduce")
-    props = frozenset(failure.property_names) if prop is None else frozenset({prop})
-    if failure.violations and not props & set(failure.property_names):
-        raise ValueError(f"the trace breaks {', '.join(failure.property_names)}, not {prop}")
-    config = failure.config  # with the variants
-    best = failure.trace
+    failure = _Failure.of(trace, config, variants, bugs, compare_sut, max_seconds, prop)
+    return _ddmin(failure.result.trace, failure.result.config, failure, time.monotonic() + max_seconds)
+
+
+@attrs.frozen
+class Reduced:
+    """A reduced counterexample: ``trace`` fails in ``config`` (which includes the
+    run's variants) as the original did. ``changes`` lists the simplifications of
+    the configuration, in the order they were made (empty: the original one)."""
+
+    trace: tuple
+    config: Config
+    changes: tuple[str, ...] = ()
+
+
+def reduce_counterexample(trace: Sequence[Any], config: Config, variants: Iterable[Any] = frozenset(),
+                          bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
+                          max_seconds: float = 60.0, prop: Optional[str] = None) -> Reduced:
+    """``reduce_trace``, then smaller configurations (``smaller_configs``): the
+    first one the trace, carried over, still fails in is kept, and the trace is
+    reduced again there, until no simplification fails or time is up.
+
+    Arguments, the failure kept, the time limit and the errors raised are those
+    of ``reduce_trace``. The trace never grows: a carried-over trace only loses
+    steps. Broker ids in the result are those of the smaller configuration.
+    """
+    failure = _Failure.of(trace, config, variants, bugs, compare_sut, max_seconds, prop)
     deadline = time.monotonic() + max_seconds
-
-    def fails(keep: list[bool], current: tuple, sent: list[range]) -> Optional[tuple]:
-        candidate = rebase(current, keep, config, sent)
-        if candidate is None:
-            return None
-        try:
-            result = replay(candidate, config, (), bugs, compare_sut)
-        except TraceNotEnabled:
-            return None
-        return result.trace if result.failed and _same_failure(result, failure, props) else None
-
-    chunks = 2
-    while len(best) > 1 and time.monotonic() < deadline:
-        size = max(1, len(best) // chunks)
-        reduced = False
-        start = 0
-        sent = sends(best, config)  # the message ids of ``best``'s steps, for every candidate of it
-        while start < len(best) and time.monotonic() < deadline:
-            keep = [not start <= i < start + size for i in range(len(best))]
-            shorter = fails(keep, best, sent)
-            if shorter is not None:
-                best, reduced = shorter, True
-                sent = sends(best, config)
-            else:
-                start += size
-        if reduced:
-            chunks = max(chunks - 1, 2)
-        elif size == 1:
-            break  # 1-minimal: no single step can go
-        else:
-            chunks = min(chunks * 2, len(best))
-    return best
+    config = failure.result.config
+    best = _ddmin(failure.result.trace, config, failure, deadline)
+    changes: list[str] = []
+    simplified = True
+    while simplified and time.monotonic() < deadline:
+        simplified = False
+        for smaller in smaller_configs(config):
+            carried = failure.reproduced(carry_over(best, config, smaller), smaller.config)
+            if carried is not None:
+                config, best = smaller.config, _ddmin(carried, smaller.config, failure, deadline)
+                changes.append(smaller.change)
+                simplified = True
+                break
+            if time.monotonic() >= deadline:
+                break
+    return Reduced(best, config, tuple(changes))

@@ -12,7 +12,7 @@ from .actions import (ACTION_TYPES, FAMILIES, Action, CancelReassignment, Consum
                       ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
                       ReplicateMetadata, SendFetch, StartBroker, UncleanLeaderElection,
                       UncleanRecovery, UncleanShutdown, UnfenceBroker, family_of)
-from .config import UNCLEAN_RECOVERY_STRATEGIES, VARIANT_DOCS, Config, Variant
+from .config import MAX_BROKERS, MIN_BROKERS, UNCLEAN_RECOVERY_STRATEGIES, VARIANT_DOCS, Config, Variant
 from .errors import ActionNotEnabled
 from .initial import initial_state
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset

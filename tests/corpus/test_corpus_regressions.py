@@ -120,3 +120,15 @@ def test_cli_reduces_a_reproduced_counterexample(tmp_path):
     refused = CliRunner().invoke(main, ["replay", str(tmp_path), "--id", row["counterexample_id"][:12],
                                         "--reduce", "-1"])
     assert refused.exit_code == 2 and "--reduce" in refused.output and "-1" in refused.output
+
+
+def test_cli_reduction_names_the_smaller_configuration(tmp_path):
+    import attrs
+    # The same counterexample on 4 brokers: broker 4 plays no part.
+    (row,) = rows_for(HWM_TRACE, attrs.evolve(HWM_CONFIG, brokers=(1, 2, 3, 4)))
+    write_corpus(tmp_path, [row])
+    result = CliRunner().invoke(main, ["replay", str(tmp_path), "--id", row["counterexample_id"][:12],
+                                       "--reduce", "10"])
+    assert result.exit_code == 1, result.output
+    assert "reduced: 4 of 4 steps fail the same way in a smaller configuration (without broker 4):" in result.output
+    assert "Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2" in result.output.split("reduced:")[1]

@@ -6,8 +6,9 @@ import pytest
 
 from harness import replay
 from harness.minimal_scenarios import MINIMAL
-from harness.reduce import rebase, reduce_trace, sends
-from model import (Config, ControlledShutdown, ListOffsets, Produce, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
+from harness.reduce import Smaller, carry_over, rebase, reduce_counterexample, reduce_trace, rename_brokers, sends, smaller_configs
+from model import (Config, ControlledShutdown, FenceBroker, ListOffsets, Produce, ProposeIsrExpand, Reassign, ReceiveFetchRequest,
+                   ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker, UncleanShutdown,
                    Variant)
 
 RF3 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2)
@@ -107,3 +108,82 @@ def test_reduction_renumbers_again_after_each_removal():
     assert replay(trace, scenario.config, {Variant.TRUNCATE_TO_HWM}).failed
     reduced = reduce_trace(trace, scenario.config, {Variant.TRUNCATE_TO_HWM})
     assert reduced == scenario.actions
+
+
+# ------------------------------------------------------- smaller configurations
+
+def test_renaming_maps_every_broker_an_action_names():
+    names = {1: 1, 3: 2, 4: 3}
+    assert rename_brokers(ProposeIsrExpand(4, 3), names) == ProposeIsrExpand(3, 2)
+    assert rename_brokers(SendFetch(3), names) == SendFetch(2)
+    assert rename_brokers(Reassign((4, 2, 1)), names) == Reassign((3, 1))
+    assert rename_brokers(ReceiveFetchRequest(7), names) == ReceiveFetchRequest(7)
+    assert rename_brokers(FenceBroker(2), names) is None
+    assert rename_brokers(Reassign((2,)), names) is None
+
+
+def test_smaller_configurations_come_simplest_first():
+    config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=3, unclean_recovery="balanced",
+                    unclean_leader_election=True)
+    smaller = list(smaller_configs(config))
+    assert [s.change for s in smaller] == [
+        "without broker 4", "without broker 3", "without broker 2", "without broker 1",
+        "without replica 3", "without replica 2", "without replica 1",
+        "MinISR 2", 'unclean recovery "none"', "no unclean leader election"]
+    without_2 = smaller[2]
+    assert without_2.names == {1: 1, 3: 2, 4: 3}
+    assert (without_2.config.brokers, without_2.config.assignment, without_2.config.min_isr) == ((1, 2, 3), (1, 2), 2)
+    assert smaller[4].config.brokers == (1, 2, 3, 4) and smaller[4].config.assignment == (1, 2)
+    assert list(smaller_configs(Config(brokers=(1, 2, 3), assignment=(1,), min_isr=1))) == []
+
+
+def test_carrying_over_renames_brokers_and_leaves_out_what_cannot_run():
+    config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 4), min_isr=2)
+    # Follower 2's fetch (messages 1, 2) goes with broker 2; follower 4's fetch is
+    # renumbered and renamed.
+    trace = (SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2), Produce(1, 1),
+             SendFetch(4), ReceiveFetchRequest(3), ReceiveFetchResponse(4), FenceBroker(2))
+    assert replay(trace, config).failed_at is None
+    smaller = Smaller(attrs.evolve(config, brokers=(1, 2, 3), assignment=(1, 3)), {1: 1, 3: 2, 4: 3}, "without broker 2")
+    assert carry_over(trace, config, smaller) == (Produce(1, 1), SendFetch(3), ReceiveFetchRequest(1),
+                                                  ReceiveFetchResponse(2))
+
+
+def test_carrying_over_caps_a_metadata_batch_at_what_is_pending():
+    config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2)
+    trace = (UncleanShutdown(4, False), FenceBroker(4), FenceBroker(3), ReplicateMetadata(1, 3))
+    smaller = Smaller(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2), {1: 1, 2: 2, 3: 3},
+                      "without broker 4")
+    assert carry_over(trace, config, smaller) == (FenceBroker(3), ReplicateMetadata(1, 2))
+
+
+BIG = Config(brokers=(1, 2, 3, 4, 5), assignment=(1, 2, 3), min_isr=3, unclean_recovery="balanced",
+             unclean_leader_election=True)
+# HWM_ADVANCES_BELOW_MIN_ISR on RF 3 of 5: with 2 fenced, leader 1 takes a write
+# below MinISR and commits it once follower 3 has fetched it.
+BIG_TRACE = (FenceBroker(2), ReplicateMetadata(1, 2), Produce(1, 1), SendFetch(3), ReceiveFetchRequest(1),
+             ReceiveFetchResponse(2), SendFetch(3), ReceiveFetchRequest(3))
+
+
+def test_reduction_comes_down_to_the_minimal_scenarios_configuration():
+    variant = {Variant.HWM_ADVANCES_BELOW_MIN_ISR}
+    scenario = MINIMAL[Variant.HWM_ADVANCES_BELOW_MIN_ISR]
+    assert replay(BIG_TRACE, BIG, variant).property_names == (scenario.expected,)
+    # Within its configuration the trace cannot lose a step: follower 3 must commit.
+    assert reduce_trace(BIG_TRACE, BIG, variant) == BIG_TRACE
+    reduced = reduce_counterexample(BIG_TRACE, BIG, variant)
+    assert reduced.trace == scenario.actions
+    assert reduced.config == attrs.evolve(scenario.config, variants=frozenset(variant))
+    assert reduced.changes == ("without broker 5", "without broker 4", "without replica 3",
+                               'unclean recovery "none"', "no unclean leader election")
+    assert replay(reduced.trace, reduced.config).property_names == (scenario.expected,)
+    # The correct protocol holds on the reduced trace: the failure is still the variant's.
+    assert not replay(reduced.trace, scenario.config).failed
+
+
+def test_reduction_keeps_the_configuration_when_no_smaller_one_fails():
+    variant = Variant.NO_MAXIMAL_ISR
+    scenario = MINIMAL[variant]
+    reduced = reduce_counterexample(_padded(variant), scenario.config, {variant})
+    assert reduced.changes == () and reduced.config == attrs.evolve(scenario.config, variants=frozenset({variant}))
+    assert reduced.trace == scenario.actions
