@@ -3,6 +3,8 @@
 Usage:
   python benchmarks/time_to_find.py [--seeds 5] [--examples 1500] [--steps 400] [--jobs 1]
                                     [--variant NAME ...] [--bug NAME ...] [--no-bugs]
+                                    [--first-seed 0] [--no-shrink] [--raw FILE]
+  python benchmarks/time_to_find.py --from-raw FILE [FILE ...]
 
 For each target (a ``model.Variant`` checked on the model, or a ``sut.bugs.Bug``
 checked by comparing the buggy SUT with the model) and each seed, the
@@ -23,11 +25,19 @@ to failure, median shrunk and reduced lengths, the minimal hand-written scenario
 (variants), found/seeds, and the random walk's found/seeds and median time.
 ``--jobs N`` runs N (target, seed) pairs at once in separate processes; times
 are per process, so on a machine with N free cores they stay one-core figures.
+
+Hypothesis's shrinking (up to five minutes per found target) takes most of a
+run; ``--no-shrink`` leaves it out and reduces the unshrunk trace instead, so
+the generation figures (found, time, examples, walk) of many seeds come at a
+fraction of the cost. ``--raw`` keeps every (target, seed) measurement as a JSON
+line, and ``--from-raw`` prints the table of several such files, so seeds run at
+different times (``--first-seed``) make one table.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import time
@@ -46,7 +56,7 @@ from harness.random_walk import random_walk
 from model import UNCLEAN_RECOVERY_STRATEGIES, Config, Variant
 
 
-def hypothesis_run(target: object, seed: int, examples: int, steps: int) -> dict[str, Any]:
+def hypothesis_run(target: object, seed: int, examples: int, steps: int, shrink: bool = True) -> dict[str, Any]:
     is_variant = isinstance(target, Variant)
     machine = machine_for(variants=frozenset({target}) if is_variant else frozenset(),
                           bugs=frozenset() if is_variant else frozenset({target}),
@@ -57,11 +67,12 @@ def hypothesis_run(target: object, seed: int, examples: int, steps: int) -> dict
     try:
         run_state_machine_as_test(machine, settings=settings(
             max_examples=examples, stateful_step_count=steps, derandomize=True, database=None, deadline=None,
-            suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink]))
+            suppress_health_check=list(HealthCheck),
+            phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate]))
     except (PropertyViolated, SutDiverged) as failure:
         stats = machine.run_stats
         result.update(found=1.0, time=stats.first_failure_s, examples=stats.first_failure_examples,
-                      shrunk=float(len(failure.trace)))
+                      shrunk=float(len(failure.trace)) if shrink else None)
         config = failure.state.config if isinstance(failure, PropertyViolated) else failure.model_state.config
         reduced = reduce_counterexample(failure.trace, config, bugs=machine.bugs, compare_sut=machine.compare_sut)
         result["reduced"] = float(len(reduced.trace))
@@ -101,10 +112,11 @@ def random_walk_run(target: object, seed: int, budget_s: float, steps: int) -> O
     return None
 
 
-def measure(target: object, seed: int, examples: int, steps: int) -> tuple[dict[str, Any], Optional[float]]:
+def measure(target: object, seed: int, examples: int, steps: int,
+            shrink: bool = True) -> tuple[dict[str, Any], Optional[float]]:
     """One seed of one target: the Hypothesis run, then the random walk given the
     time Hypothesis needed (or all of it when Hypothesis did not find it)."""
-    run = hypothesis_run(target, seed, examples, steps)
+    run = hypothesis_run(target, seed, examples, steps, shrink)
     walk = random_walk_run(target, seed, (run["time"] if run["found"] else run["elapsed"]) or 1.0, steps)
     return run, walk
 
@@ -144,23 +156,76 @@ def main() -> None:
     ap.add_argument("--variant", action="append", default=[], help="only these variants (repeatable)")
     ap.add_argument("--bug", action="append", default=[], help="only these SUT bugs (repeatable)")
     ap.add_argument("--no-bugs", action="store_true", help="variants only")
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="seeds run are FIRST_SEED .. FIRST_SEED+SEEDS-1 (to add seeds to an earlier run)")
+    ap.add_argument("--no-shrink", action="store_true",
+                    help="skip Hypothesis's shrinking (most of the run's time) and reduce the unshrunk trace; "
+                         "the shrunk column is then empty")
+    ap.add_argument("--raw", metavar="FILE", help="also append one JSON line per (target, seed) to FILE")
+    ap.add_argument("--from-raw", metavar="FILE", nargs="+",
+                    help="run nothing: print the table of the JSON lines of these --raw files")
     args = ap.parse_args()
+    if args.from_raw:
+        print_table(read_raw(args.from_raw))
+        return
 
     targets: list[object] = [Variant[v] for v in args.variant] or ([] if args.bug else list(Variant))
     if not args.no_bugs:
         from sut.bugs import Bug
         targets += [Bug[b] for b in args.bug] or ([] if args.variant else list(Bug))
 
-    header = (f"{'target':45} {'found':>6} {'median s':>9} {'examples':>9} {'shrunk':>7} {'reduced':>8} {'reduced on':>10} {'minimal':>8} "
-              f"{'walk found':>11} {'walk s':>7}")
-    print(header)
-    print("-" * len(header), flush=True)
+    print_header()
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
     with ProcessPoolExecutor(args.jobs) as pool:
-        futures = {t: [pool.submit(measure, t, seed, args.examples, args.steps) for seed in range(args.seeds)]
+        futures = {t: [pool.submit(measure, t, seed, args.examples, args.steps, not args.no_shrink) for seed in seeds]
                    for t in targets}
         for target in targets:
             results = [f.result() for f in futures[target]]
+            if args.raw:
+                with open(args.raw, "a") as out:
+                    for seed, (run, walk) in zip(seeds, results):
+                        out.write(json.dumps({"target": target.name, "kind": kind_of(target), "seed": seed,  # type: ignore[attr-defined]
+                                              "shrink": not args.no_shrink, "walk_s": walk, **run}) + "\n")
             print_row(target, [r for r, _ in results], [w for _, w in results])
+
+
+def kind_of(target: object) -> str:
+    return "variant" if isinstance(target, Variant) else "bug"
+
+
+def print_header() -> None:
+    header = (f"{'target':45} {'found':>6} {'median s':>9} {'examples':>9} {'shrunk':>7} {'reduced':>8} "
+              f"{'reduced on':>10} {'minimal':>8} {'walk found':>11} {'walk s':>7}")
+    print(header)
+    print("-" * len(header), flush=True)
+
+
+def read_raw(paths: list[str]) -> dict[object, list[dict[str, Any]]]:
+    """The JSON lines of ``--raw`` files by target (in catalogue order), the last
+    line of each (target, seed) winning. Raises SystemExit naming the file and
+    line of a line that is not a measurement."""
+    from sut.bugs import Bug
+    by_key: dict[tuple[object, int], dict[str, Any]] = {}
+    for path in paths:
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                try:
+                    rec = json.loads(line)
+                    target = Variant[rec["target"]] if rec["kind"] == "variant" else Bug[rec["target"]]
+                    by_key[(target, int(rec["seed"]))] = rec
+                except (ValueError, KeyError, TypeError) as e:
+                    raise SystemExit(f"{path}:{n}: not a time_to_find measurement ({type(e).__name__}: {e})")
+    order = list(Variant) + list(Bug)
+    out: dict[object, list[dict[str, Any]]] = {}
+    for (target, _seed), rec in sorted(by_key.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])):
+        out.setdefault(target, []).append(rec)
+    return out
+
+
+def print_table(by_target: dict[object, list[dict[str, Any]]]) -> None:
+    print_header()
+    for target, recs in by_target.items():
+        print_row(target, recs, [r["walk_s"] for r in recs])
 
 
 if __name__ == "__main__":
