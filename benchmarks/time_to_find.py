@@ -137,9 +137,8 @@ def fmt(x: Optional[float], spec: str = ".1f") -> str:
 
 def print_row(target: object, runs: list[dict[str, Any]], walks: list[Optional[float]]) -> None:
     """One table row: the target's Hypothesis runs and random walks over the seeds."""
-    kind = "variant" if isinstance(target, Variant) else "bug"
     minimal = MINIMAL.get(target) if isinstance(target, Variant) else None  # type: ignore[call-overload]
-    print(f"{kind + ' ' + target.name:45} {sum(int(r['found'] or 0) for r in runs):>3}/{len(runs):<2} "  # type: ignore[attr-defined]
+    print(f"{kind_of(target) + ' ' + target.name:45} {sum(int(r['found'] or 0) for r in runs):>3}/{len(runs):<2} "  # type: ignore[attr-defined]
           f"{fmt(median([r['time'] for r in runs])):>9} {fmt(median([r['examples'] for r in runs]), '.0f'):>9} "
           f"{fmt(median([r['shrunk'] for r in runs]), '.0f'):>7} {fmt(median([r['reduced'] for r in runs]), '.0f'):>8} "
           f"{most_common([r.get('reduced_on') for r in runs]):>10} "

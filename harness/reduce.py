@@ -154,13 +154,16 @@ def smaller_configs(config: Config) -> Iterator[Smaller]:
         yield Smaller(attrs.evolve(config, unclean_leader_election=False), same, "no unclean leader election")
 
 
-def carry_over(trace: Sequence[Any], config: Config, smaller: Smaller) -> tuple:
+def carry_over(trace: Sequence[Any], config: Config, smaller: Smaller,
+               sent: Optional[Sequence[range]] = None) -> tuple:
     """``trace`` (run in ``config``) carried over to ``smaller.config``: brokers
     renamed, and the steps left out that name a broker it lacks, are not enabled
-    there, or deliver a message whose send was left out."""
+    there, or deliver a message whose send was left out. ``sent`` is
+    ``sends(trace, config)`` when already known."""
     renamed = [rename_brokers(a, smaller.names) for a in trace]
+    sent = sends(trace, config) if sent is None else sent
     carried = rebase([r if r is not None else a for r, a in zip(renamed, trace)],
-                     [r is not None for r in renamed], smaller.config, sends(trace, config), lenient=True)
+                     [r is not None for r in renamed], smaller.config, sent, lenient=True)
     assert carried is not None  # a lenient rebase leaves steps out instead
     return carried
 
@@ -285,8 +288,9 @@ def reduce_counterexample(trace: Sequence[Any], config: Config, variants: Iterab
     simplified = True
     while simplified and time.monotonic() < deadline:
         simplified = False
+        sent = sends(best, config)  # the message ids of ``best``'s steps, for every candidate configuration
         for smaller in smaller_configs(config):
-            carried = failure.reproduced(carry_over(best, config, smaller), smaller.config)
+            carried = failure.reproduced(carry_over(best, config, smaller, sent), smaller.config)
             if carried is not None:
                 config, best = smaller.config, _ddmin(carried, smaller.config, failure, deadline)
                 changes.append(smaller.change)
