@@ -1,6 +1,7 @@
 """The fuzz campaign: the correct protocol and SUT, every protocol variant and
 every SUT bug, each as its own series of machine runs, under a wall-clock
-budget, exporting every run and every shrunk counterexample to the corpus.
+budget, exporting every run and every shrunk counterexample to the corpus, each
+reduced further (``harness.reduce``) before it is written.
 
 A target is ``"correct"``, ``"variant:NAME"`` or ``"bug:NAME"``. Each target
 gets a fair share of the budget (``minutes * workers / targets``); a variant or
@@ -27,6 +28,17 @@ WORKERS_ENV = "REPLICHECK_CAMPAIGN_WORKERS"
 EXAMPLES_PER_RUN = 25    # one machine run: this many examples, then the clock is checked
 MIN_SHRINK_S = 10.0      # shrinking gets at least this long, even past the target's share
 STEPS_PER_EXAMPLE = 400  # long examples reach the deep flaws (the §3.3, §6.5.1, §6.5.4 shapes)
+#: Reduction of each exported counterexample: at most REDUCE_S seconds, cut to what
+#: is left of the target's share but not below MIN_REDUCE_S. Most reductions end
+#: (1-minimal) within a few seconds (benchmarks/reduce_cost.py).
+REDUCE_S = 30.0
+MIN_REDUCE_S = 5.0
+
+
+def reduce_seconds(stop: float) -> float:
+    """Seconds each counterexample of a run may be reduced for, given the target's
+    ``stop`` (time.time())."""
+    return max(MIN_REDUCE_S, min(REDUCE_S, stop - time.time()))
 
 
 @attrs.frozen
@@ -89,6 +101,7 @@ class TargetResult:
     examples: int = 0
     found: Optional[str] = None       # property names or "divergence"
     shrunk_steps: Optional[int] = None
+    reduced_steps: Optional[int] = None   # the shortest exported counterexample of the run
     seconds: float = 0.0
 
     @property
@@ -103,6 +116,7 @@ def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Opti
     from hypothesis import HealthCheck, settings
 
     from .corpus import CorpusWriter, run_machine
+    from .schema import COUNTEREXAMPLES
     from .failures import PropertyViolated, SutDiverged
 
     result = TargetResult(target)
@@ -126,7 +140,8 @@ def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Opti
             result.runs += 1
             try:
                 if writer is not None:
-                    run_machine(machine, run_settings, writer=writer, test_id=f"campaign[{target.label}]")
+                    run_machine(machine, run_settings, writer=writer, test_id=f"campaign[{target.label}]",
+                                reduce_s=reduce_seconds(stop))
                 else:
                     from hypothesis.stateful import run_state_machine_as_test
                     run_state_machine_as_test(machine, settings=run_settings)
@@ -134,6 +149,8 @@ def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Opti
                 result.found = ",".join(failure.property_names) if isinstance(failure, PropertyViolated) \
                     else "divergence"
                 result.shrunk_steps = len(failure.trace)
+                if writer is not None and writer.rows[COUNTEREXAMPLES]:
+                    result.reduced_steps = min(r["step_count"] for r in writer.rows[COUNTEREXAMPLES])
                 if target.kind != "correct":
                     break
             finally:

@@ -26,7 +26,8 @@ def test_campaign(label: str) -> None:
     finally:
         mark_done(target)
     print(f"\nCAMPAIGN {target.label} runs={result.runs} examples={result.examples} "
-          f"found={result.found or '-'} shrunk={result.shrunk_steps or '-'} seconds={result.seconds:.1f}")
+          f"found={result.found or '-'} shrunk={result.shrunk_steps or '-'} "
+          f"reduced={result.reduced_steps or '-'} seconds={result.seconds:.1f}")
     if target.kind == "correct":
         assert result.found is None, f"the correct protocol + SUT failed: {result.found}"
     else:

@@ -167,8 +167,9 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
          corpus_dir: Path, report_dir: Path, no_report: bool, no_correct: bool) -> None:
     """Run the fuzz campaign: the correct protocol + SUT, every protocol variant and
     every SUT bug (or only those named), each as its own series of machine runs
-    under pytest-xdist with the fuzz profile; export every run and shrunk
-    counterexample to the corpus; build the Spark report; print the kill matrix.
+    under pytest-xdist with the fuzz profile; export every run and every shrunk
+    counterexample, reduced (the shrunk trace kept beside it), to the corpus;
+    build the Spark report; print the kill matrix.
 
     Exit status 0 when the correct protocol + SUT never failed and every selected
     flaw was found; 1 otherwise; 2 on bad arguments."""

@@ -140,6 +140,10 @@ class Failure:
     state: Any              # the model state at the failure
     bugs: frozenset = frozenset()
     template_is_path: bool = False  # the template is a diff field path
+    # Set by ``reduce_failure``: what Hypothesis's shrinking reported (None: not reduced).
+    shrunk_trace: Optional[tuple] = None
+    shrunk_config: Any = None
+    reduction: tuple[str, ...] = ()   # the configuration's simplifications, in order
 
 
 def _leaf_exceptions(exc: BaseException) -> Iterator[BaseException]:
@@ -221,11 +225,51 @@ def failures_from_exception(exc: BaseException, bugs: Iterable[Any] = frozenset(
     return out
 
 
+#: The failure kinds reduction applies to. A harness error is kept as it happened.
+REDUCIBLE_KINDS = ("property", "divergence")
+
+
+def reduce_failure(f: Failure, max_seconds: float) -> Failure:
+    """``f`` with its trace reduced by ``harness.reduce.reduce_counterexample`` (within
+    ``max_seconds``, smaller configurations included): the trace, configuration,
+    violation and state are then the reduced counterexample's, and ``shrunk_trace``,
+    ``shrunk_config`` and ``reduction`` keep Hypothesis's trace, the run's
+    configuration and what was simplified. A property violation keeps its property,
+    a divergence its kind.
+
+    Returns ``f`` itself when it is a harness error, or when its trace does not
+    replay to the same failure, or (with a ``CorpusWarning``) when reduction
+    raises: a row is never lost to reduction. Raises ValueError when
+    ``max_seconds`` is not positive."""
+    if not max_seconds > 0:
+        raise ValueError(f"max_seconds must be a positive number of seconds, got {max_seconds!r}")
+    if f.kind not in REDUCIBLE_KINDS or f.shrunk_trace is not None:
+        return f
+    from .reduce import reduce_counterexample
+    from .replay import TraceNotEnabled, replay
+    try:
+        reduced = reduce_counterexample(f.trace, f.config, bugs=f.bugs, max_seconds=max_seconds,
+                                        prop=f.prop if f.kind == "property" else None)
+        exc = replay(reduced.trace, reduced.config, bugs=f.bugs).exception()
+    except (ValueError, TraceNotEnabled):  # the trace does not replay to the same failure
+        return f
+    except Exception as e:  # a fault of reduction itself must not cost the counterexample
+        warnings.warn(f"reduction of a {f.prop} counterexample failed ({type(e).__name__}: {e}); "
+                      f"it is written as shrunk", CorpusWarning, stacklevel=2)
+        return f
+    again = [g for g in failures_from_exception(exc, f.bugs) if g.prop == f.prop] if exc is not None else []
+    if not again:
+        return f
+    return attrs.evolve(again[0], shrunk_trace=f.trace, shrunk_config=f.config, reduction=reduced.changes)
+
+
 def counterexample_rows(failures: Sequence[Failure], *, run_id: str, worker: str, test_id: str,
                         seed: Optional[str] = None, time_to_failure_s: Optional[float] = None,
                         examples_to_failure: Optional[int] = None,
                         found_at: Optional[_dt.datetime] = None) -> list[dict[str, Any]]:
-    """``counterexamples`` rows (dicts in schema order) for ``failures``."""
+    """``counterexamples`` rows (dicts in schema order) for ``failures``; a reduced
+    failure (``reduce_failure``) fills the version-2 ``shrunk_*`` and ``reduction``
+    columns."""
     from .trace_codec import config_to_json, counterexample_id, encode_steps, names, signature, state_to_json
 
     found_at = found_at or utcnow()
@@ -234,6 +278,7 @@ def counterexample_rows(failures: Sequence[Failure], *, run_id: str, worker: str
         config_json = config_to_json(f.config)
         steps = encode_steps(f.trace)
         bug_names = names(f.bugs)
+        shrunk = None if f.shrunk_trace is None else encode_steps(f.shrunk_trace)
         rows.append({
             "schema_version": SCHEMA_VERSION,
             "counterexample_id": counterexample_id(config_json, steps, f.prop, bug_names),
@@ -261,6 +306,10 @@ def counterexample_rows(failures: Sequence[Failure], *, run_id: str, worker: str
             "found_at": found_at,
             "time_to_failure_s": time_to_failure_s,
             "examples_to_failure": examples_to_failure,
+            "shrunk_steps": shrunk,
+            "shrunk_step_count": None if shrunk is None else len(shrunk),
+            "shrunk_config_json": None if shrunk is None else config_to_json(f.shrunk_config),
+            "reduction": None if shrunk is None else list(f.reduction),
         })
     return rows
 
@@ -391,10 +440,14 @@ class RunObserver:
             "event_counts": sorted(events.items()),
         }
 
-    def counterexample_rows(self, run_id: str, worker: str) -> list[dict[str, Any]]:
+    def counterexample_rows(self, run_id: str, worker: str, reduce_s: Optional[float] = None) -> list[dict[str, Any]]:
+        """The run's counterexample rows; each failure reduced first within
+        ``reduce_s`` seconds (``reduce_failure``) when given."""
         if self.exception is None:
             return []
         failures = failures_from_exception(self.exception, getattr(self.machine_cls, "bugs", frozenset()))
+        if reduce_s is not None:
+            failures = [reduce_failure(f, reduce_s) for f in failures]
         examples, elapsed = self.first_failure()
         return counterexample_rows(failures, run_id=run_id, worker=worker, test_id=self.test_id, seed=self.seed,
                                    time_to_failure_s=elapsed, examples_to_failure=examples)
@@ -471,9 +524,10 @@ class CorpusWriter:
     def add_run(self, row: dict[str, Any]) -> None:
         self.rows[RUNS].append(row)
 
-    def record(self, run: RunObserver) -> list[dict[str, Any]]:
-        """Buffer a run's ``runs`` row and its counterexample rows; returns the latter."""
-        ces = run.counterexample_rows(self.run_id, self.worker)
+    def record(self, run: RunObserver, reduce_s: Optional[float] = None) -> list[dict[str, Any]]:
+        """Buffer a run's ``runs`` row and its counterexample rows (reduced within
+        ``reduce_s`` seconds each, when given); returns the latter."""
+        ces = run.counterexample_rows(self.run_id, self.worker, reduce_s)
         self.add_counterexamples(ces)
         self.add_run(run.run_row(self.run_id, self.worker))
         return ces
@@ -493,11 +547,13 @@ class CorpusWriter:
 
 
 def run_machine(machine_cls: type, settings: Any = None, corpus_dir: Path | str | None = None, *,
-                writer: Optional[CorpusWriter] = None, test_id: Optional[str] = None) -> None:
+                writer: Optional[CorpusWriter] = None, test_id: Optional[str] = None,
+                reduce_s: Optional[float] = None) -> None:
     """``run_state_machine_as_test(machine_cls, settings=settings)`` with the corpus:
-    the final (shrunk) failure is written as counterexample rows, and a runs row
-    either way; the failure is re-raised. Give ``writer`` (flushed by the caller)
-    or ``corpus_dir`` (flushed here)."""
+    the final (shrunk) failure is written as counterexample rows — reduced first,
+    within ``reduce_s`` seconds per failure, when given (``reduce_failure``) — and
+    a runs row either way; the failure is re-raised. Give ``writer`` (flushed by
+    the caller) or ``corpus_dir`` (flushed here)."""
     from hypothesis.stateful import run_state_machine_as_test
     own = writer is None
     if own:
@@ -510,7 +566,7 @@ def run_machine(machine_cls: type, settings: Any = None, corpus_dir: Path | str 
         with run:
             run_state_machine_as_test(machine_cls, settings=settings)
     finally:
-        writer.record(run)
+        writer.record(run, reduce_s)
         if own:
             writer.flush()
 

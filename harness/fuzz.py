@@ -38,7 +38,7 @@ def kill_matrix(corpus: Path, run_id: str, targets: list[Target]) -> tuple[str, 
     from .corpus import read_counterexamples, read_runs
     ces = [r for r in read_counterexamples(corpus, warn=False).rows if r["run_id"] == run_id]
     runs = [r for r in read_runs(corpus, warn=False).rows if r["run_id"] == run_id]
-    rows = [("target", "found by", "runs", "examples", "s to first failure", "shrunk steps")]
+    rows = [("target", "found by", "runs", "examples", "s to first failure", "shrunk steps", "reduced steps")]
     ok = True
     for t in targets:
         test_id = f"campaign[{t.label}]"
@@ -48,10 +48,13 @@ def kill_matrix(corpus: Path, run_id: str, targets: list[Target]) -> tuple[str, 
         if mine:
             best = min(mine, key=lambda c: c["step_count"])
             ttf = min((c["time_to_failure_s"] for c in mine if c["time_to_failure_s"] is not None), default=None)
+            shrunk = min(c["step_count"] if c["shrunk_step_count"] is None else c["shrunk_step_count"]
+                         for c in mine)
+            reduced = [c["step_count"] for c in mine if c["shrunk_step_count"] is not None]
             rows.append((t.label, best["property"], str(len(my_runs)), str(examples),
-                         "-" if ttf is None else f"{ttf:.1f}", str(best["step_count"])))
+                         "-" if ttf is None else f"{ttf:.1f}", str(shrunk), str(min(reduced)) if reduced else "-"))
         else:
-            rows.append((t.label, "-", str(len(my_runs)), str(examples), "-", "-"))
+            rows.append((t.label, "-", str(len(my_runs)), str(examples), "-", "-", "-"))
         ok &= (not mine) if t.kind == "correct" else bool(mine)
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     text = "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)

@@ -5,6 +5,11 @@ without the model. Changes are additive only: a new column gets a new
 ``SCHEMA_VERSION``; readers accept every version up to theirs and refuse newer
 files with a clear error.
 
+Versions: 1, the first; 2 adds ``shrunk_steps``, ``shrunk_step_count``,
+``shrunk_config_json`` and ``reduction`` (a row whose trace was reduced after
+Hypothesis's shrinking keeps the shrunk trace beside it; null in version 1 rows
+and in rows that were not reduced).
+
 Layout under a corpus directory::
 
     counterexamples/run_date=YYYY-MM-DD/part-<run_id>-<worker>-<seq>.parquet
@@ -15,7 +20,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 COUNTEREXAMPLES = "counterexamples"
 RUNS = "runs"
@@ -57,6 +62,12 @@ COUNTEREXAMPLE_SCHEMA = pa.schema([
     pa.field("found_at", pa.timestamp("us", tz="UTC"), nullable=False),
     pa.field("time_to_failure_s", pa.float64(), nullable=True),   # run start → first failure
     pa.field("examples_to_failure", pa.int64(), nullable=True),   # examples run when the first failure was found, it included
+    # Version 2. ``steps``/``config_json`` above are then the reduced counterexample
+    # (harness.reduce); these keep what Hypothesis's shrinking reported. Null: not reduced.
+    pa.field("shrunk_steps", pa.list_(STEP), nullable=True),
+    pa.field("shrunk_step_count", pa.int32(), nullable=True),
+    pa.field("shrunk_config_json", pa.string(), nullable=True),   # the run's configuration
+    pa.field("reduction", pa.list_(pa.string()), nullable=True),  # the configuration's simplifications, in order
 ])
 
 RUN_SCHEMA = pa.schema([

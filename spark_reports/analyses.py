@@ -99,22 +99,32 @@ def kill_matrix(corpus: Corpus):
             .orderBy("property", "target_kind", "target"))
 
 
+def target_label(target_kind: str, target: str) -> str:
+    """A target's column name in the wide kill matrix: ``variant:NAME``,
+    ``bug:NAME`` or ``correct`` (the campaign's labels). Qualified because a
+    variant and a SUT bug may share a name (UNCLEAN_REGISTRATION_KEEPS_ELR)."""
+    return "correct" if target_kind == "correct" else f"{target_kind}:{target}"
+
+
 def kill_matrix_wide(corpus: Corpus, targets: Optional[Sequence[str]] = None):
     """The kill matrix as a table: one row per failing property, one column per
-    target (``targets``, default every target that failed, ``correct`` first,
-    then variants, then bugs, each sorted) holding the failure count (0 when
-    none), and ``total`` = counterexamples of the property (a counterexample
-    with two targets counts once here)."""
+    target (``targets``, as ``target_label``s; default every target that failed,
+    ``correct`` first, then variants, then bugs, each sorted) holding the failure
+    count (0 when none), and ``total`` = counterexamples of the property (a
+    counterexample with two targets counts once here)."""
     F = _F()
-    long = kill_matrix(corpus)
+    long = kill_matrix(corpus).withColumn(
+        "label", F.when(F.col("target_kind") == "correct", F.lit("correct"))
+        .otherwise(F.concat_ws(":", "target_kind", "target")))
     if targets is None:
         order = {"correct": 0, "variant": 1, "bug": 2}
         found = long.select("target_kind", "target").distinct().collect()
-        targets = [r.target for r in sorted(found, key=lambda r: (order.get(r.target_kind, 3), r.target))]
+        targets = [target_label(r.target_kind, r.target)
+                   for r in sorted(found, key=lambda r: (order.get(r.target_kind, 3), r.target))]
     totals = corpus.counterexamples.groupBy("property").agg(F.count(F.lit(1)).alias("total"))
     if not targets:
         return totals.orderBy("property")
-    wide = long.groupBy("property").pivot("target", list(targets)).agg(F.sum("failures"))
+    wide = long.groupBy("property").pivot("label", list(targets)).agg(F.sum("failures"))
     wide = wide.select("property", *[F.coalesce(F.col(f"`{t}`"), F.lit(0).cast("long")).alias(t)
                                      for t in targets])
     return wide.join(totals, "property", "left").orderBy("property")
@@ -296,7 +306,9 @@ def action_lift(corpus: Corpus, levels: Sequence[str] = ("family", "action", "ke
 # -------------------------------------------------------- 4. shrunk length distribution
 
 def shrunk_length_distribution(corpus: Corpus):
-    """Shrunk trace lengths per property and target.
+    """Counterexample lengths (``step_count``) per property and target: the
+    reduced trace's for rows the campaign reduced (schema version 2), the shrunk
+    trace's otherwise.
 
     Columns: ``property``, ``target_kind``, ``target``, ``count`` (long),
     ``min`` / ``max`` (int step_count), ``p25``, ``median``, ``p75`` (double,

@@ -45,7 +45,7 @@ def shrunk_length_plot(rows: Sequence, limit: int = 40) -> bytes:
     ax.bxp(stats, orientation="horizontal", showmeans=True, patch_artist=True,
            boxprops={"facecolor": "#a6cee3", "edgecolor": "#1f5fa8"},
            meanprops={"marker": "D", "markersize": 3.5, "markerfacecolor": "#c0392b", "markeredgecolor": "#c0392b"})
-    ax.set_xlabel("shrunk counterexample length (steps); box p25–p75, line median, ◆ mean, whiskers min–max")
+    ax.set_xlabel("counterexample length (steps, reduced when the campaign reduced it); box p25–p75, line median, ◆ mean, whiskers min–max")
     ax.tick_params(axis="y", labelsize=7.5)
     ax.grid(axis="x", alpha=0.3)
     return _png(fig)

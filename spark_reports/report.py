@@ -149,7 +149,7 @@ def build_report(corpus_dir: Any, out_dir: Any, master: Optional[str] = None, *,
     km_long = timed("kill matrix", lambda: A.kill_matrix(corpus).collect()) if has_ce else []
     order = {"correct": 0, "variant": 1, "bug": 2}
     targets = sorted({(r.target_kind, r.target) for r in km_long}, key=lambda t: (order.get(t[0], 3), t[1]))
-    target_names = [t for _, t in targets]
+    target_names = [A.target_label(k, t) for k, t in targets]
     km_wide = timed("kill matrix (wide)", lambda: A.kill_matrix_wide(corpus, target_names).collect()) if has_ce else []
     buckets = timed("signature buckets", lambda: A.signature_buckets(corpus).limit(max(bucket_rows, max_diagrams))
                     .collect()) if has_ce else []
@@ -319,6 +319,8 @@ def _render(corpus, problem, o, km_wide, target_names, buckets, lift, lengths, t
 
     # shrunk lengths
     parts.append("<h2 id='lengths'>Shrunk length distribution</h2>")
+    parts.append("<p>Steps per counterexample: after reduction for the rows the fuzz campaign reduced "
+                 "(corpus schema version 2), as Hypothesis shrank them otherwise.</p>")
     parts.append(_img(figs["lengths"], "shrunk lengths"))
     parts.append(_table(lengths, ["property", "target_kind", "target", "count", "min", "p25", "median", "p75", "max",
                                   "mean"], empty="no counterexamples"))

@@ -24,6 +24,13 @@ def test_tiny_campaign_finds_one_variant_and_one_bug_and_writes_the_report(tmp_p
     by_test = {r["test_id"]: r for r in rows}
     assert by_test["campaign[variant:HWM_ADVANCES_BELOW_MIN_ISR]"]["kind"] == "property"
     assert by_test["campaign[bug:PRODUCE_IGNORES_MIN_ISR]"]["kind"] == "divergence"
+    # Each was reduced before export: the shrunk trace is kept beside the reduced one,
+    # and the kill matrix shows both lengths.
+    for r in by_test.values():
+        assert r["shrunk_steps"] is not None and r["step_count"] <= r["shrunk_step_count"]
+    assert "reduced steps" in out
+    line = next(x for x in out.splitlines() if x.startswith("variant:HWM_ADVANCES_BELOW_MIN_ISR"))
+    assert line.split()[-1] == str(by_test["campaign[variant:HWM_ADVANCES_BELOW_MIN_ISR]"]["step_count"])
     runs = pq.read_table(corpus / "runs").to_pylist()
     assert runs and all(r["examples"] > 0 for r in runs)
     assert not list(corpus.rglob(".*")), "no temporary file may be left behind"

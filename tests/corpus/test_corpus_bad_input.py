@@ -18,7 +18,7 @@ from harness.cli import main
 from harness.corpus import (CorpusWarning, CounterexampleNotFound, decode_counterexample, find_by_id,
                             read_counterexamples, shortest_of_signature, table_of, write_part)
 from harness.replay import TraceNotEnabled, replay
-from harness.schema import COUNTEREXAMPLES
+from harness.schema import COUNTEREXAMPLES, SCHEMA_VERSION
 from harness.trace_codec import TraceDecodeError
 from model import Config, ControlledShutdown, Produce, StartBroker
 
@@ -120,13 +120,13 @@ def test_a_newer_schema_version_is_refused_with_a_clear_message(corpus):
     d = partition(corpus)
     rows = read_counterexamples(corpus).rows
     newer = [{k: v for k, v in r.items() if not k.startswith("_") and k != "run_date"} for r in rows[:1]]
-    newer[0]["schema_version"] = 2
+    newer[0]["schema_version"] = SCHEMA_VERSION + 1
     newer[0]["counterexample_id"] = "f" * 64
-    table = table_of(COUNTEREXAMPLES, newer).replace_schema_metadata({b"replicheck.schema_version": b"2"})
+    table = table_of(COUNTEREXAMPLES, newer).replace_schema_metadata({b"replicheck.schema_version": str(SCHEMA_VERSION + 1).encode()})
     table = table.append_column("a_future_column", pa.array(["x"]))
     path = d / "part-future-main-0000.parquet"
     pq.write_table(table, path)
-    with pytest.warns(CorpusWarning, match=r"schema version 2, newer than the version 1"):
+    with pytest.warns(CorpusWarning, match=rf"schema version {SCHEMA_VERSION + 1}, newer than the version {SCHEMA_VERSION}"):
         read = read_counterexamples(corpus)
     assert len(read.rows) == 2 and "f" * 64 not in {r["counterexample_id"] for r in read.rows}
     assert path.name in read.problems[0] and "upgrade replicheck" in read.problems[0]
@@ -134,7 +134,7 @@ def test_a_newer_schema_version_is_refused_with_a_clear_message(corpus):
     path.unlink()
     pq.write_table(table_of(COUNTEREXAMPLES, newer).replace_schema_metadata(None), path)
     read = read_counterexamples(corpus, warn=False)
-    assert len(read.rows) == 2 and "schema version 2" in read.problems[0]
+    assert len(read.rows) == 2 and f"schema version {SCHEMA_VERSION + 1}" in read.problems[0]
 
 
 def test_files_being_written_are_invisible(corpus):

@@ -30,6 +30,9 @@ PINNED_COUNTEREXAMPLES = [
     ("project_version", "string", False), ("run_id", "string", False), ("worker", "string", False),
     ("test_id", "string", False), ("found_at", "timestamp[us, tz=UTC]", False),
     ("time_to_failure_s", "double", True), ("examples_to_failure", "int64", True),
+    # version 2
+    ("shrunk_steps", f"list<item: {STEP}>", True), ("shrunk_step_count", "int32", True),
+    ("shrunk_config_json", "string", True), ("reduction", "list<item: string>", True),
 ]
 PINNED_RUNS = [
     ("schema_version", "int32", False), ("run_id", "string", False), ("test_id", "string", False),
@@ -46,7 +49,7 @@ def columns(s: pa.Schema) -> list[tuple[str, str, bool]]:
 
 
 def test_the_schema_module_is_the_pinned_schema():
-    assert schema.SCHEMA_VERSION == 1
+    assert schema.SCHEMA_VERSION == 2
     assert columns(schema.COUNTEREXAMPLE_SCHEMA) == PINNED_COUNTEREXAMPLES
     assert columns(schema.RUN_SCHEMA) == PINNED_RUNS
     assert set(schema.SCHEMAS) == {"counterexamples", "runs"}
@@ -76,10 +79,10 @@ def test_written_files_have_exactly_the_schema_columns_and_types(tmp_path):
         # ("element" for list items, the column name for map entries).
         assert [(f.name, f.nullable) for f in file_schema] == [(f.name, f.nullable) for f in expected]
         assert [f.type for f in file_schema] == [f.type for f in expected]
-        assert file_schema.metadata[VERSION_KEY] == b"1"
+        assert file_schema.metadata[VERSION_KEY] == b"2"
         t = pq.read_table(path)
         assert t.schema.equals(schema.SCHEMAS[table])
-        assert set(t.column("schema_version").to_pylist()) == {1}
+        assert set(t.column("schema_version").to_pylist()) == {2}
 
 
 def test_steps_are_structs_with_args_as_json(tmp_path):

@@ -8,8 +8,8 @@ import datetime as dt
 import pytest
 from pyspark.testing import assertDataFrameEqual
 
-from corpus_factory import ts
-from spark_reports import (LIFT_COLUMNS, action_lift, kill_matrix, kill_matrix_wide, ngram_motifs,
+from corpus_factory import counterexample, make_corpus, run, ts
+from spark_reports import (LIFT_COLUMNS, action_lift, kill_matrix, kill_matrix_wide, load_corpus, ngram_motifs,
                            protocol_coverage, shrunk_length_distribution, signature_buckets, summary_table,
                            time_to_failure)
 
@@ -27,12 +27,26 @@ def test_kill_matrix(toy):
         ("StrongIsr", "bug", "hwm_off_by_one", 1, 1),
     ])
     wide = kill_matrix_wide(toy)
-    assert wide.columns == ["property", "correct", "NO_ELR", "TRUNCATE_TO_HWM", "hwm_off_by_one", "total"]
+    assert wide.columns == ["property", "correct", "variant:NO_ELR", "variant:TRUNCATE_TO_HWM", "bug:hwm_off_by_one",
+                            "total"]
     assertDataFrameEqual(wide, [
         ("LeaderCompleteness", 1, 0, 0, 0, 1),
         ("LogMatching", 0, 1, 3, 0, 3),
         ("StrongIsr", 0, 0, 0, 1, 1),
     ], checkRowOrder=True)
+
+
+def test_kill_matrix_keeps_a_variant_and_a_bug_of_the_same_name_apart(spark, tmp_path):
+    # The catalogue has UNCLEAN_REGISTRATION_KEEPS_ELR both as a variant and as a SUT bug.
+    name = "UNCLEAN_REGISTRATION_KEEPS_ELR"
+    corpus = load_corpus(spark, make_corpus(tmp_path, [
+        counterexample("v", prop="UncleanExclusion", variants=[name]),
+        counterexample("b1", prop="SutDiffersFromModel", bugs=[name]),
+        counterexample("b2", signature="other", prop="SutDiffersFromModel", bugs=[name]),
+    ], [run("run1")]))
+    wide = kill_matrix_wide(corpus)
+    assert wide.columns == ["property", f"variant:{name}", f"bug:{name}", "total"]
+    assertDataFrameEqual(wide, [("SutDiffersFromModel", 0, 2, 2), ("UncleanExclusion", 1, 0, 1)], checkRowOrder=True)
 
 
 def local(minutes: float) -> dt.datetime:

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 from pyspark.testing import assertDataFrameEqual
 
-from corpus_factory import counterexample, make_corpus, run, write
+from corpus_factory import counterexample, make_corpus, run, steps, write
 from harness.schema import COUNTEREXAMPLE_SCHEMA, RUN_SCHEMA, SCHEMA_VERSION
 from spark_reports import ACTION_FAMILIES, KNOWN_EVENTS, STEP_COLUMNS, CorpusError, SchemaVersionError, load_corpus
 from spark_reports.corpus import spark_schema
@@ -114,6 +114,24 @@ def test_older_files_with_fewer_columns_read_with_nulls(spark, tmp_path):
     write(tmp_path, "runs", [row], schema=older)
     c = load_corpus(spark, tmp_path)
     assert c.runs.select("event_counts").collect()[0][0] is None
+
+
+def test_version_1_counterexample_files_read_beside_version_2_with_null_reduction_columns(spark, tmp_path):
+    v2 = pa.schema(list(COUNTEREXAMPLE_SCHEMA))
+    v1 = pa.schema([f for f in v2][:v2.get_field_index("shrunk_steps")])
+    old = counterexample("old", version=1, trace=steps("Produce", "Consume", "ListOffsets", "Consume"))
+    write(tmp_path, "counterexamples", [old], schema=v1, name="part-old.parquet")
+    new = counterexample("new", step_count=2, trace=old["steps"][:2])
+    new.update(shrunk_steps=old["steps"], shrunk_step_count=len(old["steps"]), shrunk_config_json=old["config_json"],
+               reduction=["without broker 3"])
+    write(tmp_path, "counterexamples", [new], name="part-new.parquet")
+    write(tmp_path, "runs", [run("run1")])
+    c = load_corpus(spark, tmp_path)
+    got = {r.counterexample_id: r for r in c.counterexamples.select(
+        "counterexample_id", "schema_version", "step_count", "shrunk_step_count", "reduction").collect()}
+    assert (got["old"].schema_version, got["old"].shrunk_step_count, got["old"].reduction) == (1, None, None)
+    assert (got["new"].step_count, got["new"].shrunk_step_count, got["new"].reduction) == (2, 4, ["without broker 3"])
+    assert c.newest_schema_version == SCHEMA_VERSION
 
 
 def test_action_families_mirror_the_model():

@@ -1,0 +1,143 @@
+"""Counterexamples are reduced before export (corpus schema version 2): the row is
+the reduced counterexample, and the trace and configuration Hypothesis's
+shrinking reported are kept beside it. Nothing is lost when reduction cannot run."""
+
+from __future__ import annotations
+
+import json
+
+import attrs
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from sut import Bug
+
+from harness.corpus import (CorpusWarning, CorpusWriter, Failure, failures_from_exception, read_counterexamples, reduce_failure,
+                            run_machine)
+from harness.machine import machine_for
+from harness.minimal_scenarios import MINIMAL
+from harness.replay import SUT_DIFFERS, replay, replay_counterexample
+from harness.schema import COUNTEREXAMPLE_SCHEMA
+from harness.trace_codec import config_from_json, counterexample_id, encode_steps
+from model import (Config, FenceBroker, Produce, ProposeIsrShrink, ReceiveAlterPartition,
+                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch,
+                   Variant)
+
+from corpus_support import FIND, PRODUCE_CONFIG, PRODUCE_TRACE, rows_for, write_corpus
+
+VARIANT = Variant.HWM_ADVANCES_BELOW_MIN_ISR
+# HWM_ADVANCES_BELOW_MIN_ISR on RF 3 of 5 (as in tests/harness/test_reduce.py): it
+# cannot lose a step in its own configuration, and comes down to the 3-step
+# minimal scenario on RF 2 of 3.
+BIG = Config(brokers=(1, 2, 3, 4, 5), assignment=(1, 2, 3), min_isr=3, unclean_recovery="balanced",
+             unclean_leader_election=True, variants=frozenset({VARIANT}))
+BIG_TRACE = (FenceBroker(2), ReplicateMetadata(1, 2), Produce(1, 1), SendFetch(3), ReceiveFetchRequest(1),
+             ReceiveFetchResponse(2), SendFetch(3), ReceiveFetchRequest(3))
+
+
+def failure_of(trace: tuple, config: Config, bugs: frozenset = frozenset()) -> Failure:
+    exc = replay(trace, config, bugs=bugs).exception()
+    assert exc is not None
+    (failure,) = failures_from_exception(exc, bugs)
+    return failure
+
+
+def test_a_reduced_row_is_the_reduced_counterexample_with_the_shrunk_one_beside_it(tmp_path):
+    scenario = MINIMAL[VARIANT]
+    reduced = reduce_failure(failure_of(BIG_TRACE, BIG), 60.0)
+    assert reduced.trace == scenario.actions and reduced.shrunk_trace == BIG_TRACE
+    assert reduced.config == attrs.evolve(scenario.config, variants=frozenset({VARIANT}))
+    assert reduced.reduction == ("without broker 5", "without broker 4", "without replica 3",
+                                 'unclean recovery "none"', "no unclean leader election")
+    write_corpus(tmp_path, rows_for_failure(reduced))
+    (row,) = read_counterexamples(tmp_path).rows
+    assert (row["step_count"], row["shrunk_step_count"]) == (3, 8)
+    assert (row["brokers"], row["replication_factor"], row["min_isr"]) == (3, 2, 2)
+    assert row["shrunk_steps"] == encode_steps(BIG_TRACE)
+    assert config_from_json(row["shrunk_config_json"]) == BIG
+    assert row["reduction"] == list(reduced.reduction)
+    assert row["property"] == scenario.expected and row["schema_version"] == 2
+    # The id, violation and final state are the reduced counterexample's: it replays.
+    assert row["counterexample_id"] == counterexample_id(row["config_json"], row["steps"], row["property"])
+    again = replay_counterexample(row)
+    assert again.property_names == (scenario.expected,) and len(again.trace) == 3
+    assert "(ISR [1], ELR [2]) but lacks committed offset 0 (LEO 0, True HWM 1)" in row["violation"]
+    assert len(json.loads(row["final_state_json"])["brokers"]) == 3
+
+
+def rows_for_failure(failure: Failure) -> list[dict]:
+    from harness.corpus import counterexample_rows
+    return counterexample_rows([failure], run_id="r", worker="main", test_id="hand::made")
+
+
+def test_a_divergence_is_reduced_and_stays_a_divergence():
+    bugs = frozenset({Bug.PRODUCE_IGNORES_MIN_ISR})
+    # Steps the failure does not need, before the four that make it.
+    padded = (Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
+              ProposeIsrShrink(1, 2), ReceiveAlterPartition(3), ReceiveAlterPartitionResponse(4), Produce(1, 2))
+    failure = failure_of(padded, PRODUCE_CONFIG, bugs)
+    assert failure.kind == "divergence"
+    reduced = reduce_failure(failure, 60.0)
+    assert reduced.prop == SUT_DIFFERS and reduced.kind == "divergence" and reduced.bugs == bugs
+    assert len(reduced.trace) <= len(PRODUCE_TRACE) < len(padded) == len(reduced.shrunk_trace)
+    assert replay(reduced.trace, reduced.config, bugs=bugs).kind == "divergence"
+
+
+def test_what_cannot_be_reduced_is_kept_as_it_was():
+    failure = failure_of(BIG_TRACE, BIG)
+    error = attrs.evolve(failure, prop="HarnessError", kind="harness_error")
+    assert reduce_failure(error, 5.0) is error
+    # A trace that no longer fails the same way (here: not at all) is kept, not dropped.
+    stale = attrs.evolve(failure, trace=BIG_TRACE[:3])
+    assert reduce_failure(stale, 5.0) is stale
+    # Reduced once is reduced: the shrunk trace is not overwritten.
+    once = reduce_failure(failure, 60.0)
+    assert reduce_failure(once, 60.0) is once
+    with pytest.raises(ValueError, match="max_seconds"):
+        reduce_failure(failure, 0)
+
+
+def test_a_fault_of_reduction_costs_nothing_but_a_warning(monkeypatch):
+    import harness.reduce
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(harness.reduce, "reduce_counterexample", broken)
+    failure = failure_of(BIG_TRACE, BIG)
+    with pytest.warns(CorpusWarning, match="reduction of a LeaderCandidateCompleteness counterexample failed "
+                                           r"\(RuntimeError: boom\); it is written as shrunk"):
+        assert reduce_failure(failure, 5.0) is failure
+
+
+def test_rows_without_reduction_and_version_1_files_read_with_null_reduction_columns(tmp_path):
+    (row,) = rows_for(BIG_TRACE, BIG)
+    assert row["shrunk_steps"] is None and row["shrunk_step_count"] is None
+    assert row["shrunk_config_json"] is None and row["reduction"] is None
+    # A version 1 file: the columns before version 2 only.
+    path = write_corpus(tmp_path, [row])
+    v1_columns = [f.name for f in COUNTEREXAMPLE_SCHEMA][:COUNTEREXAMPLE_SCHEMA.get_field_index("shrunk_steps")]
+    table = pq.read_table(path).select(v1_columns)
+    table = table.set_column(0, COUNTEREXAMPLE_SCHEMA.field("schema_version"), pa.array([1], pa.int32()))
+    pq.write_table(table.replace_schema_metadata({b"replicheck.schema_version": b"1"}), path)
+    read = read_counterexamples(tmp_path)
+    assert not read.problems
+    (back,) = read.rows
+    assert back["counterexample_id"] == row["counterexample_id"] and back["shrunk_steps"] is None
+    assert back["reduction"] is None and back["step_count"] == len(BIG_TRACE) and back["schema_version"] == 1
+
+
+@pytest.mark.usefixtures("reproducible_generation")
+def test_a_machine_run_exports_its_failure_reduced(tmp_path):
+    machine = machine_for(variants=frozenset({VARIANT}), name="ReducedExport")
+    writer = CorpusWriter(tmp_path, run_id="r1")
+    with pytest.raises(Exception):
+        run_machine(machine, FIND, writer=writer, test_id="t", reduce_s=30.0)
+    writer.flush()
+    rows = read_counterexamples(tmp_path).rows
+    assert rows and all(r["shrunk_steps"] is not None for r in rows)
+    for r in rows:
+        assert r["step_count"] <= r["shrunk_step_count"] == len(r["shrunk_steps"])
+        assert r["property"] in replay_counterexample(r).property_names
+    # FIND does not shrink: the 96 steps as generated come down to 8 on RF 2 of 3.
+    assert [(r["shrunk_step_count"], r["step_count"], r["reduction"]) for r in rows] == \
+        [(96, 8, ["without broker 4", "without replica 3"])]
