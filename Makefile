@@ -30,11 +30,13 @@ measure-budgets: $(STAMP)
 	sort measured-budgets.tsv
 
 # The main job: the correct protocol + SUT, every variant and every SUT bug under a
-# wall-clock budget (MINUTES), then the Spark report. WORKERS defaults to the cores.
+# wall-clock budget (MINUTES), then the Spark report. WORKERS defaults to the cores;
+# SEED (optional) makes the campaign draw the same examples each time.
 MINUTES ?= 5
 WORKERS ?=
+SEED ?=
 fuzz: $(STAMP)
-	$(BIN)/replicheck fuzz --minutes $(MINUTES) $(if $(WORKERS),--workers $(WORKERS),)
+	$(BIN)/replicheck fuzz --minutes $(MINUTES) $(if $(WORKERS),--workers $(WORKERS),) $(if $(SEED),--seed $(SEED),)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/model_throughput.py

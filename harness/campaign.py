@@ -12,7 +12,9 @@ every catalogued flaw is found.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import secrets
 import time
 from typing import Optional
 
@@ -24,6 +26,7 @@ DEADLINE_ENV = "REPLICHECK_CAMPAIGN_DEADLINE"
 CORPUS_ENV = "REPLICHECK_CORPUS"
 DONE_ENV = "REPLICHECK_CAMPAIGN_DONE_DIR"      # one empty file per finished target
 WORKERS_ENV = "REPLICHECK_CAMPAIGN_WORKERS"
+SEED_ENV = "REPLICHECK_CAMPAIGN_SEED"         # unset: fresh random seeds
 
 EXAMPLES_PER_RUN = 25    # one machine run: this many examples, then the clock is checked
 MIN_SHRINK_S = 10.0      # shrinking gets at least this long, even past the target's share
@@ -68,17 +71,34 @@ class Target:
             raise ValueError(f"unknown {kind} {name!r}; allowed: {', '.join(allowed[kind])}")
         return cls(kind, name)
 
-    def machine(self, run: int) -> type:
+    def machine(self, run: int, seed: Optional[int] = None) -> type:
+        """The machine class of the target's ``run``-th run (0-based), with its own
+        Hypothesis seed (``@seed``): ``run_seed(seed, …)`` in a seeded campaign, a
+        fresh random one otherwise. Always its own: under ``pytest -n`` every worker
+        has a forced seed (conftest.py), with which each run would draw the same
+        examples as the run before."""
+        from hypothesis import seed as hypothesis_seed
+
         from model import Variant
         from sut.bugs import Bug
 
         from .machine import machine_for
         tag = f"{self.kind}_{self.name}_run{run}" if self.name else f"correct_run{run}"
         if self.kind == "variant":
-            return machine_for(variants=frozenset({Variant[self.name]}), name=f"Campaign_{tag}")
-        if self.kind == "bug":
-            return machine_for(bugs=frozenset({Bug[self.name]}), compare_sut=True, name=f"Campaign_{tag}")
-        return machine_for(compare_sut=True, name=f"Campaign_{tag}")
+            cls = machine_for(variants=frozenset({Variant[self.name]}), name=f"Campaign_{tag}")
+        elif self.kind == "bug":
+            cls = machine_for(bugs=frozenset({Bug[self.name]}), compare_sut=True, name=f"Campaign_{tag}")
+        else:
+            cls = machine_for(compare_sut=True, name=f"Campaign_{tag}")
+        return hypothesis_seed(secrets.randbits(64) if seed is None else run_seed(seed, self.label, run))(cls)
+
+
+def run_seed(seed: int, label: str, run: int) -> int:
+    """The Hypothesis seed of one run of a seeded campaign: every (target, run)
+    draws its own examples, the same ones each time the campaign is run with
+    ``seed`` (on the same code: Hypothesis also draws on constants of the loaded
+    source)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{label}:{run}".encode()).digest()[:8], "big")
 
 
 def all_targets(variants: Optional[list[str]] = None, bugs: Optional[list[str]] = None,
@@ -109,10 +129,12 @@ class TargetResult:
         return self.found is None if self.target.kind == "correct" else self.found is not None
 
 
-def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Optional[str]) -> TargetResult:
-    """Run ``target``'s machine again and again (fresh seeds) until its share of the
-    budget is spent, the campaign deadline passes, or — for a flaw — it is found.
-    Every run is recorded in the corpus when ``corpus_dir`` is given."""
+def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Optional[str],
+               seed: Optional[int] = None) -> TargetResult:
+    """Run ``target``'s machine again and again (fresh seeds, or those ``run_seed``
+    derives from ``seed``) until its share of the budget is spent, the campaign
+    deadline passes, or — for a flaw — it is found. Every run is recorded in the
+    corpus when ``corpus_dir`` is given."""
     from hypothesis import HealthCheck, settings
 
     from .corpus import CorpusWriter, run_machine
@@ -133,7 +155,7 @@ def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Opti
         while time.time() < stop:
             if default_shrink_s is not None:
                 engine.MAX_SHRINKING_SECONDS = max(MIN_SHRINK_S, stop - time.time())
-            machine = target.machine(result.runs)
+            machine = target.machine(result.runs, seed)
             run_settings = settings(max_examples=EXAMPLES_PER_RUN, stateful_step_count=STEPS_PER_EXAMPLE,
                                     deadline=None, database=None, derandomize=False,
                                     suppress_health_check=list(HealthCheck))
@@ -180,6 +202,21 @@ def share_from_env(target: Optional[Target] = None) -> tuple[float, float]:
         workers = int(os.environ.get(WORKERS_ENV, "1"))
         share = max(share, (deadline - time.time()) * min(workers, remaining) / remaining)
     return share, deadline
+
+
+def seed_from_env() -> Optional[int]:
+    """The campaign seed from ``REPLICHECK_CAMPAIGN_SEED`` (None when unset or
+    empty); ValueError naming the variable for anything but an integer >= 0."""
+    raw = os.environ.get(SEED_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        seed = int(raw)
+    except ValueError:
+        seed = -1
+    if seed < 0:
+        raise ValueError(f"{SEED_ENV} must be an integer >= 0, got {raw!r}")
+    return seed
 
 
 def mark_done(target: Target) -> None:

@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from harness.campaign import CORPUS_ENV, TARGETS_ENV, Target, mark_done, run_target, share_from_env
+from harness.campaign import (CORPUS_ENV, TARGETS_ENV, Target, mark_done, run_target, seed_from_env,
+                              share_from_env)
 
 
 def _targets() -> list[str]:
@@ -22,7 +23,7 @@ def test_campaign(label: str) -> None:
     target = Target.parse(label)
     share, deadline = share_from_env(target)
     try:
-        result = run_target(target, share, deadline, os.environ.get(CORPUS_ENV))
+        result = run_target(target, share, deadline, os.environ.get(CORPUS_ENV), seed_from_env())
     finally:
         mark_done(target)
     print(f"\nCAMPAIGN {target.label} runs={result.runs} examples={result.examples} "

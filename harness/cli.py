@@ -163,8 +163,11 @@ if __name__ == "__main__":  # pragma: no cover
               show_default=True, help="where the HTML report goes")
 @click.option("--no-report", is_flag=True, help="skip the Spark report")
 @click.option("--no-correct", is_flag=True, help="skip the correct protocol + SUT run")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="draw the examples of the campaign that printed this seed again (on the same code) "
+                   "[default: a random seed, printed]")
 def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs: tuple[str, ...],
-         corpus_dir: Path, report_dir: Path, no_report: bool, no_correct: bool) -> None:
+         corpus_dir: Path, report_dir: Path, no_report: bool, no_correct: bool, seed: Optional[int]) -> None:
     """Run the fuzz campaign: the correct protocol + SUT, every protocol variant and
     every SUT bug (or only those named), each as its own series of machine runs
     under pytest-xdist with the fuzz profile; export every run and every shrunk
@@ -177,7 +180,8 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
     try:
         code = run_campaign(minutes=minutes, workers=workers, variants=list(variants) or None,
                             bugs=list(bugs) or None, corpus_dir=corpus_dir,
-                            report_dir=None if no_report else report_dir, include_correct=not no_correct)
+                            report_dir=None if no_report else report_dir, include_correct=not no_correct,
+                            seed=seed)
     except ValueError as exc:
         _err(str(exc))
         raise SystemExit(2) from None

@@ -101,15 +101,20 @@ def hypothesis_version() -> str:
     return hypothesis.__version__
 
 
-def hypothesis_seed(settings: Any = None) -> Optional[str]:
-    """The seed Hypothesis was forced to (``--hypothesis-seed``, the per-worker seed
-    of the root conftest), or None: random runs, and derandomized ones (``settings``
-    or the current profile), where a derandomized run's choices do not depend on it."""
+def hypothesis_seed(settings: Any = None, machine_cls: Any = None) -> Optional[str]:
+    """The seed of a run: the machine class's own (``@seed``, as the fuzz campaign
+    gives every run), else the one Hypothesis was forced to (``--hypothesis-seed``,
+    the per-worker seed of the root conftest), or None: random runs, and
+    derandomized ones (``settings`` or the current profile), where a derandomized
+    run's choices do not depend on it."""
     try:
         from hypothesis import core
         from hypothesis import settings as current
     except ImportError:  # pragma: no cover
         return None
+    own = getattr(machine_cls, "_hypothesis_internal_use_seed", None)  # where @seed puts it
+    if own is not None:
+        return str(own)
     if getattr(settings if settings is not None else current.default, "derandomize", False):
         return None
     seed = getattr(core, "global_force_seed", None)
@@ -355,7 +360,7 @@ class RunObserver:
         self.profile = hypothesis_profile()
         if settings is None:
             settings = getattr(getattr(machine_cls, "TestCase", None), "settings", None)
-        self.seed = hypothesis_seed(settings)
+        self.seed = hypothesis_seed(settings, machine_cls)
 
     def first_failure(self) -> tuple[Optional[int], Optional[float]]:
         """(examples_to_failure, time_to_failure_s): the machine's own measure

@@ -5,6 +5,7 @@ matrix (what was found, by which property, how fast, how short)."""
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import shutil
 import sys
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from .campaign import (CORPUS_ENV, DEADLINE_ENV, DONE_ENV, SHARE_ENV, TARGETS_ENV, WORKERS_ENV, Target,
+from .campaign import (CORPUS_ENV, DEADLINE_ENV, DONE_ENV, SEED_ENV, SHARE_ENV, TARGETS_ENV, WORKERS_ENV, Target,
                        all_targets)
 
 RUN_ID_ENV = "REPLICHECK_CAMPAIGN_RUN_ID"
@@ -63,11 +64,19 @@ def kill_matrix(corpus: Path, run_id: str, targets: list[Target]) -> tuple[str, 
 
 def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional[list[str]] = None,
          bugs: Optional[list[str]] = None, corpus_dir: str | os.PathLike = "corpus",
-         report_dir: Optional[str | os.PathLike] = "report", include_correct: bool = True) -> int:
+         report_dir: Optional[str | os.PathLike] = "report", include_correct: bool = True,
+         seed: Optional[int] = None) -> int:
     """Run the campaign; returns the process exit code (0: the correct protocol +
-    SUT never failed and every selected flaw was found)."""
+    SUT never failed and every selected flaw was found). ``seed`` (an integer
+    >= 0) makes every target's runs draw the same examples each time
+    (``campaign.run_seed``); None: a random one, printed so that the campaign
+    can be run again. ValueError names a bad ``minutes`` or ``seed``."""
     if minutes <= 0:
         raise ValueError(f"minutes must be positive, got {minutes}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}")
+    if seed is None:
+        seed = secrets.randbits(32)
     targets = all_targets(variants, bugs, include_correct)
     n_workers = workers or os.cpu_count() or 1
     corpus = Path(corpus_dir).resolve()
@@ -80,9 +89,10 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
     done_dir = tempfile.mkdtemp(prefix="replicheck-campaign-")
     env = dict(os.environ, **{TARGETS_ENV: ",".join(t.label for t in targets), SHARE_ENV: str(share_s),
                               DEADLINE_ENV: str(started + run_s), CORPUS_ENV: str(corpus), RUN_ID_ENV: run_id,
-                              DONE_ENV: done_dir, WORKERS_ENV: str(n_workers)})
+                              DONE_ENV: done_dir, WORKERS_ENV: str(n_workers),
+                              SEED_ENV: str(seed)})
     print(f"replicheck fuzz: {len(targets)} targets on {n_workers} workers, {minutes:g} min "
-          f"(~{share_s:.0f} s each), corpus {corpus}", flush=True)
+          f"(~{share_s:.0f} s each), seed {seed}, corpus {corpus}", flush=True)
     cmd = [sys.executable, "-m", "pytest", "--pyargs", "harness.campaign_tests", "-n", str(n_workers), "-v",
            "-p", "no:cacheprovider", "--no-corpus", "--hypothesis-profile=fuzz", "-o", "addopts=",
            "--tb=line"]
