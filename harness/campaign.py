@@ -32,15 +32,16 @@ EXAMPLES_PER_RUN = 25    # one machine run: this many examples, then the clock i
 MIN_SHRINK_S = 10.0      # shrinking gets at least this long, even past the target's share
 STEPS_PER_EXAMPLE = 400  # long examples reach the deep flaws (the §3.3, §6.5.1, §6.5.4 shapes)
 #: Reduction of each exported counterexample: at most REDUCE_S seconds, cut to what
-#: is left of the target's share but not below MIN_REDUCE_S. Most reductions end
-#: (1-minimal) within a few seconds (benchmarks/reduce_cost.py).
+#: is left of the target's share when the run starts (as the shrink limit is) but not
+#: below MIN_REDUCE_S. Most reductions end (1-minimal) within a few seconds
+#: (benchmarks/reduce_cost.py).
 REDUCE_S = 30.0
 MIN_REDUCE_S = 5.0
 
 
 def reduce_seconds(stop: float) -> float:
-    """Seconds each counterexample of a run may be reduced for, given the target's
-    ``stop`` (time.time())."""
+    """Seconds each counterexample of a run starting now may be reduced for, given
+    the target's ``stop`` (time.time())."""
     return max(MIN_REDUCE_S, min(REDUCE_S, stop - time.time()))
 
 

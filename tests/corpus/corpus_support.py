@@ -12,7 +12,7 @@ from typing import Iterable
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 
-from harness.corpus import CorpusWriter, counterexample_rows, failures_from_exception
+from harness.corpus import CorpusWriter, Failure, counterexample_rows, failures_from_exception
 from harness.replay import replay
 from model import (Config, Produce, ProposeIsrShrink, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                    Variant)
@@ -37,14 +37,19 @@ PRODUCE_CONFIG = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2)
 PRODUCE_TRACE = (ProposeIsrShrink(1, 2), ReceiveAlterPartition(1), ReceiveAlterPartitionResponse(2), Produce(1, 1))
 
 
-def rows_for(trace: Iterable, config: Config, bugs: frozenset = frozenset(), test_id: str = "hand::made",
-             run_id: str = "handmade", worker: str = "main") -> list[dict]:
-    """Counterexample rows of a hand-written failing trace, as a run would record them."""
+def failures_for(trace: Iterable, config: Config, bugs: frozenset = frozenset()) -> list[Failure]:
+    """The corpus failures of a hand-written failing trace, as a run would find them."""
     result = replay(tuple(trace), config, bugs=bugs)
     assert result.failed, "the hand-written trace must fail"
     exc = result.exception()
     assert exc is not None
-    return counterexample_rows(failures_from_exception(exc, bugs), run_id=run_id, worker=worker, test_id=test_id)
+    return failures_from_exception(exc, bugs)
+
+
+def rows_for(trace: Iterable, config: Config, bugs: frozenset = frozenset(), test_id: str = "hand::made",
+             run_id: str = "handmade", worker: str = "main") -> list[dict]:
+    """Counterexample rows of a hand-written failing trace, as a run would record them."""
+    return counterexample_rows(failures_for(trace, config, bugs), run_id=run_id, worker=worker, test_id=test_id)
 
 
 def write_corpus(root: Path, rows: list[dict], run_id: str = "handmade", worker: str = "main") -> Path:

@@ -12,33 +12,25 @@ import pyarrow.parquet as pq
 import pytest
 from sut import Bug
 
-from harness.corpus import (CorpusWarning, CorpusWriter, Failure, failures_from_exception, read_counterexamples, reduce_failure,
-                            run_machine)
+from harness.corpus import (CorpusWarning, CorpusWriter, Failure, counterexample_rows, read_counterexamples,
+                            reduce_failure, run_machine)
 from harness.machine import machine_for
 from harness.minimal_scenarios import MINIMAL
 from harness.replay import SUT_DIFFERS, replay, replay_counterexample
 from harness.schema import COUNTEREXAMPLE_SCHEMA
 from harness.trace_codec import config_from_json, counterexample_id, encode_steps
-from model import (Config, FenceBroker, Produce, ProposeIsrShrink, ReceiveAlterPartition,
-                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch,
-                   Variant)
+from model import (Config, Produce, ProposeIsrShrink, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
+                   ReceiveFetchRequest, ReceiveFetchResponse, SendFetch, Variant)
 
-from corpus_support import FIND, PRODUCE_CONFIG, PRODUCE_TRACE, rows_for, write_corpus
+from corpus_support import FIND, PRODUCE_CONFIG, PRODUCE_TRACE, failures_for, rows_for, write_corpus
+from reduction_cases import BIG as BIG_CONFIG, BIG_TRACE
 
 VARIANT = Variant.HWM_ADVANCES_BELOW_MIN_ISR
-# HWM_ADVANCES_BELOW_MIN_ISR on RF 3 of 5 (as in tests/harness/test_reduce.py): it
-# cannot lose a step in its own configuration, and comes down to the 3-step
-# minimal scenario on RF 2 of 3.
-BIG = Config(brokers=(1, 2, 3, 4, 5), assignment=(1, 2, 3), min_isr=3, unclean_recovery="balanced",
-             unclean_leader_election=True, variants=frozenset({VARIANT}))
-BIG_TRACE = (FenceBroker(2), ReplicateMetadata(1, 2), Produce(1, 1), SendFetch(3), ReceiveFetchRequest(1),
-             ReceiveFetchResponse(2), SendFetch(3), ReceiveFetchRequest(3))
+BIG = attrs.evolve(BIG_CONFIG, variants=frozenset({VARIANT}))
 
 
 def failure_of(trace: tuple, config: Config, bugs: frozenset = frozenset()) -> Failure:
-    exc = replay(trace, config, bugs=bugs).exception()
-    assert exc is not None
-    (failure,) = failures_from_exception(exc, bugs)
+    (failure,) = failures_for(trace, config, bugs)
     return failure
 
 
@@ -49,7 +41,7 @@ def test_a_reduced_row_is_the_reduced_counterexample_with_the_shrunk_one_beside_
     assert reduced.config == attrs.evolve(scenario.config, variants=frozenset({VARIANT}))
     assert reduced.reduction == ("without broker 5", "without broker 4", "without replica 3",
                                  'unclean recovery "none"', "no unclean leader election")
-    write_corpus(tmp_path, rows_for_failure(reduced))
+    write_corpus(tmp_path, counterexample_rows([reduced], run_id="r", worker="main", test_id="hand::made"))
     (row,) = read_counterexamples(tmp_path).rows
     assert (row["step_count"], row["shrunk_step_count"]) == (3, 8)
     assert (row["brokers"], row["replication_factor"], row["min_isr"]) == (3, 2, 2)
@@ -63,11 +55,6 @@ def test_a_reduced_row_is_the_reduced_counterexample_with_the_shrunk_one_beside_
     assert again.property_names == (scenario.expected,) and len(again.trace) == 3
     assert "(ISR [1], ELR [2]) but lacks committed offset 0 (LEO 0, True HWM 1)" in row["violation"]
     assert len(json.loads(row["final_state_json"])["brokers"]) == 3
-
-
-def rows_for_failure(failure: Failure) -> list[dict]:
-    from harness.corpus import counterexample_rows
-    return counterexample_rows([failure], run_id="r", worker="main", test_id="hand::made")
 
 
 def test_a_divergence_is_reduced_and_stays_a_divergence():

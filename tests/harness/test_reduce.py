@@ -11,6 +11,8 @@ from model import (Config, ControlledShutdown, FenceBroker, ListOffsets, Produce
                    ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker, UncleanShutdown,
                    Variant)
 
+from reduction_cases import BIG, BIG_TRACE
+
 RF3 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2)
 
 # Two fetch round trips by follower 2 (messages 1-4), then a write and follower
@@ -155,14 +157,6 @@ def test_carrying_over_caps_a_metadata_batch_at_what_is_pending():
     smaller = Smaller(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2), {1: 1, 2: 2, 3: 3},
                       "without broker 4")
     assert carry_over(trace, config, smaller) == (FenceBroker(3), ReplicateMetadata(1, 2))
-
-
-BIG = Config(brokers=(1, 2, 3, 4, 5), assignment=(1, 2, 3), min_isr=3, unclean_recovery="balanced",
-             unclean_leader_election=True)
-# HWM_ADVANCES_BELOW_MIN_ISR on RF 3 of 5: with 2 fenced, leader 1 takes a write
-# below MinISR and commits it once follower 3 has fetched it.
-BIG_TRACE = (FenceBroker(2), ReplicateMetadata(1, 2), Produce(1, 1), SendFetch(3), ReceiveFetchRequest(1),
-             ReceiveFetchResponse(2), SendFetch(3), ReceiveFetchRequest(3))
 
 
 def test_reduction_comes_down_to_the_minimal_scenarios_configuration():
