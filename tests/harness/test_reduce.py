@@ -8,7 +8,7 @@ from harness import replay
 from harness.minimal_scenarios import MINIMAL
 from harness.reduce import Smaller, carry_over, rebase, reduce_counterexample, reduce_trace, rename_brokers, sends, smaller_configs
 from model import (Config, ControlledShutdown, FenceBroker, ListOffsets, Produce, ProposeIsrExpand, Reassign, ReceiveFetchRequest,
-                   ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker, UncleanShutdown,
+                   ReceiveFetchResponse, ReplicateMetadata, SendFetch, UncleanShutdown,
                    Variant)
 
 from reduction_cases import BIG, BIG_TRACE

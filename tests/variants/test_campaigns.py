@@ -52,11 +52,12 @@ DEEP = {Variant.NO_LAST_FETCHED_EPOCH, Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FE
 NOT_YET_FOUND: dict[Variant, str] = {
     Variant.ISR_JOIN_WITHOUT_LESO: (
         "not within 2,500 examples of up to 100 steps nor 1,500 of up to 400 (an earlier version of "
-        "the machine found it after 2,161 of 400): it needs a failover to a leader whose HWM is "
-        "stale and stuck (its ISR below MinISR, §2.6), and a follower outside the ISR whose fetch "
-        "offset is at or above that HWM but below the committed end (an empty replica a "
-        "reassignment adds, when the stale HWM is 0); the correct model reaches that state in "
-        "about 1 in 1,500 examples"),
+        "the machine found it after 2,161 of 400): it needs a new leader whose HWM is below the "
+        "committed end (stale, and held there until every ISR member fetches in the new epoch or "
+        "while the ISR is below MinISR, §2.6), a follower outside the ISR lacking committed records "
+        "that fetches between that HWM and the committed end, and the controller accepting its "
+        "expansion before the follower has the records; such a fetch is served in at most about 1 "
+        "of 550 examples, and the violation followed in 3 of 6,000 (one path)"),
 }
 
 
