@@ -106,6 +106,13 @@ def target_label(target_kind: str, target: str) -> str:
     return "correct" if target_kind == "correct" else f"{target_kind}:{target}"
 
 
+def target_labels(pairs: Iterable[tuple[str, str]]) -> list[str]:
+    """The ``target_label``s of distinct (target_kind, target) pairs in the kill
+    matrix's column order: ``correct`` first, then variants, then bugs, each sorted."""
+    order = {"correct": 0, "variant": 1, "bug": 2}
+    return [target_label(k, t) for k, t in sorted(set(pairs), key=lambda p: (order.get(p[0], 3), p[1]))]
+
+
 def kill_matrix_wide(corpus: Corpus, targets: Optional[Sequence[str]] = None):
     """The kill matrix as a table: one row per failing property, one column per
     target (``targets``, as ``target_label``s; default every target that failed,
@@ -117,10 +124,8 @@ def kill_matrix_wide(corpus: Corpus, targets: Optional[Sequence[str]] = None):
         "label", F.when(F.col("target_kind") == "correct", F.lit("correct"))
         .otherwise(F.concat_ws(":", "target_kind", "target")))
     if targets is None:
-        order = {"correct": 0, "variant": 1, "bug": 2}
-        found = long.select("target_kind", "target").distinct().collect()
-        targets = [target_label(r.target_kind, r.target)
-                   for r in sorted(found, key=lambda r: (order.get(r.target_kind, 3), r.target))]
+        targets = target_labels((r.target_kind, r.target)
+                                for r in long.select("target_kind", "target").distinct().collect())
     totals = corpus.counterexamples.groupBy("property").agg(F.count(F.lit(1)).alias("total"))
     if not targets:
         return totals.orderBy("property")

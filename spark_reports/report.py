@@ -147,9 +147,7 @@ def build_report(corpus_dir: Any, out_dir: Any, master: Optional[str] = None, *,
         o = timed("overview", lambda: A.overview(corpus))
     has_ce = bool(o["counterexamples"])
     km_long = timed("kill matrix", lambda: A.kill_matrix(corpus).collect()) if has_ce else []
-    order = {"correct": 0, "variant": 1, "bug": 2}
-    targets = sorted({(r.target_kind, r.target) for r in km_long}, key=lambda t: (order.get(t[0], 3), t[1]))
-    target_names = [A.target_label(k, t) for k, t in targets]
+    target_names = A.target_labels((r.target_kind, r.target) for r in km_long)
     km_wide = timed("kill matrix (wide)", lambda: A.kill_matrix_wide(corpus, target_names).collect()) if has_ce else []
     buckets = timed("signature buckets", lambda: A.signature_buckets(corpus).limit(max(bucket_rows, max_diagrams))
                     .collect()) if has_ce else []
