@@ -4,6 +4,7 @@ tests (tests/variants/test_campaigns.py, tests/harness/test_bugs_caught.py)."""
 from __future__ import annotations
 
 import os
+from typing import Optional
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -21,16 +22,18 @@ SEARCH_LIMIT = {STEPS: 2500, DEEP_STEPS: 1500}
 LOG_ENV = "REPLICHECK_SEARCH_LOG"
 
 
-def search(machine: type, deep: bool, expected: type[BaseException], budget: int, name: str) -> BaseException:
+def search(machine: type, deep: bool, expected: type[BaseException], budget: int, name: str,
+           limit: Optional[int] = None) -> BaseException:
     """Run ``machine`` derandomized, generation only, with examples of up to
-    DEEP_STEPS (``deep``) or STEPS steps; assert it fails with ``expected``
-    within ``budget`` examples and return the failure. Use with the
-    ``reproducible_generation`` fixture."""
+    DEEP_STEPS (``deep``) or STEPS steps and ``limit`` valid examples at most
+    (default SEARCH_LIMIT for those steps); assert it fails with ``expected``
+    within ``budget`` examples (discarded ones included) and return the failure.
+    Use with the ``reproducible_generation`` fixture."""
     steps = DEEP_STEPS if deep else STEPS
     try:
         with pytest.raises(expected) as failure:
             run_state_machine_as_test(machine, settings=settings(
-                max_examples=SEARCH_LIMIT[steps], stateful_step_count=steps,
+                max_examples=limit or SEARCH_LIMIT[steps], stateful_step_count=steps,
                 derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck),
                 phases=[Phase.generate]))
     finally:

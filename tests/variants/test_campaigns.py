@@ -12,8 +12,8 @@ much harder to find shows up here. A run ends at its search limit
 include the ones Hypothesis discards), so for the flaws found near that limit
 the budget is capped at a little above it and the limit is what binds. Flaws
 that need long interleavings get examples of up to 400 steps, the rest 100.
-Variants the test's stream does not reach are listed in ``NOT_YET_FOUND`` with
-what they need; minimal hand-written scenarios
+Variants too rare for that limit get a long search of their own (``LONG_SEARCH``,
+run by ``make test-long`` and CI, not by ``make test``); minimal hand-written scenarios
 (tests/variants/test_minimal_scenarios.py) keep every variant reachable.
 """
 
@@ -46,32 +46,44 @@ BUDGET: dict[Variant, int] = {
 DEEP = {Variant.NO_LAST_FETCHED_EPOCH, Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH,
         Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH, Variant.NO_FETCH_RESPONSE_VALIDATION,
         Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH}
-#: Not found by the test's derandomized stream within the search limit, with what
-#: each needs. Their minimal scenarios still run; ``make fuzz`` hunts them with
-#: fresh seeds.
-NOT_YET_FOUND: dict[Variant, str] = {
-    Variant.ISR_JOIN_WITHOUT_LESO: (
-        "not within 2,500 examples of up to 100 steps nor 1,500 of up to 400 (an earlier version of "
-        "the machine found it after 2,161 of 400): it needs a new leader whose HWM is below the "
-        "committed end (stale, and held there until every ISR member fetches in the new epoch or "
-        "while the ISR is below MinISR, §2.6), a follower outside the ISR lacking committed records "
-        "that fetches between that HWM and the committed end, and the controller accepting its "
-        "expansion before the follower has the records; such a fetch is served in at most about 1 "
-        "of 550 examples, and the violation followed in 3 of 6,000 (one path)"),
+#: Flaws too rare for the default suite's search limit, with the limit (valid
+#: 100-step examples) and the budget (examples, discarded ones included) of their
+#: own search, marked ``long_search``: excluded from ``make test``, run by ``make
+#: test-long`` and by CI. ISR_JOIN_WITHOUT_LESO needs a new leader whose HWM is
+#: below the committed end (stale: held until every ISR member fetches in the new
+#: epoch, or for good while the ISR is below MinISR, §2.6), a follower outside the
+#: ISR fetching between that HWM and the LESO, and the controller accepting its
+#: expansion; over four streams of 1,500 valid examples the violation followed 3
+#: times (one path). Measured: found after 8,167 examples (about 4 minutes on one
+#: core); the limit binds.
+LONG_SEARCH: dict[Variant, tuple[int, int]] = {
+    Variant.ISR_JOIN_WITHOUT_LESO: (12_000, 18_000),
 }
 
 
-def test_every_variant_is_budgeted_or_explained():
-    assert set(BUDGET) | set(NOT_YET_FOUND) == set(Variant)
-    assert not set(BUDGET) & set(NOT_YET_FOUND)
+def test_every_variant_is_budgeted():
+    assert set(BUDGET) | set(LONG_SEARCH) == set(Variant)
+    assert not set(BUDGET) & set(LONG_SEARCH)
     assert all(BUDGET[v] > 0 for v in BUDGET)
+
+
+def _check_found(variant: Variant, failure: BaseException) -> None:
+    expected = VARIANT_DOCS[variant][1]
+    assert set(failure.property_names) & set(expected), (  # type: ignore[attr-defined]
+        f"{variant.name} broke {failure.property_names}, expected one of {expected}")  # type: ignore[attr-defined]
 
 
 @pytest.mark.usefixtures("reproducible_generation")
 @pytest.mark.parametrize("variant", sorted(BUDGET, key=lambda v: v.name), ids=lambda v: v.name)
 def test_machine_finds_the_variant(variant: Variant):
     machine = machine_for(variants=frozenset({variant}), name=f"Find_{variant.name}")
-    failure = search(machine, variant in DEEP, PropertyViolated, BUDGET[variant], variant.name)
-    expected = VARIANT_DOCS[variant][1]
-    assert set(failure.property_names) & set(expected), (
-        f"{variant.name} broke {failure.property_names}, expected one of {expected}")
+    _check_found(variant, search(machine, variant in DEEP, PropertyViolated, BUDGET[variant], variant.name))
+
+
+@pytest.mark.long_search
+@pytest.mark.usefixtures("reproducible_generation")
+@pytest.mark.parametrize("variant", sorted(LONG_SEARCH, key=lambda v: v.name), ids=lambda v: v.name)
+def test_machine_finds_the_variant_in_a_long_search(variant: Variant):
+    limit, budget = LONG_SEARCH[variant]
+    machine = machine_for(variants=frozenset({variant}), name=f"Find_{variant.name}")
+    _check_found(variant, search(machine, False, PropertyViolated, budget, variant.name, limit=limit))
