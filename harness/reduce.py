@@ -4,7 +4,10 @@ Hypothesis shrinks the machine's choices, not the trace: a rule step that carrie
 a whole exchange, or a message id that names an earlier send, keeps steps that
 the failure does not need. This pass works on the trace itself. It removes
 chunks of steps, then single steps, and keeps every removal after which the
-trace still replays and fails the same way.
+trace still replays and fails the same way. When no step can go, it moves one
+step elsewhere and reduces again: some steps are needed only because of the order
+of others (a write before an ISR shrink needs the fetches that replicate it; the
+same write after the expansion that raced with it does not).
 
 When a step goes, the steps after it are re-based on the state they now reach:
 - a delivery or drop names its message by the id its send gets in the new run
@@ -18,7 +21,9 @@ machine's checks, SUT comparison included.
 also tries smaller ones: a cluster without one broker, a replica fewer, a lower
 MinISR, no unclean recovery strategy and no unclean leader election, in that order.
 The trace is carried over to the smaller configuration with its brokers renamed in
-order and the steps that can no longer run left out, then reduced again. A
+order and the steps that can no longer run left out (a replica left out leaves the
+reassignment targets too), then reduced again; when it fails in no smaller
+configuration as it is, it is carried over with one step moved. A
 counterexample found on RF 4 of 5 brokers can so come down to the RF 2 of 3 brokers
 of a hand-written scenario.
 """
@@ -58,13 +63,20 @@ def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
     configuration the trace ran in)."""
     if len(keep) != len(trace):
         raise ValueError(f"keep has {len(keep)} flags for a trace of {len(trace)} steps")
+    return reorder(trace, [i for i, kept in enumerate(keep) if kept], config, sent, lenient)
+
+
+def reorder(trace: Sequence[Any], order: Sequence[int], config: Config,
+            sent: Optional[Sequence[range]] = None, lenient: bool = False) -> Optional[tuple]:
+    """The steps of ``trace`` at the indices ``order``, in that order, re-based as
+    the module says; None, ``lenient`` and ``sent`` as in ``rebase``. A delivery
+    moved before its message's send is a delivery whose send is gone."""
     sent = sends(trace, config) if sent is None else sent
     state = initial_state(config)
-    ids: dict[int, int] = {}  # message id in the original run -> id in the shorter one
+    ids: dict[int, int] = {}  # message id in the original run -> id in the new one
     out: list = []
-    for action, kept, own in zip(trace, keep, sent):
-        if not kept:
-            continue
+    for index in order:
+        action, own = trace[index], sent[index]
         if hasattr(action, "msg"):
             if action.msg not in ids:
                 if lenient:
@@ -87,6 +99,21 @@ def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
                 ids[old] = new_id + offset
         out.append(action)
     return tuple(out)
+
+
+#: Steps moved only in traces up to this long: there are (n - 1)^2 orders with one
+#: step moved, each replayed, so on longer traces (shrinking cut short) the time
+#: goes to removing steps instead.
+MOVE_MAX_STEPS = 30
+
+
+def moves(n: int) -> Iterator[list[int]]:
+    """Every order of ``n`` steps with one step moved elsewhere, as index lists:
+    each step later first (nearest first), then earlier; each order once."""
+    for i in range(n):
+        rest = [k for k in range(n) if k != i]
+        for j in [*range(i + 1, n), *range(i - 2, -1, -1)]:  # i -> i - 1 is the swap i - 1 -> i
+            yield rest[:j] + [i] + rest[j:]
 
 
 # ------------------------------------------------------- smaller configurations
@@ -125,7 +152,8 @@ def smaller_configs(config: Config) -> Iterator[Smaller]:
     """The configurations one simplification below ``config``, simplest first:
     without one broker (above MIN_BROKERS; its replica goes too, and MinISR is
     capped by the new replication factor), without one replica (the broker
-    stays), MinISR one lower, unclean recovery "none", no unclean leader election.
+    stays; tried with the broker left out of every step, then kept as a target of
+    reassignments), MinISR one lower, unclean recovery "none", no unclean leader election.
     The remaining brokers are renamed in order to 1..n, like the configurations
     the machine draws, when ``config``'s brokers are named so."""
     same = {b: b for b in config.brokers}
@@ -144,8 +172,13 @@ def smaller_configs(config: Config) -> Iterator[Smaller]:
     if len(config.assignment) > 1:
         for gone in reversed(config.assignment):
             assignment = tuple(b for b in config.assignment if b != gone)
-            yield Smaller(attrs.evolve(config, assignment=assignment, min_isr=min(config.min_isr, len(assignment))),
-                          same, f"without replica {gone}")
+            smaller = attrs.evolve(config, assignment=assignment, min_isr=min(config.min_isr, len(assignment)))
+            # First the broker leaves the story: the steps naming it go, and so does
+            # it from every reassignment target (a target [1, 3] that removed replica 2
+            # becomes [1], still a removal). Then the broker stays and may be
+            # reassigned in: a target keeps it.
+            yield Smaller(smaller, {b: b for b in config.brokers if b != gone}, f"without replica {gone}")
+            yield Smaller(smaller, same, f"without replica {gone}, broker {gone} kept for reassignments")
     if config.min_isr > 1:
         yield Smaller(attrs.evolve(config, min_isr=config.min_isr - 1), same, f"MinISR {config.min_isr - 1}")
     if config.unclean_recovery != "none":
@@ -155,15 +188,17 @@ def smaller_configs(config: Config) -> Iterator[Smaller]:
 
 
 def carry_over(trace: Sequence[Any], config: Config, smaller: Smaller,
-               sent: Optional[Sequence[range]] = None) -> tuple:
+               sent: Optional[Sequence[range]] = None, order: Optional[Sequence[int]] = None) -> tuple:
     """``trace`` (run in ``config``) carried over to ``smaller.config``: brokers
     renamed, and the steps left out that name a broker it lacks, are not enabled
     there, or deliver a message whose send was left out. ``sent`` is
-    ``sends(trace, config)`` when already known."""
+    ``sends(trace, config)`` when already known; ``order`` (indices into
+    ``trace``, default all in turn) takes the steps in another order."""
     renamed = [rename_brokers(a, smaller.names) for a in trace]
     sent = sends(trace, config) if sent is None else sent
-    carried = rebase([r if r is not None else a for r, a in zip(renamed, trace)],
-                     [r is not None for r in renamed], smaller.config, sent, lenient=True)
+    order = range(len(trace)) if order is None else order
+    carried = reorder([r if r is not None else a for r, a in zip(renamed, trace)],
+                      [i for i in order if renamed[i] is not None], smaller.config, sent, lenient=True)
     assert carried is not None  # a lenient rebase leaves steps out instead
     return carried
 
@@ -236,6 +271,37 @@ def _ddmin(best: tuple, config: Config, failure: _Failure, deadline: float) -> t
     return best
 
 
+def _moved(best: tuple, config: Config, failure: _Failure, deadline: float) -> Optional[tuple]:
+    """A trace shorter than ``best`` that fails in ``config`` as ``failure`` does:
+    ``best`` with one step moved (``moves``), then reduced by ``_ddmin``; None when
+    no move leads to one, ``deadline`` passes, or ``best`` is longer than
+    MOVE_MAX_STEPS. Few moves keep a trace failing, so the reductions tried are few."""
+    if len(best) > MOVE_MAX_STEPS:
+        return None
+    sent = sends(best, config)
+    for order in moves(len(best)):
+        if time.monotonic() >= deadline:
+            return None
+        moved = failure.reproduced(reorder(best, order, config, sent), config)
+        if moved is None:
+            continue
+        shorter = moved if len(moved) < len(best) else _ddmin(moved, config, failure, deadline)
+        if len(shorter) < len(best):
+            return shorter
+    return None
+
+
+def _reduce_within(best: tuple, config: Config, failure: _Failure, deadline: float) -> tuple:
+    """``_ddmin``, then ``_moved`` while it shortens the trace and time allows."""
+    best = _ddmin(best, config, failure, deadline)
+    while time.monotonic() < deadline:
+        shorter = _moved(best, config, failure, deadline)
+        if shorter is None:
+            break
+        best = shorter
+    return best
+
+
 def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] = frozenset(),
                  bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
                  max_seconds: float = 60.0, prop: Optional[str] = None) -> tuple:
@@ -247,15 +313,16 @@ def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] =
       when given: a corpus row's property);
     - otherwise, the failure is of the same kind (the SUT differs, or a harness error).
 
-    Stops after ``max_seconds`` and returns the best trace so far. A 1-minimal
-    trace, where no single step can go, is reached when time allows.
+    Stops after ``max_seconds`` and returns the best trace so far. When time
+    allows, no single step of the result can go, nor can any after one step is
+    moved.
 
     Raises ValueError when ``trace`` does not fail (or does not break ``prop``) or
     ``max_seconds`` is not positive, and TraceNotEnabled when a step of it is not
     enabled.
     """
     failure = _Failure.of(trace, config, variants, bugs, compare_sut, max_seconds, prop)
-    return _ddmin(failure.result.trace, failure.result.config, failure, time.monotonic() + max_seconds)
+    return _reduce_within(failure.result.trace, failure.result.config, failure, time.monotonic() + max_seconds)
 
 
 @attrs.frozen
@@ -285,17 +352,35 @@ def reduce_counterexample(trace: Sequence[Any], config: Config, variants: Iterab
     config = failure.result.config
     best = _ddmin(failure.result.trace, config, failure, deadline)
     changes: list[str] = []
-    simplified = True
-    while simplified and time.monotonic() < deadline:
-        simplified = False
-        sent = sends(best, config)  # the message ids of ``best``'s steps, for every candidate configuration
-        for smaller in smaller_configs(config):
-            carried = failure.reproduced(carry_over(best, config, smaller, sent), smaller.config)
-            if carried is not None:
-                config, best = smaller.config, _ddmin(carried, smaller.config, failure, deadline)
-                changes.append(smaller.change)
-                simplified = True
-                break
-            if time.monotonic() >= deadline:
-                break
+    while time.monotonic() < deadline:
+        simpler = _simpler(best, config, failure, deadline)
+        if simpler is not None:
+            smaller, carried = simpler
+            config, best = smaller.config, _ddmin(carried, smaller.config, failure, deadline)
+            changes.append(smaller.change)
+            continue
+        # No simpler configuration fails: try reordering in this one.
+        shorter = _moved(best, config, failure, deadline)
+        if shorter is None:
+            break
+        best = shorter
     return Reduced(best, config, tuple(changes))
+
+
+def _simpler(best: tuple, config: Config, failure: _Failure, deadline: float) -> Optional[tuple[Smaller, tuple]]:
+    """The first simpler configuration (``smaller_configs``) that ``best``, carried
+    over, fails in as ``failure`` does, with that trace. When none does, ``best``
+    with one step moved (``moves``) and then carried over counts too: the order a
+    smaller cluster needs may differ (on two replicas a write before an ISR shrink
+    is committed at once, and the expansion that raced with it is refused; only
+    up to MOVE_MAX_STEPS steps). None when nothing fails or ``deadline`` passes."""
+    sent = sends(best, config)  # the message ids of ``best``'s steps, for every candidate configuration
+    simpler = list(smaller_configs(config))
+    for order in [None, *(moves(len(best)) if len(best) <= MOVE_MAX_STEPS else ())]:
+        for smaller in simpler:
+            if time.monotonic() >= deadline:
+                return None
+            reproduced = failure.reproduced(carry_over(best, config, smaller, sent, order), smaller.config)
+            if reproduced is not None:
+                return smaller, reproduced
+    return None

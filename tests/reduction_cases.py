@@ -1,10 +1,11 @@
-"""A counterexample that only reduction in smaller configurations brings down to
-its minimal scenario, shared by the reduction tests (tests/harness/test_reduce.py)
-and the corpus export tests (tests/corpus/test_corpus_reduction.py)."""
+"""Counterexamples that only reduction in smaller configurations brings down,
+shared by the reduction tests (tests/harness/test_reduce.py) and the corpus
+export tests (tests/corpus/test_corpus_reduction.py)."""
 
 from __future__ import annotations
 
-from model import Config, FenceBroker, Produce, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch
+from model import (Config, FenceBroker, Produce, ProposeIsrExpand, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
+                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch)
 
 BIG = Config(brokers=(1, 2, 3, 4, 5), assignment=(1, 2, 3), min_isr=3, unclean_recovery="balanced",
              unclean_leader_election=True)
@@ -13,3 +14,29 @@ BIG = Config(brokers=(1, 2, 3, 4, 5), assignment=(1, 2, 3), min_isr=3, unclean_r
 # in its own configuration, and comes down to the 3-step minimal scenario on RF 2 of 3.
 BIG_TRACE = (FenceBroker(2), ReplicateMetadata(1, 2), Produce(1, 1), SendFetch(3), ReceiveFetchRequest(1),
              ReceiveFetchResponse(2), SendFetch(3), ReceiveFetchRequest(3))
+
+# NO_MAXIMAL_ISR on RF 3 (MinISR 1), as Hypothesis shrank it: leader 1 takes a write,
+# drops follower 2 from the ISR and proposes it back on its fetch at offset 0; follower
+# 3's fetch at offset 1 advances the HWM on the committed ISR [1, 3] while [1, 2, 3] is
+# pending, and the controller accepts 2 without the record. Carried over to RF 2 the
+# write before the shrink is committed at once (ISR [1]) and the expansion is refused:
+# only with the write moved after the proposal does it fail there, as the 8-step
+# minimal scenario does.
+MAXIMAL_RF3 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1)
+MAXIMAL_TRACE = (SendFetch(2), ReceiveFetchRequest(1), Produce(1, 1), SendFetch(3), ProposeIsrShrink(1, 2),
+                 ReceiveAlterPartition(4), ReceiveFetchRequest(3), ReceiveFetchResponse(6),
+                 ReceiveAlterPartitionResponse(5), ProposeIsrExpand(1, 2), ReceiveAlterPartition(7),
+                 SendFetch(3), ReceiveFetchRequest(9))
+
+# NO_FETCH_RESPONSE_VALIDATION on RF 3 (MinISR 1): value 1 is committed; follower 2
+# fetches at offset 1 and, before the answer (value 2) arrives, is removed (target
+# [1, 3]) and re-added, recreating its replica empty; the stale answer puts value 2 at
+# offset 0. Without replica 3 the targets must lose broker 3 too ([1], [1, 2]): kept,
+# [1, 3] would reassign 3 in instead of removing 2.
+RESPONSE_RF3 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1)
+RESPONSE_TRACE = (Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
+                  SendFetch(3), ReceiveFetchRequest(3), ReceiveFetchResponse(4),
+                  SendFetch(2), ReceiveFetchRequest(5), ReceiveFetchResponse(6),
+                  SendFetch(3), ReceiveFetchRequest(7), Reassign((1, 3)), Reassign((1, 2, 3)), Produce(1, 2),
+                  SendFetch(2), ReplicateMetadata(2, 1), ReceiveFetchRequest(9), ReplicateMetadata(2, 1),
+                  ReceiveFetchResponse(10))

@@ -6,12 +6,13 @@ import pytest
 
 from harness import replay
 from harness.minimal_scenarios import MINIMAL
-from harness.reduce import Smaller, carry_over, rebase, reduce_counterexample, reduce_trace, rename_brokers, sends, smaller_configs
+from harness.reduce import (Smaller, carry_over, moves, rebase, reduce_counterexample, reduce_trace, rename_brokers,
+                            reorder, sends, smaller_configs)
 from model import (Config, ControlledShutdown, FenceBroker, ListOffsets, Produce, ProposeIsrExpand, Reassign, ReceiveFetchRequest,
                    ReceiveFetchResponse, ReplicateMetadata, SendFetch, UncleanShutdown,
                    Variant)
 
-from reduction_cases import BIG, BIG_TRACE
+from reduction_cases import BIG, BIG_TRACE, MAXIMAL_RF3, MAXIMAL_TRACE, RESPONSE_RF3, RESPONSE_TRACE
 
 RF3 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2)
 
@@ -42,6 +43,23 @@ def test_rebase_gives_a_produce_the_next_unique_value():
 def test_rebase_checks_the_flags_match_the_trace():
     with pytest.raises(ValueError, match="keep has 2 flags for a trace of 10 steps"):
         rebase(TRACE, [True, True], RF3)
+
+
+def test_moves_gives_every_order_with_one_step_moved_once():
+    assert list(moves(3)) == [[1, 0, 2], [1, 2, 0], [0, 2, 1], [2, 0, 1]]
+    orders = [tuple(o) for o in moves(6)]
+    assert len(orders) == len(set(orders)) == 25  # (n - 1)^2 orders differ from the original
+    assert all(sorted(o) == list(range(6)) for o in orders) and tuple(range(6)) not in orders
+
+
+def test_reorder_renumbers_the_messages_and_rejects_a_delivery_before_its_send():
+    # Follower 3's round trip (steps 7-9) moved before follower 2's first one.
+    order = [6, 7, 8, 9, 0, 1, 2, 3, 4, 5]
+    assert reorder(TRACE, order, RF3) == (Produce(1, 1), SendFetch(3), ReceiveFetchRequest(1),
+                                          ReceiveFetchResponse(2), SendFetch(2), ReceiveFetchRequest(3),
+                                          ReceiveFetchResponse(4), SendFetch(2), ReceiveFetchRequest(5),
+                                          ReceiveFetchResponse(6))
+    assert reorder(TRACE, [1, 0, *range(2, 10)], RF3) is None
 
 
 def _padded(variant: Variant) -> tuple:
@@ -130,12 +148,17 @@ def test_smaller_configurations_come_simplest_first():
     smaller = list(smaller_configs(config))
     assert [s.change for s in smaller] == [
         "without broker 4", "without broker 3", "without broker 2", "without broker 1",
-        "without replica 3", "without replica 2", "without replica 1",
+        "without replica 3", "without replica 3, broker 3 kept for reassignments",
+        "without replica 2", "without replica 2, broker 2 kept for reassignments",
+        "without replica 1", "without replica 1, broker 1 kept for reassignments",
         "MinISR 2", 'unclean recovery "none"', "no unclean leader election"]
     without_2 = smaller[2]
     assert without_2.names == {1: 1, 3: 2, 4: 3}
     assert (without_2.config.brokers, without_2.config.assignment, without_2.config.min_isr) == ((1, 2, 3), (1, 2), 2)
+    # Without replica 3, broker 3 first leaves every step and target, then stays a broker.
     assert smaller[4].config.brokers == (1, 2, 3, 4) and smaller[4].config.assignment == (1, 2)
+    assert smaller[4].names == {1: 1, 2: 2, 4: 4} and smaller[5].names == {1: 1, 2: 2, 3: 3, 4: 4}
+    assert smaller[5].config == smaller[4].config
     assert list(smaller_configs(Config(brokers=(1, 2, 3), assignment=(1,), min_isr=1))) == []
 
 
@@ -181,3 +204,41 @@ def test_reduction_keeps_the_configuration_when_no_smaller_one_fails():
     reduced = reduce_counterexample(_padded(variant), scenario.config, {variant})
     assert reduced.changes == () and reduced.config == attrs.evolve(scenario.config, variants=frozenset({variant}))
     assert reduced.trace == scenario.actions
+
+
+def test_a_step_moved_lets_the_trace_fail_in_a_smaller_configuration():
+    variant = Variant.NO_MAXIMAL_ISR
+    scenario = MINIMAL[variant]
+    assert replay(MAXIMAL_TRACE, MAXIMAL_RF3, {variant}).failed
+    assert reduce_trace(MAXIMAL_TRACE, MAXIMAL_RF3, {variant}) == MAXIMAL_TRACE  # 1-minimal on RF 3
+    reduced = reduce_counterexample(MAXIMAL_TRACE, MAXIMAL_RF3, {variant})
+    assert reduced.changes == ("without replica 3",)
+    assert reduced.config == attrs.evolve(scenario.config, variants=frozenset({variant}))
+    assert len(reduced.trace) == len(scenario.actions) == 8
+    assert reduced.trace.index(Produce(1, 1)) > reduced.trace.index(ProposeIsrExpand(1, 2))  # the write moved
+    assert not replay(reduced.trace, scenario.config).failed
+
+
+def test_a_replica_left_out_leaves_every_reassignment_target():
+    variant = Variant.NO_FETCH_RESPONSE_VALIDATION
+    assert replay(RESPONSE_TRACE, RESPONSE_RF3, {variant}).property_names == ("LogMatching",)
+    reduced = reduce_counterexample(RESPONSE_TRACE, RESPONSE_RF3, {variant})
+    assert reduced.changes == ("without replica 3",) and reduced.config.assignment == (1, 2)
+    assert Reassign((1,)) in reduced.trace and Reassign((1, 2)) in reduced.trace
+    assert replay(reduced.trace, reduced.config).property_names == ("LogMatching",)
+
+
+def test_a_step_moved_lets_more_steps_go_in_the_same_configuration():
+    variant = Variant.NO_FETCH_RESPONSE_VALIDATION
+    scenario = MINIMAL[variant]
+    # RESPONSE_TRACE carried over to RF 2: a second fetch round tells follower 2 the
+    # HWM before the remove-then-readd. With the re-add's fetch (messages 5, 6) moved
+    # before the reassignments, that round can go: the minimal scenario's 12 steps.
+    trace = (Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
+             SendFetch(2), ReceiveFetchRequest(3), ReceiveFetchResponse(4), Reassign((1,)), Reassign((1, 2)),
+             Produce(1, 2), SendFetch(2), ReplicateMetadata(2, 1), ReceiveFetchRequest(5), ReplicateMetadata(2, 1),
+             ReceiveFetchResponse(6))
+    assert replay(trace, scenario.config, {variant}).property_names == ("LogMatching",)
+    reduced = reduce_trace(trace, scenario.config, {variant})
+    assert len(reduced) == len(scenario.actions) == 12
+    assert replay(reduced, scenario.config, {variant}).property_names == ("LogMatching",)
