@@ -260,12 +260,13 @@ MINIMAL: dict[Variant, MinimalScenario] = {
             "at offset 1, and the empty replica rejoins the ISR."),
     ),
     Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: MinimalScenario(
-        config=_RF3,
-        actions=(FenceBroker(2), Reassign((1, 2)), FenceBroker(1), *_LAST_REPLICA_UNCLEAN_RESTART[1:]),
+        config=_RF2_MIN1,
+        actions=(FenceBroker(2), Reassign((2,))),
         expected="MinIsrRecoveryQuorum",
         story=(
-            "Ch4 rules 1-2, §6.7: with 2 fenced (ISR [1, 3]), reassigning to [1, 2] completes with final\n"
-            "ISR [1] below MinISR 2. Leader 1 is fenced (ISR [], ELR [1]) and restarts uncleanly, moving\n"
-            "to LastKnownELR [1]: one replica, short of the MinISR-sized recovery quorum (§5.3.2)."),
+            "Ch4 rules 1-2, §6.7: fencing follower 2 leaves ISR [1] (MinISR 1, so no ELR). Reassigning to\n"
+            "[2] must wait for 2 to rejoin the ISR; completed at once, its final ISR is [] below MinISR:\n"
+            "leader 1 leaves, no replica is left to lead, and the LastKnownELR [] holds no recovery\n"
+            "quorum (§5.3.2)."),
     ),
 }

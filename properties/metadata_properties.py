@@ -204,7 +204,7 @@ def _valid_partition_metadata(state: ClusterState) -> tuple[Violation, ...]:
 def _epoch_monotonicity(state: ClusterState) -> tuple[Violation, ...]:
     scan = _scan(state.controller.metadata_log)
     out: list[Violation] = [v for _, v in scan.problems]
-    part = scan.images[-1]
+    part = scan.images[scan.n]  # the list may already hold the images of a longer log that extends this one
     p = state.partition
     if part != p:
         out.append(Violation("EpochMonotonicity",

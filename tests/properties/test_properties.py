@@ -26,7 +26,7 @@ from model import (NO_LEADER, AckedWrite, ClusterState, Config, Consume, FenceBr
                    ListOffsetsAnswer, PartitionRecord, ProposeIsrExpand, ProposeIsrShrink, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, Record, RegisterBrokerRecord,
                    ReplicateMetadata, StartBroker, UncleanElectionReport, UncleanShutdown, UnfenceBroker,
-                   initial_state)
+                   initial_state, step)
 from properties import ALL, BY_NAME, Property, Violation, check_all
 from states import (append_metadata, leaderless_after_unclean_restarts, produce, replicate, replicated, run,
                     sync, with_broker, with_history, with_log, with_partition, with_registration, with_replica)
@@ -836,3 +836,14 @@ def test_initial_state_satisfies_every_property():
     for config in (Config(), FOUR_BROKERS,
                    Config(brokers=(1, 2, 3, 4, 5), assignment=(5, 4, 3), min_isr=3, unclean_recovery="proactive")):
         assert check_all(initial_state(config)) == ()
+
+
+def test_a_state_checks_the_same_after_a_branch_from_it_was_checked():
+    # Properties are pure: the metadata-log scans they cache are shared with the scans
+    # of longer logs, and a state checked again after a branch (here, fencing broker 2
+    # appends a record to its log) must not see that branch's records.
+    start = initial_state(Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1))
+    assert check_all(step(start, ListOffsets())) == ()
+    assert check_all(step(start, FenceBroker(2))) == ()
+    assert check_all(step(start, ListOffsets())) == ()
+    assert check_all(start) == ()
