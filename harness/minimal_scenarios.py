@@ -68,10 +68,10 @@ def commit_one_on_rf2(follower: int = 2) -> tuple[Action, ...]:
 # committed value 1 on [1, 2] and knows 2's fetch offset 1. The removal completes at
 # once (ISR [1] >= MinISR) with a leader epoch bump; the leader applies removal and
 # re-add as ONE metadata batch, so 2 stays in its replica set with its old follower
-# state; broker 2 applies them one by one, so its replica is deleted and recreated
-# empty.
-_REMOVE_READD_2 = (Reassign((1,)), Reassign((1, 2)), ReplicateMetadata(1, 2),
-                   ReplicateMetadata(2, 1), ReplicateMetadata(2, 1))
+# state; broker 2 applies the removal alone, so its replica is deleted (applying the
+# re-add next would recreate it empty: an electable replica lacking committed data
+# either way, one step sooner here).
+_REMOVE_READD_2 = (Reassign((1,)), Reassign((1, 2)), ReplicateMetadata(1, 2), ReplicateMetadata(2, 1))
 
 _RF2 = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2)
 _RF2_MIN1 = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1)
@@ -119,12 +119,13 @@ MINIMAL: dict[Variant, MinimalScenario] = {
         actions=(Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
                  SendFetch(2), *_REMOVE_READD_2,
                  ReceiveFetchRequest(3), ProposeIsrExpand(1, 2), ReceiveAlterPartition(5)),
-        expected="LeaderCandidateCompleteness",
+        expected="StrongIsr",
         story=(
             "KIP-320 / KAFKA-6880 with §6.5.4's remove-then-readd: follower 2 holds value 1 and sends a\n"
             "fetch at offset 1 in leader epoch 1; 2 is removed and re-added, the leader (epoch 2) commits\n"
-            "value 1 alone, and broker 2 deletes and recreates its replica empty. The old fetch arrives:\n"
-            "unfenced, it counts as offset 1 fetched in this epoch, so the empty replica joins the ISR."),
+            "value 1 alone, and broker 2 applies the removal and deletes its replica. The old fetch\n"
+            "arrives: unfenced, it counts as offset 1 fetched in this epoch, so 2 joins the ISR\n"
+            "without the committed record."),
     ),
     Variant.NO_MAXIMAL_ISR: MinimalScenario(
         config=_RF2_MIN1,
@@ -153,13 +154,13 @@ MINIMAL: dict[Variant, MinimalScenario] = {
     Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH: MinimalScenario(
         config=_RF2_MIN1,
         actions=_REMOVE_READD_REJOIN,
-        expected="LeaderCandidateCompleteness",
+        expected="StrongIsr",
         story=(
             "§6.5.4: value 1 is committed on [1, 2] and leader 1 knows 2's fetch offset 1. Replica 2 is\n"
             "removed and re-added; the leader applies both changes in one metadata batch (new leader\n"
-            "epoch 2, 2 still a replica), broker 2 applies them separately (replica deleted, recreated\n"
-            "empty). 2's old fetch offset reaches the HWM and LESO; without condition 3 (a fetch in the\n"
-            "current leader epoch) the empty replica rejoins the ISR."),
+            "epoch 2, 2 still a replica), broker 2 applies the removal alone (replica deleted). 2's old\n"
+            "fetch offset reaches the HWM and LESO; without condition 3 (a fetch in the current leader\n"
+            "epoch) 2 rejoins the ISR without the committed record."),
     ),
     Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH: MinimalScenario(
         config=_RF3,
@@ -252,12 +253,12 @@ MINIMAL: dict[Variant, MinimalScenario] = {
     Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: MinimalScenario(
         config=_RF2_MIN1,
         actions=_REMOVE_READD_REJOIN,
-        expected="LeaderCandidateCompleteness",
+        expected="StrongIsr",
         story=(
             "§2.10.3 with §6.5.4's remove-then-readd: leader 1 moves to leader epoch 2 in one metadata\n"
-            "batch that removes and re-adds replica 2, which broker 2 deletes and recreates empty. The\n"
-            "leader keeps 2's last-fetch marker from epoch 1, so 2 counts as having fetched in epoch 2\n"
-            "at offset 1, and the empty replica rejoins the ISR."),
+            "batch that removes and re-adds replica 2; broker 2 applies the removal and deletes its\n"
+            "replica. The leader keeps 2's last-fetch marker from epoch 1, so 2 counts as having\n"
+            "fetched in epoch 2 at offset 1, and it rejoins the ISR without the committed record."),
     ),
     Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: MinimalScenario(
         config=_RF2_MIN1,
