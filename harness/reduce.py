@@ -285,7 +285,7 @@ def _moved(best: tuple, config: Config, failure: _Failure, deadline: float) -> O
         moved = failure.reproduced(reorder(best, order, config, sent), config)
         if moved is None:
             continue
-        shorter = moved if len(moved) < len(best) else _ddmin(moved, config, failure, deadline)
+        shorter = _ddmin(moved, config, failure, deadline)
         if len(shorter) < len(best):
             return shorter
     return None
