@@ -21,10 +21,11 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist worksteal
 
-# The derandomized searches for the flaws too rare for the default suite's search
-# limit (minutes each, see LONG_SEARCH in tests/variants/test_campaigns.py). CI runs them.
+# The derandomized searches for the flaws too rare, or too slow to find, for the
+# default suite (minutes each, see LONG_SEARCH in tests/variants/test_campaigns.py and
+# tests/harness/test_bugs_caught.py). CI runs them.
 test-long: $(STAMP)
-	$(BIN)/python -m pytest -m long_search
+	$(BIN)/python -m pytest -n auto --dist worksteal -m long_search
 
 # After a change to the machine every derandomized stream changes: re-measure the
 # examples each campaign test needs (one line per flaw), then set the budgets.

@@ -20,6 +20,7 @@ from model import (ACTION_TYPES, NO_LEADER, Action, AlterPartitionRequest, Alter
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
                    Consume, ControlledShutdown, DropMessage, FenceBroker, Flush, ListOffsets, Produce, Reassign,
                    CancelReassignment, ReplicateMetadata, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker, Variant, enabled_actions,
+                   CHAPTERS, PROFILES,
                    family_of, initial_state, step, why_not_enabled)
 
 from .coverage import events_between
@@ -142,10 +143,14 @@ class ReplicationMachine(RuleBasedStateMachine):
     the model), ``bugs`` (SUT bugs), ``compare_sut`` (apply every action to
     ``sut.Cluster`` too and compare snapshots), ``lossy_budget`` (lossy unclean
     shutdowns allowed per run; None: MinISR - 1, the fault budget of §6.2),
-    ``unclean_leader_election`` (None: drawn).
+    ``unclean_leader_election`` (None: drawn), ``profile`` and ``model_rules``
+    (whose rules the model and the SUT follow, ``model.profile``; the rules default
+    to the profile's).
     """
 
     variants: frozenset[Variant] = frozenset()
+    profile: str = CHAPTERS
+    model_rules: Optional[frozenset] = None  # None: the profile's (``rules`` is Hypothesis's)
     bugs: frozenset = frozenset()
     compare_sut: bool = False
     run_stats: RunStats = RunStats()  # replaced per subclass by machine_for
@@ -171,7 +176,7 @@ class ReplicationMachine(RuleBasedStateMachine):
     def setup(self, data: st.DataObject) -> None:
         if type(self).run_stats.started is None:
             type(self).run_stats.started = time.monotonic()
-        self.config = data.draw(configs(self.variants, self.unclean_leader_election), label="config")
+        self.config = data.draw(configs(self.variants, self.unclean_leader_election, self.profile, self.model_rules), label="config")
         # A nemesis schedule: at least this many healthy actions between two faults,
         # so replication makes progress (commits data a fault can then threaten).
         # Shrinks to 0: faults anywhere.
@@ -481,16 +486,22 @@ class ReplicationMachine(RuleBasedStateMachine):
 
 def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = frozenset(),
                 compare_sut: Optional[bool] = None, lossy_budget: Optional[int] = None,
-                unclean_leader_election: Optional[bool] = None, name: Optional[str] = None) -> type:
+                unclean_leader_election: Optional[bool] = None, name: Optional[str] = None,
+                profile: str = CHAPTERS, rules: Optional[frozenset] = None) -> type:
     """A ReplicationMachine subclass for one run selection. ``compare_sut`` defaults
     to True unless variants are on (a variant run checks the properties on the
-    model; the SUT implements the correct protocol)."""
+    model; the SUT implements the correct protocol). ``profile``: whose rules
+    (``model.PROFILES``; ValueError names the allowed ones); ``rules``: the rules in
+    force instead of the profile's (say, the profile's minus one)."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {tuple(PROFILES)}, got {profile!r}")
     if compare_sut is None:
         compare_sut = not variants
     label = name or "ReplicationMachine" + "".join(
-        f"_{x.name if hasattr(x, 'name') else x}" for x in sorted(variants | frozenset(bugs), key=str))
+        f"_{x.name if hasattr(x, 'name') else x}" for x in sorted(variants | frozenset(bugs), key=str)) + (
+        "" if profile == CHAPTERS else "_" + profile.replace("-", "_").replace(".", "_"))
     return type(label, (ReplicationMachine,), {
         "variants": frozenset(variants), "bugs": frozenset(bugs), "compare_sut": compare_sut,
         "lossy_budget": lossy_budget, "unclean_leader_election": unclean_leader_election,
-        "run_stats": RunStats(),
+        "profile": profile, "model_rules": None if rules is None else frozenset(rules), "run_stats": RunStats(),
     })

@@ -7,7 +7,8 @@ that the same failure always yields the same ``counterexample_id``.
 - A step is ``{"idx", "family", "action", "args_json"}``: the action class name
   and its attrs fields as JSON, e.g. ``UncleanShutdown`` ``{"broker": 2, "lossy": true}``;
   tuples become lists (``Reassign`` ``{"target": [1, 2, 4]}``).
-- A config is the full ``model.Config`` as JSON, variants by name.
+- A config is the full ``model.Config`` as JSON, variants and rules by name (the
+  profile and its rules only when they are not the defaults).
 - A state is ``attrs``-style JSON: enums by name, frozensets as sorted lists,
   tuples as lists, and the members of the metadata-record and message unions
   tagged with ``"_type"``.
@@ -43,7 +44,7 @@ from typing import Any, Iterable, Optional, Sequence
 import attrs
 
 import model
-from model import ACTION_TYPES, Config, Variant, family_of
+from model import ACTION_TYPES, CHAPTERS, PROFILES, Config, Rule, Variant, family_of
 
 #: Classes tagged with "_type" in state JSON: the members of the union-typed
 #: fields (the metadata log and the network).
@@ -99,7 +100,15 @@ def state_to_json(state: Any) -> str:
 # ------------------------------------------------------------------ config
 
 def config_to_json(config: Config) -> str:
-    return dumps(config)
+    """The config as canonical JSON. The profile is left out when it is the
+    default and the rules when they are the profile's, so a config keeps the JSON
+    (and counterexample ids) it had before profiles existed."""
+    d = to_jsonable(config)
+    if config.rules == PROFILES[config.profile]:
+        del d["rules"]
+    if config.profile == CHAPTERS:
+        del d["profile"]
+    return json.dumps(d, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def _members(enum: Any, names: Iterable[str], what: str) -> frozenset:
@@ -146,6 +155,8 @@ def config_from_json(text: str) -> Config:
         raise TraceDecodeError(f"config_json has unknown field(s) {unknown}; model.Config has {sorted(known)}")
     d = dict(d)
     d["variants"] = variants_from_names(d.get("variants", ()))
+    if "rules" in d:
+        d["rules"] = _members(Rule, d["rules"], "profile rule")
     for key in ("brokers", "assignment"):
         if key in d and isinstance(d[key], list):
             d[key] = tuple(d[key])

@@ -13,9 +13,11 @@ from .actions import (ACTION_TYPES, FAMILIES, Action, CancelReassignment, Consum
                       ReplicateMetadata, SendFetch, StartBroker, UncleanLeaderElection,
                       UncleanRecovery, UncleanShutdown, UnfenceBroker, family_of)
 from .config import MAX_BROKERS, MIN_BROKERS, UNCLEAN_RECOVERY_STRATEGIES, VARIANT_DOCS, Config, Variant
+from .profile import CHAPTERS, KAFKA, KAFKA_RELEASE, PROFILES, RULE_DOCS, Rule, RuleDoc
 from .errors import ActionNotEnabled
 from .initial import initial_state
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset
+from .replica import hwm_quorum
 from .state import (NO_LEADER, NO_LEADER_CHANGE, AckedWrite, AlterPartitionRequest,
                     AlterPartitionResponse, Broker, BrokerRegistration, BrokerStatus, ClusterState,
                     ControllerState, EpochEndOffset, FenceBrokerRecord, FetchRequest, FetchResponse,

@@ -7,6 +7,8 @@ from typing import Any
 
 import attrs
 
+from .profile import CHAPTERS, PROFILES, Rule, rules_error
+
 UNCLEAN_RECOVERY_STRATEGIES = ("none", "balanced", "proactive", "manual")
 MIN_BROKERS, MAX_BROKERS = 3, 5
 
@@ -117,7 +119,11 @@ def _check_brokers(_inst: Any, _attr: Any, brokers: tuple[int, ...]) -> None:
         raise ValueError(f"Config.brokers must be non-negative ids, got {brokers!r}")
 
 
-@attrs.frozen
+def _profile_rules(config: "Config") -> frozenset[Rule]:
+    return PROFILES.get(config.profile, frozenset())
+
+
+@attrs.frozen(repr=False)
 class Config:
     """One partition on a KRaft cluster.
 
@@ -130,6 +136,11 @@ class Config:
         ``"none" | "balanced" | "proactive" | "manual"``.
       unclean_leader_election: legacy ``unclean.leader.election.enable`` (ch7).
       variants: historic protocol flaws switched on (see ``Variant``).
+      profile: whose rules the model follows: ``"chapters"`` (the default, chapters
+        2–6) or ``"kafka-4.4.0"`` (Apache Kafka's code at that release); see
+        ``model.profile``.
+      rules: the ``Rule``s in force; defaults to the profile's. Give the profile's
+        rules minus some to switch single Kafka choices off.
 
     Raises ValueError naming the field and the allowed values on invalid input.
     """
@@ -140,6 +151,9 @@ class Config:
     unclean_recovery: str = "none"
     unclean_leader_election: bool = False
     variants: frozenset[Variant] = attrs.field(default=frozenset(), converter=frozenset)
+    profile: str = CHAPTERS
+    rules: frozenset[Rule] = attrs.field(default=attrs.Factory(_profile_rules, takes_self=True),
+                                         converter=frozenset)
 
     def __attrs_post_init__(self) -> None:
         a = self.assignment
@@ -165,6 +179,28 @@ class Config:
         bad = [v for v in self.variants if not isinstance(v, Variant)]
         if bad:
             raise ValueError(f"Config.variants must hold Variant members ({[v.name for v in Variant]}), got {bad!r}")
+        if self.profile not in PROFILES:
+            raise ValueError(f"Config.profile must be one of {tuple(PROFILES)}, got {self.profile!r}")
+        bad = [r for r in self.rules if not isinstance(r, Rule)]
+        if bad:
+            raise ValueError(f"Config.rules must hold Rule members ({[r.name for r in Rule]}), got {bad!r}")
+        if (why := rules_error(self.rules)) is not None:
+            raise ValueError(f"Config.rules: {why}")
+        if Rule.LAST_KNOWN_LEADER in self.rules and self.unclean_recovery != "none":
+            raise ValueError(
+                f"Config.unclean_recovery must be 'none' under Rule.LAST_KNOWN_LEADER (Kafka has no "
+                f"unclean.recovery.strategy; it elects the last known leader), got {self.unclean_recovery!r}")
+
+    def __repr__(self) -> str:
+        fields = [f"brokers={self.brokers!r}", f"assignment={self.assignment!r}", f"min_isr={self.min_isr!r}",
+                  f"unclean_recovery={self.unclean_recovery!r}",
+                  f"unclean_leader_election={self.unclean_leader_election!r}",
+                  f"variants={self.variants!r}"]
+        if self.profile != CHAPTERS:
+            fields.append(f"profile={self.profile!r}")
+        if self.rules != PROFILES.get(self.profile):
+            fields.append(f"rules={self.rules!r}")
+        return f"Config({', '.join(fields)})"
 
     @property
     def replication_factor(self) -> int:
@@ -179,3 +215,7 @@ class Config:
 
     def has(self, variant: Variant) -> bool:
         return variant in self.variants
+
+    def follows(self, rule: Rule) -> bool:
+        """Whether Kafka's ``rule`` is in force (else the chapters' rule applies)."""
+        return rule in self.rules

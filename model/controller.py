@@ -14,6 +14,7 @@ import attrs
 
 from .config import Variant
 from .log import epoch_entries
+from .profile import Rule
 from .state import (NO_LEADER, NO_LEADER_CHANGE, AlterPartitionRequest, AlterPartitionResponse,
                     BrokerStatus, ClusterState, FenceBrokerRecord, PartitionChangeRecord,
                     PartitionMetadata, RegisterBrokerRecord, UncleanElectionReport,
@@ -27,6 +28,11 @@ FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
 INVALID_UPDATE_VERSION = "INVALID_UPDATE_VERSION"
 INELIGIBLE_REPLICA = "INELIGIBLE_REPLICA"
 INVALID_REQUEST = "INVALID_REQUEST"
+NEW_LEADER_ELECTED = "NEW_LEADER_ELECTED"
+
+# How a leader was elected, when not cleanly (reported as potential data loss, §5.3.2)
+LAST_KNOWN_LEADER = "last_known_leader"
+UNCLEAN_LEADER_ELECTION = "unclean_leader_election"
 
 
 # ------------------------------------------------------------------ change builder
@@ -37,8 +43,28 @@ def commit_partition(state: ClusterState, draft: PartitionMetadata, bump_leader_
     The record bumps the partition epoch, and the leader epoch when the leader
     changes or ``bump_leader_epoch`` (completed reassignment, §2.3.1). Nothing is
     written when nothing changed.
+
+    Under Rule.LEADER_EPOCH_BUMP_ON_REMOVAL the leader epoch is bumped (besides a
+    leader change) exactly when the replica set loses a member, whatever
+    ``bump_leader_epoch`` says (PartitionChangeBuilder.
+    triggerLeaderEpochBumpForReplicaReassignmentIfNeeded). Under
+    Rule.LAST_KNOWN_LEADER the LastKnownELR is the last leader: recorded when the
+    partition first becomes leaderless, cleared when a leader is set, kept while
+    there is none (PartitionChangeBuilder.maybeUpdateRecordElr,
+    maybeUpdateLastKnownLeader).
     """
     p = state.partition
+    cfg = state.config
+    if cfg.follows(Rule.LEADER_EPOCH_BUMP_ON_REMOVAL):
+        bump_leader_epoch = not set(p.replicas) <= set(draft.replicas)
+    if cfg.follows(Rule.LAST_KNOWN_LEADER):
+        leader_set = draft.leader != p.leader or bump_leader_epoch
+        lke = p.last_known_elr
+        if leader_set and draft.leader == NO_LEADER and not p.last_known_elr:
+            lke = frozenset({p.leader})
+        elif leader_set and draft.leader != NO_LEADER and p.last_known_elr:
+            lke = frozenset()
+        draft = attrs.evolve(draft, last_known_elr=lke)
     rec = PartitionChangeRecord(
         leader=draft.leader if (draft.leader != p.leader or bump_leader_epoch) else NO_LEADER_CHANGE,
         isr=draft.isr if draft.isr != p.isr else None,
@@ -57,110 +83,236 @@ def _unfenced(state: ClusterState, broker: int) -> bool:
     return not state.registration(broker).fenced
 
 
-def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr: frozenset[int]) -> PartitionMetadata:
+def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr: frozenset[int],
+                    unclean_restart: frozenset[int] = frozenset()) -> PartitionMetadata:
     """ISR removals move to the ELR while the ISR is below MinISR (§2.9, §5.2.1
     cases A, C); once the ISR reaches MinISR the ELR and LastKnownELR are emptied
-    (case G, §5.3.1). ISR members leave the ELR and LastKnownELR."""
+    (case G, §5.3.1). ISR members leave the ELR and LastKnownELR.
+
+    Under Rule.ELR_KEEPS_REMOVED_REPLICAS removals join the ELR whether or not
+    they are still replicas; ``unclean_restart`` (a broker registering after an
+    unclean shutdown) never does (PartitionChangeBuilder.maybePopulateTargetElr).
+    Under Rule.LAST_KNOWN_LEADER the LastKnownELR is left to ``commit_partition``."""
     cfg = state.config
+    lke_rule = cfg.follows(Rule.LAST_KNOWN_LEADER)
     if len(d.isr) >= cfg.min_isr:
         if cfg.has(Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR):
-            return attrs.evolve(d, elr=d.elr - d.isr, last_known_elr=d.last_known_elr - d.isr)
-        return attrs.evolve(d, elr=frozenset(), last_known_elr=frozenset())
+            return attrs.evolve(d, elr=d.elr - d.isr,
+                                last_known_elr=d.last_known_elr if lke_rule else d.last_known_elr - d.isr)
+        return attrs.evolve(d, elr=frozenset(), last_known_elr=d.last_known_elr if lke_rule else frozenset())
     if cfg.has(Variant.NO_ELR):
         removed_from_isr = frozenset()
-    elr = (d.elr | (removed_from_isr & frozenset(d.replicas))) - d.isr
-    return attrs.evolve(d, elr=elr, last_known_elr=d.last_known_elr - d.isr)
+    if not cfg.follows(Rule.ELR_KEEPS_REMOVED_REPLICAS):
+        removed_from_isr = removed_from_isr & frozenset(d.replicas)
+    elr = (d.elr | removed_from_isr) - d.isr - unclean_restart
+    return attrs.evolve(d, elr=elr, last_known_elr=d.last_known_elr if lke_rule else d.last_known_elr - d.isr)
 
 
-def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, ...]] = None) -> PartitionMetadata:
-    """Clean election (§2.8): keep a still-valid leader; else the first unfenced ISR
+def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, ...]] = None,
+          unclean: bool = True) -> tuple[PartitionMetadata, Optional[str]]:
+    """Election (§2.8): keep a still-valid leader; else the first unfenced ISR
     member; else the first unfenced ELR member, moved to the ISR (case B); else
-    NoLeader. ``order`` defaults to the replica order."""
+    NoLeader. ``order`` defaults to the replica order.
+
+    Returns the draft and, for an unclean election, its mechanism (None when
+    clean): under Rule.LAST_KNOWN_LEADER, with ISR and ELR empty, the last known
+    leader (the registration's LastKnownELR, when it is the only member) once
+    unfenced (PartitionChangeBuilder.canElectLastKnownLeader); then, under
+    Rule.UNCLEAN_ELECTION_IN_CHANGES with unclean.leader.election.enable and
+    ``unclean``, the first unfenced replica (electAnyLeader, Election.UNCLEAN).
+    Either sets ISR = [leader] and empties the ELR (maybeUpdateRecordElr)."""
     order = d.replicas if order is None else order
     if d.leader in d.isr and _unfenced(state, d.leader):
-        return d
+        return d, None
     for r in order:
         if r in d.isr and _unfenced(state, r):
-            return attrs.evolve(d, leader=r)
+            return attrs.evolve(d, leader=r), None
     for r in order:
         if r in d.elr and _unfenced(state, r):
-            return attrs.evolve(d, leader=r, isr=d.isr | {r}, elr=d.elr - {r})
-    return attrs.evolve(d, leader=NO_LEADER)
+            return attrs.evolve(d, leader=r, isr=d.isr | {r}, elr=d.elr - {r}), None
+    cfg = state.config
+    known = state.partition.last_known_elr
+    if cfg.follows(Rule.LAST_KNOWN_LEADER) and not d.isr and not d.elr and len(known) == 1:
+        (last,) = known
+        if _unfenced(state, last):
+            return attrs.evolve(d, leader=last, isr=frozenset({last}), elr=frozenset()), LAST_KNOWN_LEADER
+    if unclean and cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES) and cfg.unclean_leader_election:
+        for r in order:
+            if _unfenced(state, r):
+                return (attrs.evolve(d, leader=r, isr=frozenset({r}), elr=frozenset()),
+                        UNCLEAN_LEADER_ELECTION)
+    return attrs.evolve(d, leader=NO_LEADER), None
 
 
-def maybe_complete_reassignment(state: ClusterState, d: PartitionMetadata) -> tuple[PartitionMetadata, bool]:
-    """Completion phase (§4.2 step 3) when both rules hold: the final ISR has at
-    least MinISR members, and every adding replica is in it. Returns the draft and
-    whether the leader epoch must be bumped."""
+def commit_election(state: ClusterState, d: PartitionMetadata, how: Optional[str],
+                    bump_leader_epoch: bool = False) -> ClusterState:
+    """``commit_partition``, then report an unclean election (§5.3.2)."""
+    state = commit_partition(state, d, bump_leader_epoch)
+    return state if how is None else _report(state, how, state.partition.leader)
+
+
+def completed_reassignment(state: ClusterState, d: PartitionMetadata) -> Optional[PartitionMetadata]:
+    """The draft with its reassignment completed (§4.2 step 3), or None when it
+    cannot complete yet. The chapters: the final ISR (ISR - removing) holds every
+    adding replica and at least MinISR members. Rule.REASSIGNMENT_COMPLETION
+    (PartitionReassignmentReplicas.maybeCompleteReassignment): the final ISR is
+    non-empty and holds every adding replica and, when the replication factor
+    shrinks, every target replica. The replica set becomes the target; the removed
+    replicas leave the ELR and LastKnownELR unless Rule.ELR_KEEPS_REMOVED_REPLICAS
+    or Rule.LAST_KNOWN_LEADER keeps them there. Leader and ELR are the caller's."""
     if not d.reassigning:
-        return d, False
+        return None
+    cfg = state.config
     final_isr = d.isr - d.removing
-    if not d.adding <= final_isr or (len(final_isr) < state.config.min_isr and
-                                     not state.config.has(Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR)):
-        return d, False
     target = d.target_replicas
-    done = attrs.evolve(d, replicas=target, isr=final_isr, elr=d.elr - d.removing,
-                        last_known_elr=d.last_known_elr - d.removing,
+    if cfg.follows(Rule.REASSIGNMENT_COMPLETION):
+        if not final_isr or not target or not d.adding <= final_isr:
+            return None
+        if len(d.adding) < len(d.removing) and not frozenset(target) <= final_isr:
+            return None
+    elif not d.adding <= final_isr or (len(final_isr) < cfg.min_isr and
+                                       not cfg.has(Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR)):
+        return None
+    keep_elr = cfg.follows(Rule.ELR_KEEPS_REMOVED_REPLICAS)
+    keep_lke = cfg.follows(Rule.LAST_KNOWN_LEADER)
+    return attrs.evolve(d, replicas=target, isr=final_isr,
+                        elr=d.elr if keep_elr else d.elr - d.removing,
+                        last_known_elr=d.last_known_elr if keep_lke else d.last_known_elr - d.removing,
                         adding=frozenset(), removing=frozenset())
+
+
+def maybe_complete_reassignment(state: ClusterState, d: PartitionMetadata) -> tuple[PartitionMetadata, bool, Optional[str]]:
+    """Completion phase (§4.2 step 3) when ``completed_reassignment`` allows it: a
+    removed (or no) leader is replaced from the target replicas, and the ELR rules
+    applied. Returns the draft, whether it completed (the chapters bump the leader
+    epoch then, §2.3.1) and how the leader was elected when not cleanly."""
+    done = completed_reassignment(state, d)
+    if done is None:
+        return d, False, None
+    how = None
     if done.leader in d.removing or done.leader == NO_LEADER:
-        done = elect(state, attrs.evolve(done, leader=NO_LEADER), target)
-    return apply_elr_rules(state, done, frozenset()), True
+        done, how = elect(state, attrs.evolve(done, leader=NO_LEADER), done.replicas)
+    return (apply_elr_rules(state, done, d.isr & d.removing) if how is None else done), True, how
+
+
+def change_partition(state: ClusterState, d: PartitionMetadata, unclean_restart: frozenset[int] = frozenset(),
+                     bump_leader_epoch: bool = False, unclean: bool = True) -> ClusterState:
+    """One partition change the way PartitionChangeBuilder.build makes it
+    (completeReassignmentIfNeeded under Rule.REASSIGNMENT_COMPLETION, the election,
+    the ELR rules with the previous ISR's removals, then the record) and commit it.
+    ``d`` holds the change's targets (ISR, replicas, ...); ``unclean``: whether the
+    election may be unclean (Election.UNCLEAN, Rule.UNCLEAN_ELECTION_IN_CHANGES)."""
+    p = state.partition
+    how = None
+    completed = False
+    if state.config.follows(Rule.REASSIGNMENT_COMPLETION) and d.reassigning:
+        done = completed_reassignment(state, d)
+        if done is not None:
+            d, completed = done, True
+            bump_leader_epoch = True
+    if completed and d.leader not in d.isr:
+        d = attrs.evolve(d, leader=NO_LEADER)
+    d, how = elect(state, d, unclean=unclean)
+    # After an unclean election the ELR is void (PartitionChangeBuilder.maybeUpdateRecordElr).
+    d = apply_elr_rules(state, d, p.isr - d.isr, unclean_restart) if how is None else d
+    return commit_election(state, d, how, bump_leader_epoch)
 
 
 # --------------------------------------------------------------- broker lifecycle
 
+def registration_offset(state: ClusterState, broker: int) -> Optional[int]:
+    """Offset of ``broker``'s latest RegisterBrokerRecord in the metadata log (its
+    broker epoch, unless Rule.METADATA_RECORD_ORDER put its batch's partition
+    changes first), or None."""
+    log = state.controller.metadata_log
+    for i in range(len(log) - 1, -1, -1):
+        rec = log[i]
+        if isinstance(rec, RegisterBrokerRecord) and rec.broker == broker:
+            return i
+    return None
+
+
 def register_broker(state: ClusterState, broker: int, clean: bool) -> ClusterState:
     """Accept a BrokerRegistration (§8.1): the broker epoch is the record's offset.
     An empty broker epoch (unclean shutdown) moves the broker's replica from the
-    ELR to the LastKnownELR (§5.2, §5.3.1)."""
+    ELR to the LastKnownELR (§5.2, §5.3.1).
+
+    Under Rule.LAST_KNOWN_LEADER an unclean registration takes the broker out of
+    the ISR and ELR in a partition change that may elect
+    (ReplicationControlManager.handleBrokerShutdown); under
+    Rule.METADATA_RECORD_ORDER that change precedes the RegisterBrokerRecord and
+    the broker epoch is the offset of the first (ClusterControlManager.registerBroker)."""
+    cfg = state.config
     epoch = len(state.controller.metadata_log)
     state = set_registration(state, attrs.evolve(state.registration(broker), broker_epoch=epoch, fenced=True))
-    state = append_metadata(state, RegisterBrokerRecord(broker, epoch, clean))
+    record_first = not cfg.follows(Rule.METADATA_RECORD_ORDER)
+    if record_first:
+        state = append_metadata(state, RegisterBrokerRecord(broker, epoch, clean))
     p = state.partition
-    if not clean and broker in p.elr and not state.config.has(Variant.UNCLEAN_REGISTRATION_KEEPS_ELR):
+    if cfg.follows(Rule.LAST_KNOWN_LEADER):
+        if not clean and (broker in p.isr or broker in p.elr):
+            d = attrs.evolve(p, isr=p.isr - {broker}, elr=p.elr - {broker},
+                             leader=NO_LEADER if p.leader == broker else p.leader)
+            state = change_partition(state, d, unclean_restart=frozenset({broker}))
+    elif not clean and broker in p.elr and not cfg.has(Variant.UNCLEAN_REGISTRATION_KEEPS_ELR):
         state = commit_partition(state, attrs.evolve(p, elr=p.elr - {broker},
                                                      last_known_elr=p.last_known_elr | {broker}))
+    if not record_first:
+        state = append_metadata(state, RegisterBrokerRecord(broker, epoch, clean))
     return state
 
 
 def fence_broker(state: ClusterState, broker: int) -> ClusterState:
     """Fence a broker (§2.8, §2.9.1): remove it from leadership and the ISR, elect a
-    new leader, and move it to the ELR when the new ISR is below MinISR."""
+    new leader, and move it to the ELR when the new ISR is below MinISR. Under
+    Rule.METADATA_RECORD_ORDER the partition change precedes the fence record
+    (ReplicationControlManager.handleBrokerFenced)."""
     state = set_registration(state, attrs.evolve(state.registration(broker), fenced=True))
-    state = append_metadata(state, FenceBrokerRecord(broker))
+    record_first = not state.config.follows(Rule.METADATA_RECORD_ORDER)
+    if record_first:
+        state = append_metadata(state, FenceBrokerRecord(broker))
     p = state.partition
-    if broker not in p.isr and broker != p.leader:
-        return state
-    d = attrs.evolve(p, isr=p.isr - {broker}, leader=NO_LEADER if p.leader == broker else p.leader)
-    if not d.isr and state.config.has(Variant.NO_ELR):
-        # Last replica standing: the pre-KIP-966 controller keeps it in the ISR.
-        return commit_partition(state, attrs.evolve(d, isr=p.isr))
-    if d.leader == NO_LEADER:
-        d = elect(state, d)
-    d = apply_elr_rules(state, d, frozenset({broker}))
-    return commit_partition(state, d)
+    if broker in p.isr or broker == p.leader:
+        d = attrs.evolve(p, isr=p.isr - {broker}, leader=NO_LEADER if p.leader == broker else p.leader)
+        if not d.isr and state.config.has(Variant.NO_ELR):
+            # Last replica standing: the pre-KIP-966 controller keeps it in the ISR.
+            state = commit_partition(state, attrs.evolve(d, isr=p.isr))
+        else:
+            state = change_partition(state, d)
+    if not record_first:
+        state = append_metadata(state, FenceBrokerRecord(broker))
+    return state
 
 
 def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
-    """Unfence (heartbeat, §8.1); with no leader, an unfenced ELR member is elected (§2.8)."""
+    """Unfence (heartbeat, §8.1); with no leader, an unfenced ELR member is elected
+    (§2.8). Kafka runs this election for a leaderless partition whichever broker
+    is unfenced (ReplicationControlManager.handleBrokerUnfenced), which is what
+    lets the last known leader or an unclean candidate in."""
     state = set_registration(state, attrs.evolve(state.registration(broker), fenced=False))
     state = append_metadata(state, UnfenceBrokerRecord(broker))
     p = state.partition
-    if p.leader == NO_LEADER and broker in p.replicas:
-        d = elect(state, p)
+    cfg = state.config
+    if p.leader == NO_LEADER and (broker in p.replicas or cfg.follows(Rule.LAST_KNOWN_LEADER)
+                                  or cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES)):
+        d, _ = elect(state, p)
         if d.leader != NO_LEADER:
-            state = commit_partition(state, apply_elr_rules(state, d, frozenset()))
+            state = change_partition(state, p)
     return state
 
 
 # ------------------------------------------------------------------ AlterPartition
 
 def validate_alter_partition(state: ClusterState, req: AlterPartitionRequest) -> Optional[str]:
-    """The controller's checks (§2.9.2, §6.3, §6.5.1 case 3); None when accepted."""
+    """The controller's checks (§2.9.2, §6.3, §6.5.1 case 3); None when accepted.
+    Rule.ALTER_PARTITION_VALIDATION: Kafka's order and eligibility of every
+    proposed member (ReplicationControlManager.validateAlterPartitionData)."""
     p = state.partition
     reg = state.registration(req.src)
     if reg.broker_epoch != req.broker_epoch:
         return STALE_BROKER_EPOCH
+    if state.config.follows(Rule.ALTER_PARTITION_VALIDATION):
+        return _validate_alter_partition_kafka(state, req)
     if p.leader != req.src:
         return NOT_LEADER_OR_FOLLOWER
     if req.leader_epoch != p.leader_epoch:
@@ -180,15 +332,50 @@ def validate_alter_partition(state: ClusterState, req: AlterPartitionRequest) ->
     return None
 
 
+def _validate_alter_partition_kafka(state: ClusterState, req: AlterPartitionRequest) -> Optional[str]:
+    """ReplicationControlManager.validateAlterPartitionData: leader epoch first, a
+    non-leader is an INVALID_REQUEST, every proposed member must be unfenced and in
+    the broker epoch the request names (None, Kafka's -1, skips that check;
+    ineligibleReplicasForIsr). A request ahead of the controller (NOT_CONTROLLER)
+    cannot happen with one controller."""
+    p = state.partition
+    if req.leader_epoch < p.leader_epoch:
+        return FENCED_LEADER_EPOCH
+    if req.src != p.leader:
+        return INVALID_REQUEST
+    if req.partition_epoch < p.partition_epoch:
+        return INVALID_UPDATE_VERSION
+    if not req.isr <= frozenset(p.replicas) or p.leader not in req.isr:
+        return INVALID_REQUEST
+    epochs = dict(req.added_broker_epochs)
+    for member in sorted(req.isr):
+        reg = state.registration(member)
+        if reg.fenced:
+            return INELIGIBLE_REPLICA
+        named = epochs.get(member)
+        if named is not None and named != reg.broker_epoch and \
+                not (member not in p.isr and state.config.has(Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH)):
+            return INELIGIBLE_REPLICA
+    return None
+
+
 def alter_partition(state: ClusterState, req: AlterPartitionRequest) -> tuple[ClusterState, AlterPartitionResponse]:
-    """Handle an AlterPartition request; the response carries no id yet (0)."""
+    """Handle an AlterPartition request; the response carries no id yet (0). Under
+    Rule.REASSIGNMENT_COMPLETION a change that completes a reassignment and moves
+    leadership away from the requester is committed and answered
+    NEW_LEADER_ELECTED (ReplicationControlManager.alterPartition)."""
     error = validate_alter_partition(state, req)
     if error is not None:
         return state, AlterPartitionResponse(0, req.src, req.id, error)
     p = state.partition
-    d = apply_elr_rules(state, attrs.evolve(p, isr=req.isr), p.isr - req.isr)
-    d, bump = maybe_complete_reassignment(state, d)
-    state = commit_partition(state, d, bump)
+    if state.config.follows(Rule.REASSIGNMENT_COMPLETION):
+        state = change_partition(state, attrs.evolve(p, isr=req.isr))
+        if state.partition.leader != req.src:
+            return state, AlterPartitionResponse(0, req.src, req.id, NEW_LEADER_ELECTED)
+    else:
+        d = apply_elr_rules(state, attrs.evolve(p, isr=req.isr), p.isr - req.isr)
+        d, bump, how = maybe_complete_reassignment(state, d)
+        state = commit_election(state, d, how, bump)
     q = state.partition
     return state, AlterPartitionResponse(0, req.src, req.id, None, q.isr, q.leader_epoch, q.partition_epoch)
 
@@ -198,34 +385,66 @@ def alter_partition(state: ClusterState, req: AlterPartitionRequest) -> tuple[Cl
 def reassign(state: ClusterState, target: tuple[int, ...]) -> ClusterState:
     """AlterPartitionReassignments (§4.2): the growth change when replicas are added
     (replicas := current + adding, ISR and leader unchanged), else a removal that
-    completes at once when the completion rules hold."""
+    completes at once when the completion rules hold. Rule.REASSIGNMENT_REPLICA_ORDER:
+    the replica set is the target followed by the removing replicas in id order
+    (PartitionReassignmentReplicas)."""
     p = state.partition
     adding = frozenset(target) - frozenset(p.replicas)
     removing = frozenset(p.replicas) - frozenset(target)
+    cfg = state.config
+    if cfg.follows(Rule.REASSIGNMENT_REPLICA_ORDER):
+        replicas = tuple(target) + tuple(sorted(removing))
+    elif adding:
+        replicas = p.replicas + tuple(b for b in target if b in adding)
+    else:
+        replicas = p.replicas
+    d = attrs.evolve(p, replicas=replicas, adding=adding, removing=removing)
+    if cfg.follows(Rule.REASSIGNMENT_COMPLETION):
+        # changePartitionReassignment builds without Election.UNCLEAN
+        return change_partition(state, d, unclean=False)
     if adding:
-        d = attrs.evolve(p, replicas=p.replicas + tuple(b for b in target if b in adding),
-                         adding=adding, removing=removing)
         return commit_partition(state, d)
-    d, bump = maybe_complete_reassignment(state, attrs.evolve(p, removing=removing))
-    return commit_partition(state, d, bump)
+    d, bump, how = maybe_complete_reassignment(state, d)
+    return commit_election(state, d, how, bump)
 
 
 def cancel_reassignment(state: ClusterState) -> ClusterState:
     """Revert an ongoing reassignment (§4.5): back to the original replicas,
-    without the adding replicas in the ISR/ELR; bumps the leader epoch."""
+    without the adding replicas in the ISR/ELR; bumps the leader epoch. Under
+    Rule.CANCEL_WITH_ANY_ISR an ISR left empty becomes the first original replica
+    (PartitionReassignmentRevert; allowed only with unclean leader election,
+    reported as one). Under Rule.ELR_KEEPS_REMOVED_REPLICAS the adding replicas
+    that leave the ISR below MinISR join the ELR, as any removal does."""
     p = state.partition
     original = tuple(r for r in p.replicas if r not in p.adding)
-    d = attrs.evolve(p, replicas=original, isr=p.isr - p.adding, elr=p.elr - p.adding,
-                     last_known_elr=p.last_known_elr - p.adding,
+    isr = p.isr - p.adding
+    forced = not isr and state.config.follows(Rule.CANCEL_WITH_ANY_ISR)
+    if forced:
+        isr = frozenset({original[0]})
+    keep_lke = state.config.follows(Rule.LAST_KNOWN_LEADER)
+    keep_elr = state.config.follows(Rule.ELR_KEEPS_REMOVED_REPLICAS)
+    d = attrs.evolve(p, replicas=original, isr=isr, elr=p.elr if keep_elr else p.elr - p.adding,
+                     last_known_elr=p.last_known_elr if keep_lke else p.last_known_elr - p.adding,
                      adding=frozenset(), removing=frozenset())
-    if d.leader in p.adding:
-        d = elect(state, attrs.evolve(d, leader=NO_LEADER))
-    return commit_partition(state, apply_elr_rules(state, d, frozenset()), True)
+    if d.leader in p.adding or d.leader not in d.isr:
+        d = attrs.evolve(d, leader=NO_LEADER)
+    d, how = elect(state, d)
+    state = commit_election(state, apply_elr_rules(state, d, p.isr - d.isr) if how is None else d, how, True)
+    if forced and how is None:
+        state = _report(state, UNCLEAN_LEADER_ELECTION, original[0])
+    return state
 
 
 def can_cancel_reassignment(state: ClusterState) -> bool:
+    """§4.5: reverting must leave MinISR ISR members. Rule.CANCEL_WITH_ANY_ISR: one,
+    or none with unclean leader election (cancelPartitionReassignment)."""
     p = state.partition
-    return p.reassigning and len(p.isr - p.adding) >= state.config.min_isr
+    cfg = state.config
+    if not p.reassigning:
+        return False
+    if cfg.follows(Rule.CANCEL_WITH_ANY_ISR):
+        return bool(p.isr - p.adding) or cfg.unclean_leader_election
+    return len(p.isr - p.adding) >= cfg.min_isr
 
 
 # ------------------------------------------------------------- unclean recovery
@@ -308,4 +527,4 @@ def unclean_leader_election(state: ClusterState) -> ClusterState:
     d = attrs.evolve(state.partition, leader=leader, isr=frozenset({leader}),
                      elr=frozenset(), last_known_elr=frozenset())
     state = commit_partition(state, d)
-    return _report(state, "unclean_leader_election", leader)
+    return _report(state, UNCLEAN_LEADER_ELECTION, leader)

@@ -6,9 +6,10 @@ reference chapters use, §3.1, §4.4), and empty logs."""
 from __future__ import annotations
 
 from .config import Config
+from .profile import Rule
 from .state import (Broker, BrokerRegistration, BrokerStatus, ClusterState, ControllerState,
-                    History, Network, PartitionMetadata, PartitionRecord, RegisterBrokerRecord,
-                    Replica, Role, UnfenceBrokerRecord)
+                    FollowerState, History, Network, PartitionMetadata, PartitionRecord,
+                    RegisterBrokerRecord, Replica, Role, UnfenceBrokerRecord)
 
 INITIAL_LEADER_EPOCH = 1
 INITIAL_PARTITION_EPOCH = 1
@@ -33,8 +34,12 @@ def initial_state(config: Config) -> ClusterState:
         if b not in config.assignment:
             return None
         if b == leader:
+            # A new leader's ISR members count as caught up (Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS).
+            followers = tuple((f, FollowerState(caught_up=True)) for f in sorted(partition.isr - {leader})) \
+                if config.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS) else ()
             return Replica(role=Role.LEADER, leader=leader, leader_epoch=INITIAL_LEADER_EPOCH,
-                           partition_epoch=INITIAL_PARTITION_EPOCH, leso=0, isr=partition.isr)
+                           partition_epoch=INITIAL_PARTITION_EPOCH, leso=0, isr=partition.isr,
+                           followers=followers)
         return Replica(role=Role.FOLLOWER, leader=leader, leader_epoch=INITIAL_LEADER_EPOCH,
                        partition_epoch=INITIAL_PARTITION_EPOCH)
 

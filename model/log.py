@@ -37,11 +37,11 @@ def end_offset_for_epoch(
     Returns the highest epoch <= ``requested`` in the cache and its exclusive end
     offset (the start of the next higher epoch, or the LEO for the latest epoch).
     When no epoch <= ``requested`` exists: ``requested`` and the start offset of
-    the lowest epoch. None when ``requested`` is above every epoch (or the cache is
-    empty), Kafka's UNDEFINED_EPOCH_OFFSET.
+    the lowest epoch. None when ``requested`` is above every epoch, is the
+    undefined epoch (-1), or the cache is empty: Kafka's UNDEFINED_EPOCH_OFFSET.
     """
     entries = epoch_entries(log, current)
-    if not entries:
+    if not entries or requested < 0:
         return None
     if entries[-1][0] == requested:
         return EpochEndOffset(requested, len(log))
@@ -53,9 +53,15 @@ def end_offset_for_epoch(
     return None
 
 
-def truncation_offset(log: tuple[Record, ...], diverging: EpochEndOffset) -> int:
+def truncation_offset(log: tuple[Record, ...], diverging: EpochEndOffset, in_rounds: bool = False) -> int:
     """Where a follower truncates on a diverging epoch (§3.2): the minimum of its
-    own end offset for the diverging epoch and the leader's end offset."""
+    own end offset for the diverging epoch and the leader's end offset.
+
+    ``in_rounds`` (Rule.TRUNCATION_IN_ROUNDS, AbstractFetcherThread.
+    getOffsetTruncationState): when the follower's own answer is another epoch (it
+    lacks the leader's), it truncates to its own end offset alone and fetches again."""
     own = end_offset_for_epoch(log, diverging.epoch)
+    if in_rounds and own is not None and own.epoch != diverging.epoch:
+        return max(0, min(own.end_offset, len(log)))
     local = len(log) if own is None else own.end_offset
     return max(0, min(local, diverging.end_offset))

@@ -10,14 +10,20 @@ import attrs
 
 from .config import Variant
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset
+from .profile import Rule
 from .state import (AckedWrite, AlterPartitionRequest, AlterPartitionResponse, EpochEndOffset, BrokerStatus, ClusterState,
-                    FetchRequest, FetchResponse, FollowerState, PartitionMetadata, Replica, Role)
+                    FenceBrokerRecord, FetchRequest, FetchResponse, FollowerState, PartitionMetadata,
+                    RegisterBrokerRecord, Replica, Role, UnfenceBrokerRecord)
 from .update import nack, send, set_follower, set_history, set_replica
 
 NOT_LEADER_OR_FOLLOWER = "NOT_LEADER_OR_FOLLOWER"
 FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
 UNKNOWN_LEADER_EPOCH = "UNKNOWN_LEADER_EPOCH"
 OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
+INELIGIBLE_REPLICA = "INELIGIBLE_REPLICA"
+#: AlterPartition errors after which a leader rolls its pending ISR back under
+#: Rule.ALTER_PARTITION_ERRORS_KEEP_PENDING (Partition.handleAlterPartitionError).
+ROLLBACK_ERRORS = (INELIGIBLE_REPLICA,)
 
 
 def is_leader(state: ClusterState, broker: int) -> bool:
@@ -26,20 +32,65 @@ def is_leader(state: ClusterState, broker: int) -> bool:
     return b.status == BrokerStatus.RUNNING and b.replica is not None and b.replica.role == Role.LEADER
 
 
+def known_registration(state: ClusterState, observer: int, broker: int) -> tuple[Optional[int], bool]:
+    """(broker epoch, fenced) of ``broker`` as ``observer``'s metadata has it: the
+    registration and fencing records among the metadata records it applied
+    (Kafka's KRaftMetadataCache.getAliveBrokerEpoch, isBrokerFenced). (None, True)
+    when it has applied no registration of that broker."""
+    log = state.controller.metadata_log
+    fenced: Optional[bool] = None
+    for i in range(state.broker(observer).metadata_offset - 1, -1, -1):
+        rec = log[i]
+        if getattr(rec, "broker", None) != broker:
+            continue
+        if isinstance(rec, RegisterBrokerRecord):
+            return rec.broker_epoch, True if fenced is None else fenced
+        if fenced is None:
+            fenced = isinstance(rec, FenceBrokerRecord)
+    return None, True
+
+
+def isr_eligible(state: ClusterState, leader: int, follower: int) -> bool:
+    """Partition.isReplicaIsrEligible (Rule.LEADER_CHECKS_ISR_ELIGIBILITY): in the
+    leader's metadata the follower's broker is unfenced (controlled shutdown is
+    not modelled apart from fencing) and registered in the broker epoch its last
+    fetch carried."""
+    epoch, fenced = known_registration(state, leader, follower)
+    r = state.replica(leader)
+    assert r is not None
+    fs = r.follower(follower)
+    return not fenced and fs is not None and fs.broker_epoch is not None and fs.broker_epoch == epoch
+
+
 # ----------------------------------------------------------- HWM and produce acks
+
+def hwm_quorum(state: ClusterState, broker: int) -> frozenset[int]:
+    """The replicas leader ``broker``'s HWM waits for (§2.7, §6.5.2): itself and its
+    Maximal ISR, and under Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS the caught-up,
+    ISR-eligible followers outside it (Partition.maybeIncrementLeaderHW,
+    shouldWaitForReplicaToJoinIsr)."""
+    r = state.replica(broker)
+    assert r is not None
+    cfg = state.config
+    quorum = r.isr if cfg.has(Variant.NO_MAXIMAL_ISR) else r.maximal_isr
+    if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
+        quorum = quorum | {f for f, fs in r.followers
+                           if f not in quorum and fs.caught_up and isr_eligible(state, broker, f)}
+    return quorum | {broker}
+
 
 def maybe_advance_hwm(state: ClusterState, broker: int) -> ClusterState:
     """Advance the leader's HWM (§2.7, §6.5.2): only when its ISR has at least MinISR
-    members, to the lowest of its LEO and the fetch offsets of every follower in the
-    Maximal ISR (unknown fetch offsets block). Acknowledges the pending writes below
-    the new HWM and raises the True HWM."""
+    members, to the lowest of its LEO and the fetch offsets of every follower in
+    ``hwm_quorum`` (the Maximal ISR; unknown fetch offsets block). Acknowledges the
+    pending writes below the new HWM and raises the True HWM."""
     r = state.replica(broker)
     assert r is not None and r.role == Role.LEADER
     cfg = state.config
     if len(r.isr) < cfg.min_isr and not cfg.has(Variant.HWM_ADVANCES_BELOW_MIN_ISR):
         return state
     new_hwm = r.leo
-    for f in (r.isr if cfg.has(Variant.NO_MAXIMAL_ISR) else r.maximal_isr):
+    for f in hwm_quorum(state, broker):
         if f == broker:
             continue
         fs = r.follower(f)
@@ -75,13 +126,48 @@ def _after_leader_isr_change(state: ClusterState, broker: int) -> ClusterState:
 
 # ------------------------------------------------------------ role transitions
 
-def reconcile(state: ClusterState, broker: int) -> ClusterState:
+def _reset_followers(state: ClusterState, r: Replica, image: PartitionMetadata, new_leader: bool,
+                     keep: tuple) -> tuple:
+    """The leader's follower states in a new leader epoch (Replica.resetReplicaState).
+    The chapters: a new leader knows nothing; a re-elected one keeps what it knew
+    but the last-fetch markers (§2.10.3). Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS:
+    ISR members count as caught up, as of the leader's LESO."""
+    cfg = state.config
+    caught = cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS)
+    if new_leader:
+        if not caught:
+            return ()
+        return tuple((f, FollowerState(caught_up=True)) for f in sorted(image.isr - {image.leader}))
+    if cfg.has(Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH):
+        return keep
+    if not caught:
+        return tuple((f, attrs.evolve(fs, last_fetch_leader_epoch=None)) for f, fs in keep)
+    out = {f: attrs.evolve(fs, last_fetch_leader_epoch=None, caught_up=f in image.isr,
+                           last_fetch_leader_leo=r.leo if f in image.isr else None) for f, fs in keep}
+    for f in image.isr - {image.leader} - set(out):
+        out[f] = FollowerState(caught_up=True, last_fetch_leader_leo=r.leo)
+    return _known(tuple(sorted(out.items())))
+
+
+def _known(followers: tuple) -> tuple:
+    """Follower states that know something (an entry at its defaults is no entry)."""
+    return tuple((f, fs) for f, fs in followers if fs != FollowerState())
+
+
+def reconcile(state: ClusterState, broker: int, changed: bool = True) -> ClusterState:
     """A RUNNING broker's replica acts on its materialized metadata (§2.10, §4.3).
 
     Removed from the replica set: the replica is deleted. Added: an empty replica is
     created. Then the transition: follower→leader (§2.10.1), leader→leader in the
     same epoch (§2.10.2, only for a newer partition epoch), leader→leader in a new
     epoch (§2.10.3), leader→follower (§2.10.4), follower→follower (§2.10.5/6).
+
+    ``changed``: whether the batch just applied changed the partition registration
+    (a start-up applies the whole image). Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH:
+    a leader applies a changed registration of its own leader epoch whose partition
+    epoch is not older than its own (Partition.makeLeader). Rule.
+    ONE_ALTER_PARTITION_IN_FLIGHT: the in-flight AlterPartition stays in flight
+    across transitions (its id in ``pending_request``) until answered.
     """
     b = state.broker(broker)
     image: Optional[PartitionMetadata] = b.image
@@ -96,23 +182,28 @@ def reconcile(state: ClusterState, broker: int) -> ClusterState:
     if r is None:
         r = Replica()
 
+    cfg = state.config
+    # The in-flight request's id survives the transition under the rule.
+    in_flight = r.pending_request if cfg.follows(Rule.ONE_ALTER_PARTITION_IN_FLIGHT) else None
     if image.leader == broker:
         keep = tuple((f, fs) for f, fs in r.followers if f in image.replicas)
+        same_epoch_applies = image.partition_epoch > r.partition_epoch or (
+            cfg.follows(Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH) and changed
+            and image.partition_epoch == r.partition_epoch)
         if not was_leader:
             r = attrs.evolve(r, role=Role.LEADER, leader=broker, leader_epoch=image.leader_epoch,
                              partition_epoch=image.partition_epoch, leso=r.leo, isr=image.isr,
-                             pending_isr=None, pending_request=None, followers=())
+                             pending_isr=None, pending_request=in_flight,
+                             followers=_reset_followers(state, r, image, True, ()))
         elif image.leader_epoch != r.leader_epoch:
             # Clearing the last-fetch marker is what makes a follower fetch again in this
             # epoch before it can join the ISR (§2.10.3, §6.5.4 condition 3).
-            reset = keep if state.config.has(Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH) else \
-                tuple((f, attrs.evolve(fs, last_fetch_leader_epoch=None)) for f, fs in keep)
             r = attrs.evolve(r, leader_epoch=image.leader_epoch, partition_epoch=image.partition_epoch,
-                             leso=r.leo, isr=image.isr, pending_isr=None, pending_request=None,
-                             followers=reset)
-        elif image.partition_epoch > r.partition_epoch:
+                             leso=r.leo, isr=image.isr, pending_isr=None, pending_request=in_flight,
+                             followers=_reset_followers(state, r, image, False, keep))
+        elif same_epoch_applies:
             r = attrs.evolve(r, partition_epoch=image.partition_epoch, isr=image.isr,
-                             pending_isr=None, pending_request=None, followers=keep)
+                             pending_isr=None, pending_request=in_flight, followers=keep)
         else:
             r = attrs.evolve(r, followers=keep)
         state = set_replica(state, broker, r)
@@ -121,11 +212,11 @@ def reconcile(state: ClusterState, broker: int) -> ClusterState:
     if was_leader:
         state = nack(state, broker)
     if was_leader or r.role == Role.NONE or image.leader_epoch != r.leader_epoch:
-        if state.config.has(Variant.TRUNCATE_TO_HWM) and r.role != Role.NONE:
+        if cfg.has(Variant.TRUNCATE_TO_HWM) and r.role != Role.NONE:
             r = attrs.evolve(r, log=r.log[:r.hwm], flushed=min(r.flushed, r.hwm))
         r = attrs.evolve(r, role=Role.FOLLOWER, leader=image.leader, leader_epoch=image.leader_epoch,
                          partition_epoch=image.partition_epoch, leso=None, isr=frozenset(),
-                         pending_isr=None, pending_request=None, followers=())
+                         pending_isr=None, pending_request=in_flight, followers=())
     return set_replica(state, broker, r)
 
 
@@ -152,10 +243,48 @@ def fetch_request_for(state: ClusterState, follower: int, msg_id: int) -> FetchR
                         r.fetch_offset, r.last_fetched_epoch)
 
 
+def _fetch_error(state: ClusterState, r: Optional[Replica], image: Optional[PartitionMetadata],
+                 req: FetchRequest) -> Optional[str]:
+    """The error a fetch is answered with before any read, or None (§2.2.2, §2.10).
+    The chapters: NOT_LEADER_OR_FOLLOWER (not the leader, or a requester outside
+    the replica set), then FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH. Rule.
+    FETCH_ERROR_ORDER: the leader epoch first (whatever the role), then
+    NOT_LEADER_OR_FOLLOWER, and UNKNOWN_LEADER_EPOCH for a requester outside the
+    replica set (Partition.getLocalLog, followerReplicaOrThrow)."""
+    cfg = state.config
+    fencing = not cfg.has(Variant.NO_FETCH_LEADER_EPOCH_FENCING)
+    if r is None or image is None:
+        return NOT_LEADER_OR_FOLLOWER
+    if cfg.follows(Rule.FETCH_ERROR_ORDER):
+        if fencing and req.leader_epoch < r.leader_epoch:
+            return FENCED_LEADER_EPOCH
+        if fencing and req.leader_epoch > r.leader_epoch:
+            return UNKNOWN_LEADER_EPOCH
+        if r.role != Role.LEADER:
+            return NOT_LEADER_OR_FOLLOWER
+        if req.src not in image.replicas:
+            return UNKNOWN_LEADER_EPOCH
+        return None
+    if r.role != Role.LEADER or req.src not in image.replicas:
+        return NOT_LEADER_OR_FOLLOWER
+    if fencing and req.leader_epoch < r.leader_epoch:
+        return FENCED_LEADER_EPOCH
+    if fencing and req.leader_epoch > r.leader_epoch:
+        return UNKNOWN_LEADER_EPOCH
+    return None
+
+
 def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState:
     """The leader serves a fetch (§2.2.2, §2.10, §3.2): leader-epoch fencing, the
     diverging-epoch check, then follower state update, HWM advancement and records
-    from the fetch offset to its LEO."""
+    from the fetch offset to its LEO.
+
+    Rule.STALE_BROKER_EPOCH_FETCH_FENCED: a fetch whose broker epoch is older than
+    the one the leader's metadata holds for an unfenced follower is answered
+    NOT_LEADER_OR_FOLLOWER without updating its state (Replica.
+    updateFetchStateOrThrow). Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS: the fetch
+    marks the follower caught up when it reached the leader's LEO, or the LEO of
+    its previous fetch."""
     leader = req.dst
     r = state.replica(leader)
 
@@ -165,18 +294,18 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
 
     image = state.broker(leader).image
     cfg = state.config
-    if r is None or r.role != Role.LEADER or image is None or req.src not in image.replicas:
-        return respond(state, error=NOT_LEADER_OR_FOLLOWER)
-    if not cfg.has(Variant.NO_FETCH_LEADER_EPOCH_FENCING):
-        if req.leader_epoch < r.leader_epoch:
-            return respond(state, error=FENCED_LEADER_EPOCH)
-        if req.leader_epoch > r.leader_epoch:
-            return respond(state, error=UNKNOWN_LEADER_EPOCH)
+    error = _fetch_error(state, r, image, req)
+    if error is not None:
+        return respond(state, error=error)
+    assert r is not None
     if cfg.has(Variant.TRUNCATE_TO_HWM):
         if req.fetch_offset > r.leo:
             return respond(state, error=OFFSET_OUT_OF_RANGE, hwm=r.hwm, log_end_offset=r.leo)
     elif req.last_fetched_epoch is not None:
         eoe = end_offset_for_epoch(r.log, req.last_fetched_epoch, (r.leader_epoch, r.leso))
+        if eoe is None and cfg.follows(Rule.FETCH_ERROR_ORDER):
+            # readRecords: the end offset of the last fetched epoch cannot be determined
+            return respond(state, error=OFFSET_OUT_OF_RANGE)
         if eoe is None:
             # Requested epoch above every epoch of the leader (only with a flawed
             # variant): the leader's log ends at its LEO in its latest epoch.
@@ -184,9 +313,18 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
         epochs_differ = eoe.epoch < req.last_fetched_epoch and not cfg.has(Variant.NO_LAST_FETCHED_EPOCH)
         if epochs_differ or eoe.end_offset < req.fetch_offset:
             return respond(state, diverging_epoch=eoe, hwm=r.hwm)
+    if cfg.follows(Rule.STALE_BROKER_EPOCH_FETCH_FENCED):
+        known, fenced = known_registration(state, leader, req.src)
+        if not fenced and known is not None and known > req.broker_epoch:
+            return respond(state, error=NOT_LEADER_OR_FOLLOWER)
     state = _note_caught_up(state, req)
     # The request's epoch equals the leader's unless fencing is off (a zombie fetch).
     fs = FollowerState(req.fetch_offset, req.broker_epoch, req.leader_epoch)
+    if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
+        prev = r.follower(req.src) or FollowerState()
+        before = prev.last_fetch_leader_leo
+        caught_up = prev.caught_up or req.fetch_offset >= r.leo or (before is not None and req.fetch_offset >= before)
+        fs = attrs.evolve(fs, caught_up=caught_up, last_fetch_leader_leo=max(r.leo, -1 if before is None else before))
     state = set_replica(state, leader, set_follower(r, req.src, fs))
     state = maybe_advance_hwm(state, leader)
     r = state.replica(leader)
@@ -239,7 +377,7 @@ def handle_fetch_response(state: ClusterState, resp: FetchResponse) -> ClusterSt
         if cfg.has(Variant.NO_LAST_FETCHED_EPOCH):
             to = max(0, min(r.leo, resp.diverging_epoch.end_offset))
         else:
-            to = truncation_offset(r.log, resp.diverging_epoch)
+            to = truncation_offset(r.log, resp.diverging_epoch, cfg.follows(Rule.TRUNCATION_IN_ROUNDS))
         r = attrs.evolve(r, log=r.log[:to], hwm=min(r.hwm, to), flushed=min(r.flushed, to))
     else:
         log = r.log + resp.records
@@ -252,7 +390,9 @@ def handle_fetch_response(state: ClusterState, resp: FetchResponse) -> ClusterSt
 def can_join_isr(state: ClusterState, leader: int, follower: int) -> Optional[str]:
     """Why ``follower`` is not in-sync for ``leader`` (§2.9, §6.5.3, §6.5.4); None when
     it is: it has reached the local HWM and the LESO, and the leader received a
-    fetch from it in the current leader epoch."""
+    fetch from it in the current leader epoch. Rule.LEADER_CHECKS_ISR_ELIGIBILITY:
+    and the leader's metadata has its broker unfenced in the broker epoch of its
+    fetches (Partition.isReplicaIsrEligible)."""
     r = state.replica(leader)
     assert r is not None and r.leso is not None
     fs = r.follower(follower)
@@ -265,35 +405,77 @@ def can_join_isr(state: ClusterState, leader: int, follower: int) -> Optional[st
         return f"follower {follower} fetch offset {fs.fetch_offset} is below the LESO {r.leso}"
     if fs.last_fetch_leader_epoch is None and not cfg.has(Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH):
         return f"follower {follower} has not fetched in leader epoch {r.leader_epoch}"
+    if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS) and fs.last_fetch_leader_leo is None:
+        # Kafka proposes an expansion on a fetch (updateFollowerFetchState): one
+        # shrunk out for lagging must fetch again first.
+        return f"follower {follower} has not fetched since it lagged"
+    if cfg.follows(Rule.LEADER_CHECKS_ISR_ELIGIBILITY) and not isr_eligible(state, leader, follower):
+        epoch, fenced = known_registration(state, leader, follower)
+        return (f"leader {leader}'s metadata has broker {follower} {'fenced' if fenced else f'in broker epoch {epoch}'}"
+                f", its fetches broker epoch {fs.broker_epoch}")
     return None
 
 
 def propose_isr(state: ClusterState, leader: int, proposed: frozenset[int]) -> ClusterState:
     """Send an AlterPartition with ``proposed`` and apply it eagerly to the Maximal
-    ISR (§2.9.2, §6.5.2); the added replicas' broker epochs come from fetch state."""
+    ISR (§2.9.2, §6.5.2); the added replicas' broker epochs come from fetch state.
+    Rule.ALTER_PARTITION_VALIDATION: the request names every member's broker epoch,
+    the leader's own and the followers' from fetch state (None, Kafka's -1, when
+    unknown; Partition.addBrokerEpochToIsr). Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS:
+    a follower shrunk out has lagged past replica.lag.time.max.ms, so it is no
+    longer caught up."""
     b = state.broker(leader)
     r = b.replica
     assert r is not None and b.broker_epoch is not None
-    added = tuple(sorted((f, r.follower(f).broker_epoch if r.follower(f) else None)  # type: ignore[union-attr]
-                         for f in proposed - r.isr))
+    cfg = state.config
+
+    def epoch_of(f: int) -> Optional[int]:
+        if f == leader:
+            return b.broker_epoch
+        fs = r.follower(f)  # type: ignore[union-attr]
+        return fs.broker_epoch if fs else None
+
+    named = proposed if cfg.follows(Rule.ALTER_PARTITION_VALIDATION) else proposed - r.isr
+    epochs = tuple(sorted((f, epoch_of(f)) for f in named))
     msg_id = state.network.next_id
     state = send(state, lambda i: AlterPartitionRequest(i, leader, b.broker_epoch, r.leader_epoch,  # type: ignore[arg-type]
-                                                        r.partition_epoch, proposed, added))
-    state = set_replica(state, leader, attrs.evolve(r, pending_isr=proposed, pending_request=msg_id))
+                                                        r.partition_epoch, proposed, epochs))
+    followers = r.followers
+    if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
+        out = r.isr - proposed
+        followers = _known(tuple((f, attrs.evolve(fs, caught_up=False, last_fetch_leader_leo=None) if f in out
+                                  else fs) for f, fs in followers))
+    state = set_replica(state, leader, attrs.evolve(r, pending_isr=proposed, pending_request=msg_id,
+                                                    followers=followers))
     return maybe_advance_hwm(state, leader)
 
 
 def handle_alter_partition_response(state: ClusterState, broker: int, resp: AlterPartitionResponse) -> ClusterState:
     """The leader commits or rolls back its in-flight change (§2.9.2). Only the
     response to the in-flight request counts; success is applied only in the same
-    leader epoch and for a partition epoch newer than the leader knows."""
+    leader epoch and for a partition epoch newer than the leader knows.
+
+    Rule.ONE_ALTER_PARTITION_IN_FLIGHT: the answer clears the in-flight request
+    whatever became of the change. Rule.ALTER_PARTITION_ERRORS_KEEP_PENDING: only
+    INELIGIBLE_REPLICA rolls back; other errors, and a stale success, leave the
+    change pending until new metadata; a success with the partition epoch the
+    leader knows is applied (Partition.handleAlterPartitionError,
+    handleAlterPartitionUpdate)."""
     r = state.replica(broker)
-    if r is None or r.role != Role.LEADER or r.pending_request != resp.request_id:
+    if r is None or r.pending_request != resp.request_id:
         return state
+    cfg = state.config
+    one, keep = cfg.follows(Rule.ONE_ALTER_PARTITION_IN_FLIGHT), cfg.follows(Rule.ALTER_PARTITION_ERRORS_KEEP_PENDING)
+    answered = attrs.evolve(r, pending_request=None)
+    if r.role != Role.LEADER or r.pending_isr is None:
+        return set_replica(state, broker, answered) if one else state
     if resp.error is not None:
+        if keep and resp.error not in ROLLBACK_ERRORS:
+            return set_replica(state, broker, answered)
         r = attrs.evolve(r, pending_isr=None, pending_request=None)
-    elif resp.leader_epoch != r.leader_epoch or resp.partition_epoch <= r.partition_epoch:
-        return state
+    elif resp.leader_epoch != r.leader_epoch or resp.partition_epoch < r.partition_epoch or (
+            resp.partition_epoch == r.partition_epoch and not keep):
+        return set_replica(state, broker, answered) if (one or keep) else state
     else:
         r = attrs.evolve(r, isr=resp.isr, partition_epoch=resp.partition_epoch,
                          pending_isr=None, pending_request=None)

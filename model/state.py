@@ -212,11 +212,17 @@ class FollowerState:
     last_fetch_leader_epoch: the leader epoch in which that fetch was received;
       cleared (None) whenever the leader moves to a new leader epoch (§2.10.3), so
       non-None means "fetched in the current leader epoch" (§6.5.4 condition 3).
+    caught_up, last_fetch_leader_leo: only under Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS
+      (else False / None): Kafka's lastCaughtUpTimeMs is "now" (the model has no
+      clock, see the rule), and the leader's LEO at the last fetch served "now"
+      (Replica.updateFetchStateOrThrow, lastFetchLeaderLogEndOffset).
     """
 
     fetch_offset: Optional[int] = None
     broker_epoch: Optional[int] = None
     last_fetch_leader_epoch: Optional[int] = None
+    caught_up: bool = False
+    last_fetch_leader_leo: Optional[int] = None
 
 
 @attrs.frozen

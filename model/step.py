@@ -19,6 +19,7 @@ from .actions import (Action, CancelReassignment, Consume, ControlledShutdown, D
                       UnfenceBroker)
 from .config import Variant
 from .errors import ActionNotEnabled
+from .profile import Rule
 from .state import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
                     ClusterState, FetchRequest, FetchResponse, ListOffsetsAnswer, PendingWrite,
                     Record, Role, merge)
@@ -68,9 +69,10 @@ def _g_unfence(s: ClusterState, a: UnfenceBroker) -> Optional[str]:
         return f"broker {a.broker} is {b.status.value}"
     if not reg.fenced:
         return f"broker {a.broker} is not fenced"
-    if reg.broker_epoch is None or b.metadata_offset <= reg.broker_epoch:
+    at = ctl.registration_offset(s, a.broker) if s.config.follows(Rule.METADATA_RECORD_ORDER) else reg.broker_epoch
+    if at is None or b.metadata_offset <= at:
         return (f"broker {a.broker} has not replicated its own registration record "
-                f"(metadata offset {b.metadata_offset}, registration at {reg.broker_epoch}, §8.1)")
+                f"(metadata offset {b.metadata_offset}, registration at {at}, §8.1)")
     return None
 
 
@@ -162,7 +164,7 @@ def _e_replicate(s: ClusterState, a: ReplicateMetadata) -> ClusterState:
     for rec in s.controller.metadata_log[b.metadata_offset:end]:
         image = merge(image, rec)
     s = set_broker(s, attrs.evolve(b, metadata_offset=end, image=image))
-    return rep.reconcile(s, a.broker) if b.status == BrokerStatus.RUNNING else s
+    return rep.reconcile(s, a.broker, changed=image != b.image) if b.status == BrokerStatus.RUNNING else s
 
 
 # ------------------------------------------------------------------------ fetch
@@ -234,7 +236,8 @@ def _g_leader_idle(s: ClusterState, leader: int) -> Optional[str]:
         return e
     if not rep.is_leader(s, leader):
         return f"broker {leader} does not host a running leader"
-    if s.replica(leader).pending_request is not None:  # type: ignore[union-attr]
+    r = s.replica(leader)
+    if r.pending_request is not None or r.pending_isr is not None:  # type: ignore[union-attr]
         return f"leader {leader} has an AlterPartition in flight"
     return None
 
@@ -294,7 +297,8 @@ def _g_reassign(s: ClusterState, a: Reassign) -> Optional[str]:
         return f"target must be distinct brokers from {s.config.brokers}, got {t!r}"
     if len(t) < s.config.min_isr:
         return f"target {t!r} is smaller than MinISR {s.config.min_isr}"
-    if set(t) == set(p.replicas):
+    if tuple(t) == p.replicas if s.config.follows(Rule.REASSIGNMENT_REPLICA_ORDER) else set(t) == set(p.replicas):
+        # Kafka moves to a reordering of the current replicas at once (the chapters have no such move).
         return f"target {t!r} is the current replica set"
     return None
 
@@ -303,6 +307,8 @@ def _g_cancel(s: ClusterState, a: CancelReassignment) -> Optional[str]:
     if not s.partition.reassigning:
         return "no reassignment is in progress"
     if not ctl.can_cancel_reassignment(s):
+        if s.config.follows(Rule.CANCEL_WITH_ANY_ISR):
+            return "reverting would leave the ISR empty and unclean leader election is disabled"
         return "reverting would leave the ISR below MinISR (§4.5)"
     return None
 
@@ -449,6 +455,9 @@ def step(state: ClusterState, action: Action) -> ClusterState:
 
 def _reassign_targets(state: ClusterState) -> Iterator[tuple[int, ...]]:
     current = state.partition.replicas
+    if state.config.follows(Rule.REASSIGNMENT_REPLICA_ORDER):
+        for k in range(1, len(current)):  # reorderings: the rotations
+            yield current[k:] + current[:k]
     brokers = sorted(state.config.brokers)
     for size in range(state.config.min_isr, len(brokers) + 1):
         for subset in itertools.combinations(brokers, size):

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from model import (NO_LEADER, ClusterState, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, Variant,
-                   merge)
+from model import (NO_LEADER, ClusterState, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, Rule,
+                   Variant, hwm_quorum, merge)
 
 from .base import (LastValueMemo, Property, Violation, current_leader, fmt_set, guarantees_apply, hosted,
                    no_unguarded_election)
@@ -19,12 +19,15 @@ def _replication_quorum_superset(state: ClusterState) -> tuple[Violation, ...]:
         return ()
     p = state.partition
     election_quorum = p.isr | p.elr
-    missing = election_quorum - r.maximal_isr
+    kafka = state.config.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS)
+    quorum = hwm_quorum(state, b) if kafka else r.maximal_isr
+    missing = election_quorum - quorum
     if not missing:
         return ()
+    name = "HWM quorum (Maximal ISR and caught-up followers)" if kafka else "Maximal ISR"
     return (Violation(
         "ReplicationQuorumSuperset",
-        f"leader {b} advances the HWM on Maximal ISR {fmt_set(r.maximal_isr)} (ISR {fmt_set(r.isr)} >= "
+        f"leader {b} advances the HWM on {name} {fmt_set(quorum)} (ISR {fmt_set(r.isr)} >= "
         f"MinISR {state.config.min_isr}) but the controller's election quorum ISR {fmt_set(p.isr)} + "
         f"ELR {fmt_set(p.elr)} also has {fmt_set(missing)}",
         (b, *sorted(missing)), (), (r.leader_epoch,)),)
@@ -77,7 +80,7 @@ _list_offsets_check = LastValueMemo(_check_list_offsets)
 
 
 def _min_isr_recovery_quorum(state: ClusterState) -> tuple[Violation, ...]:
-    if not no_unguarded_election(state):
+    if not no_unguarded_election(state) or state.config.follows(Rule.LAST_KNOWN_LEADER):
         return ()
     p = state.partition
     if p.isr or p.elr or len(p.last_known_elr) >= state.config.min_isr:
@@ -230,7 +233,9 @@ def _leader_in_isr(state: ClusterState) -> tuple[Violation, ...]:
 REPLICATION_QUORUM_SUPERSET = Property(
     "ReplicationQuorumSuperset", "§6.5.2",
     "When the non-stale leader's ISR has at least MinISR members (so its HWM may advance), its "
-    "Maximal ISR contains the controller's ISR and ELR.",
+    "Maximal ISR contains the controller's ISR and ELR. Under Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS "
+    "(Kafka) the quorum its HWM waits for is the Maximal ISR and the caught-up, ISR-eligible "
+    "followers: that quorum must contain them.",
     _replication_quorum_superset)
 UNCLEAN_EXCLUSION = Property(
     "UncleanExclusion", "§5.1.2, §6.5.1",
@@ -251,7 +256,9 @@ MIN_ISR_RECOVERY_QUORUM = Property(
     "MinISR members, so with at most MinISR-1 lossy shutdowns one of them is complete. (Exactly "
     "MinISR is not invariant: a leader may add caught-up replicas to an ISR still below MinISR "
     "without clearing the ELR/LastKnownELR, §2.9.) Not promised after a proactive recovery or "
-    "legacy unclean election.",
+    "legacy unclean election. A chapters' rule: under Rule.LAST_KNOWN_LEADER (Kafka) the "
+    "LastKnownELR names the last leader alone and this property does not apply; the recovery "
+    "it elects is judged by the completeness properties.",
     _min_isr_recovery_quorum)
 METADATA_LOG_MATCHING = Property(
     "MetadataLogMatching", "ch9, §2.3.2",

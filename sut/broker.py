@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from model import BrokerStatus
+from model import BrokerStatus, Config
 
 from .bugs import Bug
 from .controller import QuorumController
@@ -38,7 +38,7 @@ class BrokerLifecycleManager:
 
 
 class BrokerServer:
-    def __init__(self, broker_id: int, min_isr: int, controller: QuorumController, network: InMemoryNetwork,
+    def __init__(self, broker_id: int, config: Config, controller: QuorumController, network: InMemoryNetwork,
                  history: ClientHistory, bugs: frozenset) -> None:
         self.broker_id = broker_id
         self.controller = controller
@@ -47,7 +47,8 @@ class BrokerServer:
         self.lifecycle = BrokerLifecycleManager()
         self.clean_shutdown_marker: Optional[int] = None   # broker epoch written at controlled shutdown
         self.image = MetadataImage()
-        self.replica_manager = ReplicaManager(broker_id, min_isr, network, history, bugs, self.lifecycle)
+        self.replica_manager = ReplicaManager(broker_id, config, network, history, bugs, self.lifecycle,
+                                              lambda: self.image)
 
     # ------------------------------------------------------------ lifecycle (ch8)
 
@@ -110,7 +111,7 @@ class BrokerServer:
             delta.replay(record)
         self.image = delta.apply()
         if self.lifecycle.is_running:
-            self.replica_manager.apply_image(self.image.partition)
+            self.replica_manager.apply_image(self.image.partition, changed=delta.changed)
 
     # ---------------------------------------------------------------- queries
 

@@ -4,26 +4,31 @@ PartitionChangeRecord holding only the fields that changed (§2.3.2, §2.8,
 §2.9, §5.2.1, §5.3.1).
 
 Choices are deterministic: the first eligible replica in replica (assignment)
-order.
+order. Kafka's rules (``model.Rule``) are followed when the config says so.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Iterable, Optional
 
-from model import NO_LEADER, NO_LEADER_CHANGE
+from model import NO_LEADER, NO_LEADER_CHANGE, Config, Rule
 
 from .bugs import Bug
 from .metadata import PartitionChangeRecord, PartitionRegistration
 
+LAST_KNOWN_LEADER = "last_known_leader"
+UNCLEAN_LEADER_ELECTION = "unclean_leader_election"
+
 
 class PartitionChangeBuilder:
     def __init__(self, partition: PartitionRegistration, is_acceptable_leader: Callable[[int], bool],
-                 min_isr: int, bugs: frozenset) -> None:
+                 config: Config, bugs: frozenset) -> None:
         self.partition = partition
         self.is_acceptable_leader = is_acceptable_leader  # unfenced (§2.8)
-        self.min_isr = min_isr
+        self.config = config
+        self.min_isr = config.min_isr
         self.bugs = bugs
+        self.election: Optional[str] = None   # how the leader was elected when not cleanly
         self.target_replicas: tuple[int, ...] = partition.replicas
         self.target_isr: frozenset[int] = partition.isr
         self.target_elr: frozenset[int] = partition.elr
@@ -35,10 +40,13 @@ class PartitionChangeBuilder:
 
     # ------------------------------------------------------------- elections (§2.8)
 
-    def elect_leader(self, order: Optional[Iterable[int]] = None) -> None:
+    def elect_leader(self, order: Optional[Iterable[int]] = None, unclean: bool = True) -> None:
         """Keep a leader that is still in the ISR and unfenced; else the first
         unfenced ISR member; else the first unfenced ELR member, which moves to the
-        ISR (§5.2.1 case B); else NO_LEADER."""
+        ISR (§5.2.1 case B); else, under Kafka's rules, the last known leader once
+        ISR and ELR are empty (``canElectLastKnownLeader``), then with unclean
+        leader election the first unfenced replica (``Election.UNCLEAN``), each
+        an unclean election with ISR = [it]; else NO_LEADER."""
         order = tuple(self.target_replicas if order is None else order)
         ok = self.is_acceptable_leader
         if self.target_leader in self.target_isr and ok(self.target_leader):
@@ -53,34 +61,75 @@ class PartitionChangeBuilder:
                 self.target_isr = self.target_isr | {r}
                 self.target_elr = self.target_elr - {r}
                 return
+        cfg = self.config
+        known = self.partition.last_known_elr
+        if cfg.follows(Rule.LAST_KNOWN_LEADER) and not self.target_isr and not self.target_elr and len(known) == 1:
+            (last,) = known
+            if ok(last):
+                self._elect_uncleanly(last, LAST_KNOWN_LEADER)
+                return
+        if unclean and cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES) and cfg.unclean_leader_election:
+            for r in order:
+                if ok(r):
+                    self._elect_uncleanly(r, UNCLEAN_LEADER_ELECTION)
+                    return
         self.target_leader = NO_LEADER
+
+    def _elect_uncleanly(self, leader: int, how: str) -> None:
+        self.target_leader = leader
+        self.target_isr = frozenset({leader})
+        self.target_elr = frozenset()
+        self.election = how
 
     # --------------------------------------------------------------- ELR (§2.9)
 
-    def apply_elr_rules(self, removed_from_isr: frozenset[int] = frozenset()) -> None:
+    def apply_elr_rules(self, removed_from_isr: frozenset[int] = frozenset(),
+                        unclean_shutdown: frozenset[int] = frozenset()) -> None:
         """Replicas leaving the ISR join the ELR while the ISR is below MinISR (§5.2.1
         cases A, C); ISR members leave the ELR and LastKnownELR; once the ISR
-        reaches MinISR both are emptied (case G, §5.3.1)."""
+        reaches MinISR both are emptied (case G, §5.3.1). Kafka's
+        ``maybePopulateTargetElr``: removals join whether or not still replicas, a
+        broker back from an unclean shutdown never; the LastKnownELR is the last
+        leader's, kept by ``build``."""
+        lke_rule = self.config.follows(Rule.LAST_KNOWN_LEADER)
         if len(self.target_isr) >= self.min_isr:
             if Bug.ELR_NOT_CLEARED_AT_MIN_ISR in self.bugs:
                 # BUG: only the ISR members leave; the rest of the ELR/LastKnownELR stays
                 self.target_elr = self.target_elr - self.target_isr
-                self.target_last_known_elr = self.target_last_known_elr - self.target_isr
+                if not lke_rule:
+                    self.target_last_known_elr = self.target_last_known_elr - self.target_isr
                 return
             self.target_elr = frozenset()
-            self.target_last_known_elr = frozenset()
+            if not lke_rule:
+                self.target_last_known_elr = frozenset()
             return
-        replicas = frozenset(self.target_replicas)
-        self.target_elr = (self.target_elr | (removed_from_isr & replicas)) - self.target_isr
-        self.target_last_known_elr = self.target_last_known_elr - self.target_isr
+        if not self.config.follows(Rule.ELR_KEEPS_REMOVED_REPLICAS):
+            removed_from_isr = removed_from_isr & frozenset(self.target_replicas)
+        self.target_elr = (self.target_elr | removed_from_isr) - self.target_isr - unclean_shutdown
+        if not lke_rule:
+            self.target_last_known_elr = self.target_last_known_elr - self.target_isr
 
     # ------------------------------------------------------------------- build
 
     def build(self) -> Optional[PartitionChangeRecord]:
         """The record of the changed fields, or None when nothing changed. The
         leader field is set when the leader changes or the leader epoch must be
-        bumped (completed or cancelled reassignment, §2.3.1)."""
+        bumped (completed or cancelled reassignment, §2.3.1; under Kafka's rule,
+        ``triggerLeaderEpochBumpForReplicaReassignmentIfNeeded``, when the replica
+        set loses a member). Under Kafka's last-known-leader rule the LastKnownELR
+        is set to the old leader when the partition first becomes leaderless and
+        cleared with the next leader (``maybeUpdateLastKnownLeader``)."""
         p = self.partition
+        cfg = self.config
+        if cfg.follows(Rule.LEADER_EPOCH_BUMP_ON_REMOVAL):
+            self.bump_leader_epoch = not set(p.replicas) <= set(self.target_replicas)
+        if cfg.follows(Rule.LAST_KNOWN_LEADER):
+            leader_set = self.target_leader != p.leader or self.bump_leader_epoch
+            self.target_last_known_elr = p.last_known_elr
+            if leader_set and self.target_leader == NO_LEADER and not p.last_known_elr:
+                self.target_last_known_elr = frozenset({p.leader})
+            elif leader_set and self.target_leader != NO_LEADER and p.last_known_elr:
+                self.target_last_known_elr = frozenset()
         record = PartitionChangeRecord(
             leader=self.target_leader if (self.target_leader != p.leader or self.bump_leader_epoch)
             else NO_LEADER_CHANGE,

@@ -74,7 +74,7 @@ class Cluster(Enablement):
         self.history.observer = self
         self.controller = QuorumController(config, self.network, self.history, bugs)
         self.brokers: dict[int, BrokerServer] = {
-            b: BrokerServer(b, config.min_isr, self.controller, self.network, self.history, bugs)
+            b: BrokerServer(b, config, self.controller, self.network, self.history, bugs)
             for b in config.brokers}
         self._abstract_metadata_log: list = []
         self._bootstrap()

@@ -7,12 +7,13 @@ from typing import Optional
 
 
 class BrokerRegistration:
-    __slots__ = ("broker_id", "epoch", "fenced")
+    __slots__ = ("broker_id", "epoch", "fenced", "record_offset")
 
     def __init__(self, broker_id: int) -> None:
         self.broker_id = broker_id
-        self.epoch: Optional[int] = None   # offset of the latest registration record
+        self.epoch: Optional[int] = None   # offset of the latest registration batch
         self.fenced = True
+        self.record_offset: Optional[int] = None   # offset of the latest RegisterBrokerRecord
 
     def __repr__(self) -> str:
         return f"BrokerRegistration({self.broker_id}, epoch={self.epoch}, fenced={self.fenced})"

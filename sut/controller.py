@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from model import AlterPartitionRequest, AlterPartitionResponse, Config
+from model import AlterPartitionRequest, AlterPartitionResponse, Config, Rule
 
 from .cluster_control import ClusterControlManager
 from .history import ClientHistory
@@ -19,12 +19,15 @@ from .replication_control import LogInfo, ReplicationControlManager
 class QuorumController:
     def __init__(self, config: Config, network: InMemoryNetwork, history: ClientHistory, bugs: frozenset) -> None:
         self.network = network
+        self.config = config
         self.metadata_log: list[ApiMessage] = []
         self.cluster = ClusterControlManager(config.brokers)
-        self.replication = ReplicationControlManager(
-            config.min_isr, config.unclean_recovery, config.unclean_leader_election, self.cluster,
-            self._append, history, bugs)
+        self.replication = ReplicationControlManager(config, self.cluster, self._append, history, bugs)
         self.history = history
+        # Kafka's ClusterControlManager writes a registration's (and a fencing's)
+        # partition changes before its own record; the broker epoch is then the
+        # batch's first offset.
+        self.records_last = config.follows(Rule.METADATA_RECORD_ORDER)
 
     def _append(self, record: ApiMessage) -> None:
         self.metadata_log.append(record)
@@ -46,15 +49,23 @@ class QuorumController:
         clean = self.cluster.registration_is_clean(broker, previous_broker_epoch)
         epoch = self.end_offset
         self.cluster.register(broker, epoch)
-        self._append(RegisterBrokerRecord(broker, epoch, clean))
+        if not self.records_last:
+            self._register_record(broker, epoch, clean)
         self.replication.handle_broker_registration(broker, clean)
+        if self.records_last:
+            self._register_record(broker, epoch, clean)
         return epoch, clean
+
+    def _register_record(self, broker: int, epoch: int, clean: bool) -> None:
+        self.cluster.registration(broker).record_offset = self.end_offset
+        self._append(RegisterBrokerRecord(broker, epoch, clean))
 
     def can_unfence(self, broker: int, metadata_offset: int) -> bool:
         """A heartbeat with wantFence=false unfences a fenced broker once it has
-        replicated its own registration record (§8.1)."""
+        replicated its own registration record (§8.1; Kafka's
+        ``BrokerHeartbeatManager``, registerBrokerRecordOffset)."""
         reg = self.cluster.registration(broker)
-        return reg.fenced and reg.epoch is not None and metadata_offset > reg.epoch
+        return reg.fenced and reg.record_offset is not None and metadata_offset > reg.record_offset
 
     def process_broker_heartbeat(self, broker: int, want_fence: bool, metadata_offset: int) -> bool:
         """Returns whether the broker is fenced after the heartbeat."""
@@ -67,8 +78,11 @@ class QuorumController:
     def fence_broker(self, broker: int) -> None:
         """Session expiry or controlled shutdown: fence the broker (§2.8, §2.9.1)."""
         self.cluster.fence(broker)
-        self._append(FenceBrokerRecord(broker))
+        if not self.records_last:
+            self._append(FenceBrokerRecord(broker))
         self.replication.handle_broker_fenced(broker)
+        if self.records_last:
+            self._append(FenceBrokerRecord(broker))
 
     def process_controlled_shutdown(self, broker: int) -> None:
         """Leadership moves away and the broker is fenced (§8.3)."""

@@ -14,7 +14,8 @@ from model import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Can
                    ControlledShutdown, DropMessage, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
-                   SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker)
+                   Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
+                   UnfenceBroker)
 
 from .broker import ACTIVE, OFFLINE
 from .partition import Partition, ReplicaRole
@@ -163,7 +164,7 @@ class Enablement:
         p = self._running_leader(leader)  # type: ignore[arg-type]
         if p is None:
             return None, f"broker {leader} does not host a running leader"
-        if p.partition_state.request_id is not None:
+        if p.in_flight_request is not None or p.partition_state.is_inflight:
             return None, f"leader {leader} has an AlterPartition in flight"
         return p, None
 
@@ -200,7 +201,8 @@ class Enablement:
             return f"target must be distinct brokers from {self.config.brokers}, got {t!r}"
         if len(t) < self.config.min_isr:
             return f"target {t!r} is smaller than MinISR {self.config.min_isr}"
-        if set(t) == set(reg.replicas):
+        reorder_allowed = self.config.follows(Rule.REASSIGNMENT_REPLICA_ORDER)
+        if (tuple(t) == reg.replicas) if reorder_allowed else (set(t) == set(reg.replicas)):
             return f"target {t!r} is the current replica set"
         return None
 
@@ -209,7 +211,7 @@ class Enablement:
         if reg is None or not reg.is_reassigning:
             return "no reassignment is in progress"
         if not self.controller.replication.can_cancel_reassignment():
-            return "reverting would leave the ISR below MinISR (§4.5)"
+            return "reverting would leave the ISR below MinISR (§4.5), or empty"
         return None
 
     def _g_unclean_recovery(self, a: UncleanRecovery) -> Reason:

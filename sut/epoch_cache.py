@@ -47,8 +47,10 @@ class LeaderEpochFileCache:
 
     def truncate_from_end(self, end_offset: int) -> None:
         """Kafka's ``truncateFromEnd``: remove every entry whose start offset is >=
-        ``end_offset`` (the log was truncated to ``end_offset``, §3.2)."""
-        self._remove_from_end(lambda e: e.start_offset >= end_offset)
+        ``end_offset`` (the log was truncated to ``end_offset``, §3.2); a negative
+        (undefined) offset changes nothing."""
+        if end_offset >= 0:
+            self._remove_from_end(lambda e: e.start_offset >= end_offset)
 
     def clear(self) -> None:
         self._epochs.clear()
@@ -82,10 +84,11 @@ class LeaderEpochFileCache:
         the highest epoch <= ``requested_epoch`` and end_offset its exclusive end
         (the start of the next higher epoch, or the LEO for the latest epoch).
         With no epoch <= requested: ``(requested_epoch, start of the lowest epoch)``.
-        None (UNDEFINED_EPOCH_OFFSET) when the cache is empty or every epoch is
-        below the requested one but the latest is not it."""
+        None (UNDEFINED_EPOCH_OFFSET) when the cache is empty, for the undefined
+        epoch (-1), or when every epoch is below the requested one but the latest
+        is not it."""
         epochs = self._epochs
-        if not epochs:
+        if not epochs or requested_epoch < 0:
             return None
         if epochs[-1].epoch == requested_epoch:
             return requested_epoch, log_end_offset

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from model import FetchRequest, FetchResponse
+from model import Config, FetchRequest, FetchResponse, Rule
 
 from .bugs import Bug
 from .network import InMemoryNetwork
@@ -29,8 +29,9 @@ class PartitionFetchState:
 
 class ReplicaFetcherThread:
     def __init__(self, follower_id: int, partition: Partition, leader_id: int, leader_epoch: int,
-                 network: InMemoryNetwork, bugs: frozenset) -> None:
+                 network: InMemoryNetwork, bugs: frozenset, config: Config) -> None:
         self.follower_id = follower_id
+        self.config = config
         self.partition = partition
         self.leader_id = leader_id
         self.network = network
@@ -71,13 +72,17 @@ class ReplicaFetcherThread:
     def _truncate_on_diverging_epoch(self, resp: FetchResponse) -> None:
         """§3.2: truncate to the minimum of the follower's own End Offset for the
         diverging epoch and the leader's end offset for it (the LEO when the
-        follower has no answer)."""
+        follower has no answer). Kafka (``getOffsetTruncationState``): when the
+        follower's answer is another epoch, to its own end offset alone, and fetch
+        again."""
         log = self.partition.log
         diverging = resp.diverging_epoch
         assert diverging is not None
         own = log.end_offset_for_epoch(diverging.epoch)
         local_end = log.log_end_offset if own is None else own[1]
-        if Bug.TRUNCATE_TO_LEADER_OFFSET in self.bugs:
+        if own is not None and own[0] != diverging.epoch and self.config.follows(Rule.TRUNCATION_IN_ROUNDS):
+            target = min(own[1], log.log_end_offset)
+        elif Bug.TRUNCATE_TO_LEADER_OFFSET in self.bugs:
             target = max(0, diverging.end_offset)  # BUG: ignores the follower's own lookup
         else:
             target = max(0, min(local_end, diverging.end_offset))

@@ -122,15 +122,38 @@ ApiMessage = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
 
 # ----------------------------------------------------------------- image and delta
 
+class BrokerImage:
+    """A broker registration as another broker's metadata has it: its broker epoch
+    and whether it is fenced (Kafka's ``BrokerRegistration`` in the cluster image)."""
+
+    __slots__ = ("epoch", "fenced")
+
+    def __init__(self, epoch: int, fenced: bool) -> None:
+        self.epoch, self.fenced = epoch, fenced
+
+
 class MetadataImage:
     """What a broker has materialized from the metadata log: the partition
-    registration (None before the PartitionRecord) and the offset reached."""
+    registration (None before the PartitionRecord), the broker registrations and
+    the offset reached."""
 
-    __slots__ = ("partition", "offset")
+    __slots__ = ("partition", "offset", "brokers")
 
-    def __init__(self, partition: Optional[PartitionRegistration] = None, offset: int = 0) -> None:
+    def __init__(self, partition: Optional[PartitionRegistration] = None, offset: int = 0,
+                 brokers: Optional[dict[int, BrokerImage]] = None) -> None:
         self.partition = partition
         self.offset = offset
+        self.brokers: dict[int, BrokerImage] = {} if brokers is None else brokers
+
+    # KRaftMetadataCache's questions (Partition.isReplicaIsrEligible, Replica.updateFetchStateOrThrow)
+    def alive_broker_epoch(self, broker: int) -> Optional[int]:
+        """The broker epoch of an unfenced registered broker, else None."""
+        b = self.brokers.get(broker)
+        return None if b is None or b.fenced else b.epoch
+
+    def is_broker_fenced(self, broker: int) -> bool:
+        b = self.brokers.get(broker)
+        return b is None or b.fenced
 
 
 class MetadataDelta:
@@ -142,7 +165,13 @@ class MetadataDelta:
         self.bugs = bugs
         self.changed = False
         self.partition: Optional[PartitionRegistration] = image.partition
+        self.brokers: Optional[dict[int, BrokerImage]] = None   # copied on the first broker record
         self.records = 0
+
+    def _broker_changes(self) -> dict[int, BrokerImage]:
+        if self.brokers is None:
+            self.brokers = dict(self.image.brokers)
+        return self.brokers
 
     def replay(self, record: ApiMessage) -> None:
         self.records += 1
@@ -156,7 +185,14 @@ class MetadataDelta:
             if base is not None:
                 self.partition = base.merge(record)
                 self.changed = True
-        # broker registration, fence and unfence records change no partition state
+        elif isinstance(record, RegisterBrokerRecord):
+            self._broker_changes()[record.broker_id] = BrokerImage(record.broker_epoch, True)
+        elif isinstance(record, (FenceBrokerRecord, UnfenceBrokerRecord)):
+            brokers = self._broker_changes()
+            known = brokers.get(record.broker_id)
+            if known is not None:
+                brokers[record.broker_id] = BrokerImage(known.epoch, isinstance(record, FenceBrokerRecord))
 
     def apply(self) -> MetadataImage:
-        return MetadataImage(self.partition, self.image.offset + self.records)
+        return MetadataImage(self.partition, self.image.offset + self.records,
+                             self.image.brokers if self.brokers is None else self.brokers)

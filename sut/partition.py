@@ -8,16 +8,17 @@ Start Offset, HWM advancement and ISR change proposals (§2.2, §2.7, §2.9.2,
 from __future__ import annotations
 
 import enum
-from typing import Optional
+from typing import Callable, Optional
 
-from model import NO_LEADER, EpochEndOffset
+from model import NO_LEADER, Config, EpochEndOffset, Rule
 
 from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
-from .errors import FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, UNKNOWN_LEADER_EPOCH
+from .errors import (FENCED_LEADER_EPOCH, INELIGIBLE_REPLICA, NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE,
+                     UNKNOWN_LEADER_EPOCH)
 from .history import ClientHistory
 from .log import UnifiedLog
-from .metadata import PartitionRegistration
+from .metadata import MetadataImage, PartitionRegistration
 
 
 class ReplicaRole(enum.Enum):
@@ -32,31 +33,51 @@ class Replica:
     """What the leader knows of one follower (§2.2.2), from its latest fetch:
     its LEO (the fetch offset; None until it fetches), its broker epoch, and the
     leader epoch the fetch was sent in — cleared whenever the leader moves to a
-    new leader epoch, so set means "fetched in the current epoch" (§6.5.4)."""
+    new leader epoch, so set means "fetched in the current epoch" (§6.5.4).
 
-    __slots__ = ("broker_id", "log_end_offset", "broker_epoch", "last_fetch_leader_epoch")
+    Under Kafka's caught-up rule also whether it is caught up (Kafka's
+    ``lastCaughtUpTimeMs`` is "now"; the SUT, like the model, has no clock) and the
+    leader's LEO at its last fetch served "now" (``lastFetchLeaderLogEndOffset``)."""
+
+    __slots__ = ("broker_id", "log_end_offset", "broker_epoch", "last_fetch_leader_epoch", "caught_up",
+                 "last_fetch_leader_leo")
 
     def __init__(self, broker_id: int) -> None:
         self.broker_id = broker_id
         self.reset_replica_state()
 
-    def reset_replica_state(self) -> None:
+    def reset_replica_state(self, caught_up: bool = False) -> None:
         self.log_end_offset: Optional[int] = None
         self.broker_epoch: Optional[int] = None
         self.last_fetch_leader_epoch: Optional[int] = None
+        self.caught_up = caught_up
+        self.last_fetch_leader_leo: Optional[int] = None
 
     @property
     def has_fetched(self) -> bool:
         return self.log_end_offset is not None
 
-    def update_fetch_state(self, fetch_offset: int, broker_epoch: int, leader_epoch: int) -> None:
+    @property
+    def is_empty(self) -> bool:
+        return (self.log_end_offset is None and self.broker_epoch is None and self.last_fetch_leader_epoch is None
+                and not self.caught_up and self.last_fetch_leader_leo is None)
+
+    def update_fetch_state(self, fetch_offset: int, broker_epoch: int, leader_epoch: int,
+                           leader_end_offset: Optional[int] = None) -> None:
+        """Kafka's ``updateFetchStateOrThrow``; ``leader_end_offset`` (the leader's LEO
+        when the fetch was served) only under the caught-up rule."""
+        if leader_end_offset is not None:
+            before = self.last_fetch_leader_leo
+            self.caught_up = self.caught_up or fetch_offset >= leader_end_offset or (
+                before is not None and fetch_offset >= before)
+            self.last_fetch_leader_leo = leader_end_offset if before is None else max(before, leader_end_offset)
         self.log_end_offset = fetch_offset
         self.broker_epoch = broker_epoch
         self.last_fetch_leader_epoch = leader_epoch
 
     def __repr__(self) -> str:
         return (f"Replica({self.broker_id}, leo={self.log_end_offset}, be={self.broker_epoch}, "
-                f"lfle={self.last_fetch_leader_epoch})")
+                f"lfle={self.last_fetch_leader_epoch}, caught_up={self.caught_up})")
 
 
 # ------------------------------------------------------------ partition state
@@ -127,11 +148,14 @@ NO_STATE = CommittedPartitionState(frozenset())
 class Partition:
     """The replica hosted by ``broker_id``: its log and the state it acts on."""
 
-    def __init__(self, broker_id: int, min_isr: int, history: ClientHistory,
-                 alter_partition_manager: AlterPartitionManager, bugs: frozenset) -> None:
+    def __init__(self, broker_id: int, config: Config, history: ClientHistory,
+                 alter_partition_manager: AlterPartitionManager, bugs: frozenset,
+                 metadata_cache: Callable[[], MetadataImage]) -> None:
         self.broker_id = broker_id
         self.alter_partition_manager = alter_partition_manager
-        self.min_isr = min_isr
+        self.config = config
+        self.metadata_cache = metadata_cache
+        self.min_isr = config.min_isr
         self.history = history
         self.bugs = bugs
         self.log = UnifiedLog(bugs)
@@ -165,28 +189,38 @@ class Partition:
             if b != self.broker_id and b not in remotes:
                 remotes[b] = Replica(b)
 
-    def make_leader(self, reg: PartitionRegistration) -> None:
+    def make_leader(self, reg: PartitionRegistration, changed: bool = True) -> None:
         """Kafka's ``makeLeader``: act as leader of ``reg`` (§2.10.1–§2.10.3). A new leader assigns its epoch
         at the LEO (the LESO) in the epoch cache and starts with no follower state.
         A leader in a new epoch does the same but keeps its followers' fetch
         state, clearing every last-fetch marker: a follower must fetch again in the
         new epoch before it may join the ISR (§2.10.3, §6.5.4). In the
         same epoch a newer partition epoch replaces the ISR and drops any pending
-        change (§2.10.2). Callers then run ``on_isr_changed``."""
+        change (§2.10.2) — under Kafka's rule, any changed registration whose
+        partition epoch is not older. Callers then run ``on_isr_changed``.
+        Under Kafka's caught-up rule the ISR members count as caught up
+        (``resetReplicaState``)."""
         was_leader = self.is_leader
         self._update_assignment(reg.replicas)
+        caught = self.config.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS)
         if not was_leader:
             self.role = ReplicaRole.LEADER
             self.leader_id = self.broker_id
             self._new_leader_epoch(reg)
-            for remote in self.remote_replicas.values():
-                remote.reset_replica_state()
+            for b, remote in self.remote_replicas.items():
+                remote.reset_replica_state(caught_up=caught and b in reg.isr)
         elif reg.leader_epoch != self.leader_epoch:
+            leso = self.log.log_end_offset
             for b, remote in self.remote_replicas.items():
                 if b in reg.isr or Bug.OUT_OF_SYNC_FOLLOWER_STATE_NOT_RESET not in self.bugs:
                     remote.last_fetch_leader_epoch = None
+                if caught:
+                    remote.caught_up = b in reg.isr
+                    remote.last_fetch_leader_leo = leso if b in reg.isr else None
             self._new_leader_epoch(reg)
-        elif reg.partition_epoch > self.partition_epoch:
+        elif reg.partition_epoch > self.partition_epoch or (
+                changed and reg.partition_epoch == self.partition_epoch
+                and self.config.follows(Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH)):
             self.partition_epoch = reg.partition_epoch
             self.partition_state = CommittedPartitionState(reg.isr)
 
@@ -251,6 +285,13 @@ class Partition:
                 return False
             if remote.log_end_offset < new_hw:
                 new_hw = remote.log_end_offset
+        if self.config.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
+            # shouldWaitForReplicaToJoinIsr
+            for b, remote in self.remote_replicas.items():
+                if b not in members and remote.caught_up and self.is_replica_isr_eligible(b):
+                    if remote.log_end_offset is None:
+                        return False
+                    new_hw = min(new_hw, remote.log_end_offset)
         if new_hw <= log.high_watermark:
             return False
         log.update_high_watermark(new_hw)
@@ -295,30 +336,73 @@ class Partition:
         End Offset for Leader Epoch on the last fetched epoch (§3.2), then the
         follower's state, the HWM, and the records from the fetch offset.
         Returns the response fields."""
-        if not self.is_leader or src not in self.assignment:
-            return {"error": NOT_LEADER_OR_FOLLOWER}
-        if leader_epoch < self.leader_epoch and Bug.STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH not in self.bugs:
-            return {"error": FENCED_LEADER_EPOCH}
-        if leader_epoch > self.leader_epoch:
-            return {"error": UNKNOWN_LEADER_EPOCH}
+        cfg = self.config
+        error = self._check_fetch(src, leader_epoch)
+        if error is not None:
+            return {"error": error}
         log = self.log
         if last_fetched_epoch is not None:
             found = log.end_offset_for_epoch(last_fetched_epoch)
+            if found is None and cfg.follows(Rule.FETCH_ERROR_ORDER):
+                return {"error": OFFSET_OUT_OF_RANGE}   # readRecords: no end offset for that epoch
             if found is None:
                 latest = log.latest_epoch()
                 found = (latest, log.log_end_offset)
             epoch, end_offset = found
             if epoch < last_fetched_epoch or end_offset < fetch_offset:
                 return {"diverging_epoch": EpochEndOffset(epoch, end_offset), "hwm": log.high_watermark}
+        if cfg.follows(Rule.STALE_BROKER_EPOCH_FETCH_FENCED):
+            # Replica.updateFetchStateOrThrow: fence a fetch from an older broker session
+            known = self.metadata_cache().alive_broker_epoch(src)
+            if known is not None and known > broker_epoch:
+                return {"error": NOT_LEADER_OR_FOLLOWER}
         self.history.fetch_served(src, broker_epoch, fetch_offset)
         remote = self.remote_replicas.get(src)
         if remote is None:
             remote = self.remote_replicas[src] = Replica(src)
-        remote.update_fetch_state(fetch_offset, broker_epoch, leader_epoch)
+        leader_end = log.log_end_offset if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS) else None
+        remote.update_fetch_state(fetch_offset, broker_epoch, leader_epoch, leader_end)
         self.maybe_increment_leader_hw()
         return {"records": log.read(fetch_offset), "hwm": log.high_watermark}
 
+    def _check_fetch(self, src: int, leader_epoch: int) -> Optional[str]:
+        """The errors a fetch gets before any read: not the leader or a requester
+        outside the replica set, then the leader epoch; Kafka checks the leader
+        epoch first (``getLocalLog``) and answers a requester outside the replica
+        set UNKNOWN_LEADER_EPOCH (``followerReplicaOrThrow``)."""
+        fenced = leader_epoch < self.leader_epoch and Bug.STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH not in self.bugs
+        if self.config.follows(Rule.FETCH_ERROR_ORDER):
+            if fenced:
+                return FENCED_LEADER_EPOCH
+            if leader_epoch > self.leader_epoch:
+                return UNKNOWN_LEADER_EPOCH
+            if not self.is_leader:
+                return NOT_LEADER_OR_FOLLOWER
+            return None if src in self.assignment else UNKNOWN_LEADER_EPOCH
+        if not self.is_leader or src not in self.assignment:
+            return NOT_LEADER_OR_FOLLOWER
+        if fenced:
+            return FENCED_LEADER_EPOCH
+        if leader_epoch > self.leader_epoch:
+            return UNKNOWN_LEADER_EPOCH
+        return None
+
     # ------------------------------------------------- ISR changes (§2.9.2)
+
+    def is_replica_isr_eligible(self, follower: int) -> bool:
+        """Kafka's ``isReplicaIsrEligible``: the broker's metadata has the follower
+        unfenced, in the broker epoch its fetches carry."""
+        remote = self.remote_replicas.get(follower)
+        epoch = self.metadata_cache().alive_broker_epoch(follower)
+        return remote is not None and remote.broker_epoch is not None and epoch == remote.broker_epoch
+
+    @property
+    def in_flight_request(self) -> Optional[int]:
+        """The AlterPartition this leader awaits an answer to: the pending change's,
+        or under Kafka's one-in-flight rule the broker manager's."""
+        if self.config.follows(Rule.ONE_ALTER_PARTITION_IN_FLIGHT):
+            return self.alter_partition_manager.in_flight
+        return self.partition_state.request_id
 
     def is_follower_in_sync(self, follower: int) -> Optional[str]:
         """Why ``follower`` may not join the ISR, or None: it must have fetched in the
@@ -333,6 +417,10 @@ class Partition:
             return f"follower {follower} is below the LESO"
         if remote.last_fetch_leader_epoch is None:  # cleared at every new leader epoch
             return f"follower {follower} has not fetched in leader epoch {self.leader_epoch}"
+        if self.config.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS) and remote.last_fetch_leader_leo is None:
+            return f"follower {follower} has not fetched since it lagged"   # expansions happen on a fetch
+        if self.config.follows(Rule.LEADER_CHECKS_ISR_ELIGIBILITY) and not self.is_replica_isr_eligible(follower):
+            return f"follower {follower} is fenced or in another broker epoch in this broker's metadata"
         return None
 
     def maybe_expand_isr(self, follower: int) -> None:
@@ -346,13 +434,26 @@ class Partition:
         self._submit_alter_partition(PendingShrinkIsr(self.partition_state.isr, follower, None))
 
     def _submit_alter_partition(self, state: PendingExpandIsr | PendingShrinkIsr) -> None:
-        added = tuple(sorted((b, self._remote_broker_epoch(b)) for b in state.proposed_isr - state.isr))
+        """Send the proposal. It names the added replicas' broker epochs (Kafka's
+        ``addBrokerEpochToIsr``: every member's, the leader's own included). Under
+        the caught-up rule a follower shrunk out has lagged too long to be caught up."""
+        cfg = self.config
+        named = state.proposed_isr if cfg.follows(Rule.ALTER_PARTITION_VALIDATION) else state.proposed_isr - state.isr
+        epochs = tuple(sorted((b, self._broker_epoch(b)) for b in named))
         state.request_id = self.alter_partition_manager.submit(
-            self.leader_epoch, self.partition_epoch, state.proposed_isr, added)
+            self.leader_epoch, self.partition_epoch, state.proposed_isr, epochs)
         self.partition_state = state
+        if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
+            for b in state.isr - state.proposed_isr:
+                remote = self.remote_replicas.get(b)
+                if remote is not None:
+                    remote.caught_up = False
+                    remote.last_fetch_leader_leo = None
         self.maybe_increment_leader_hw()
 
-    def _remote_broker_epoch(self, broker: int) -> Optional[int]:
+    def _broker_epoch(self, broker: int) -> Optional[int]:
+        if broker == self.broker_id:
+            return self.alter_partition_manager.lifecycle.broker_epoch
         remote = self.remote_replicas.get(broker)
         return remote.broker_epoch if remote is not None and remote.has_fetched else None
 
@@ -364,6 +465,12 @@ class Partition:
         leader epoch and for a newer partition epoch. Answers to other requests
         are ignored."""
         state = self.partition_state
+        cfg = self.config
+        one = cfg.follows(Rule.ONE_ALTER_PARTITION_IN_FLIGHT)
+        keep = cfg.follows(Rule.ALTER_PARTITION_ERRORS_KEEP_PENDING)
+        if one or keep:
+            self._handle_alter_partition_answer(request_id, error, isr, leader_epoch, partition_epoch, one, keep)
+            return
         if not self.is_leader or not state.is_inflight or state.request_id != request_id:
             return
         if error is not None:
@@ -375,6 +482,34 @@ class Partition:
             if Bug.STALE_ALTER_PARTITION_RESPONSE_APPLIED not in self.bugs:
                 if leader_epoch != self.leader_epoch or partition_epoch <= self.partition_epoch:
                     return
+            self.partition_state = CommittedPartitionState(isr)
+            self.partition_epoch = partition_epoch
+        self.on_isr_changed()
+
+    def _handle_alter_partition_answer(self, request_id: int, error: Optional[str], isr: frozenset[int],
+                                       leader_epoch: int, partition_epoch: int, one: bool, keep: bool) -> None:
+        """Kafka's answer handling: the manager drops its item whatever became of the
+        change (one in flight); only INELIGIBLE_REPLICA rolls back, other errors and a
+        stale success leave the change pending until new metadata, and a success with
+        the partition epoch the leader knows is applied (``handleAlterPartitionError``,
+        ``handleAlterPartitionUpdate``)."""
+        if self.in_flight_request != request_id:
+            return
+        state = self.partition_state
+        if one:
+            self.alter_partition_manager.in_flight = None
+        if not self.is_leader or not state.is_inflight:
+            return
+        if error is not None:
+            if keep and error != INELIGIBLE_REPLICA:
+                state.request_id = None
+                return
+            self.partition_state = CommittedPartitionState(state.isr)
+        elif leader_epoch != self.leader_epoch or partition_epoch < self.partition_epoch or (
+                partition_epoch == self.partition_epoch and not keep):
+            state.request_id = None
+            return
+        else:
             self.partition_state = CommittedPartitionState(isr)
             self.partition_epoch = partition_epoch
         self.on_isr_changed()

@@ -5,16 +5,16 @@ produce requests, proposes ISR changes and handles AlterPartition responses
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
-from model import NO_LEADER, FetchRequest, FetchResponse
+from model import NO_LEADER, Config, FetchRequest, FetchResponse
 
 from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
 from .errors import NOT_LEADER_OR_FOLLOWER
 from .fetcher import ReplicaFetcherThread
 from .history import ClientHistory
-from .metadata import PartitionRegistration
+from .metadata import MetadataImage, PartitionRegistration
 from .network import InMemoryNetwork
 from .partition import Partition
 
@@ -23,10 +23,12 @@ if TYPE_CHECKING:
 
 
 class ReplicaManager:
-    def __init__(self, broker_id: int, min_isr: int, network: InMemoryNetwork, history: ClientHistory,
-                 bugs: frozenset, lifecycle: "BrokerLifecycleManager") -> None:
+    def __init__(self, broker_id: int, config: Config, network: InMemoryNetwork, history: ClientHistory,
+                 bugs: frozenset, lifecycle: "BrokerLifecycleManager",
+                 metadata_cache: Callable[[], MetadataImage]) -> None:
         self.broker_id = broker_id
-        self.min_isr = min_isr
+        self.config = config
+        self.metadata_cache = metadata_cache   # the broker's current image (KRaftMetadataCache)
         self.network = network
         self.history = history
         self.bugs = bugs
@@ -37,10 +39,12 @@ class ReplicaManager:
 
     # ----------------------------------------------------------- metadata (§2.10)
 
-    def apply_image(self, reg: Optional[PartitionRegistration]) -> None:
+    def apply_image(self, reg: Optional[PartitionRegistration], changed: bool = True) -> None:
         """Act on the materialized registration (§2.10, §4.3): a replica removed
         from the replica set is deleted, an added one created empty; then the
-        replica makes itself leader or follower."""
+        replica makes itself leader or follower. ``changed``: whether the batch
+        changed the registration (Kafka's ``TopicDelta.localChanges``; a start-up
+        applies the whole image)."""
         me = self.broker_id
         partition = self.partition
         if reg is None or me not in reg.replicas:
@@ -50,20 +54,21 @@ class ReplicaManager:
                 self._fail_waiting_writes()
             self.partition = None
             self.fetcher = None
+            self.alter_partition_manager.forget()
             return
         if partition is None:
-            partition = self.partition = Partition(me, self.min_isr, self.history, self.alter_partition_manager,
-                                                   self.bugs)
+            partition = self.partition = Partition(me, self.config, self.history, self.alter_partition_manager,
+                                                   self.bugs, self.metadata_cache)
         if reg.leader == me:
             self.fetcher = None
-            partition.make_leader(reg)
+            partition.make_leader(reg, changed)
             partition.on_isr_changed()
             return
         if partition.is_leader:
             self._fail_waiting_writes()
         if partition.make_follower(reg):
             self.fetcher = None if reg.leader == NO_LEADER else ReplicaFetcherThread(
-                me, partition, reg.leader, reg.leader_epoch, self.network, self.bugs)
+                me, partition, reg.leader, reg.leader_epoch, self.network, self.bugs, self.config)
 
     def _fail_waiting_writes(self) -> None:
         """The leader steps down: its waiting produce requests fail (§2.6, §2.10.4)."""
@@ -75,6 +80,7 @@ class ReplicaManager:
         """The broker stops: waiting writes fail, the replica goes offline and the
         fetcher stops."""
         self.fetcher = None
+        self.alter_partition_manager.forget()
         if self.partition is not None:
             self.history.fail_pending(self.broker_id)
             self.partition.make_offline()

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from model import NO_LEADER, AlterPartitionRequest
+from model import NO_LEADER, AlterPartitionRequest, Config, Rule
 
 from .bugs import Bug
-from .change_builder import PartitionChangeBuilder
+from .change_builder import UNCLEAN_LEADER_ELECTION, PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
 from .errors import (FENCED_LEADER_EPOCH, INELIGIBLE_REPLICA, INVALID_REQUEST, INVALID_UPDATE_VERSION,
-                     NOT_LEADER_OR_FOLLOWER, STALE_BROKER_EPOCH)
+                     NEW_LEADER_ELECTED, NOT_LEADER_OR_FOLLOWER, STALE_BROKER_EPOCH)
 from .history import ClientHistory
 from .metadata import ApiMessage, PartitionRecord, PartitionRegistration
 
@@ -25,12 +25,12 @@ LogInfo = Callable[[int], Optional[tuple[int, int]]]
 
 
 class ReplicationControlManager:
-    def __init__(self, min_isr: int, unclean_recovery: str, unclean_leader_election: bool,
-                 cluster: ClusterControlManager, append: Callable[[ApiMessage], None],
+    def __init__(self, config: Config, cluster: ClusterControlManager, append: Callable[[ApiMessage], None],
                  history: ClientHistory, bugs: frozenset) -> None:
-        self.min_isr = min_isr
-        self.unclean_recovery_strategy = unclean_recovery
-        self.unclean_leader_election_enable = unclean_leader_election
+        self.config = config
+        self.min_isr = config.min_isr
+        self.unclean_recovery_strategy = config.unclean_recovery
+        self.unclean_leader_election_enable = config.unclean_leader_election
         self.cluster = cluster
         self.append = append
         self.history = history
@@ -48,21 +48,49 @@ class ReplicationControlManager:
 
     def _builder(self) -> PartitionChangeBuilder:
         assert self.partition is not None
-        return PartitionChangeBuilder(self.partition, self.cluster.is_unfenced, self.min_isr, self.bugs)
+        return PartitionChangeBuilder(self.partition, self.cluster.is_unfenced, self.config, self.bugs)
 
     def _commit(self, builder: PartitionChangeBuilder) -> None:
         record = builder.build()
-        if record is None:
-            return
-        self.append(record)
-        self.partition = builder.partition.merge(record)
+        if record is not None:
+            self.append(record)
+            self.partition = builder.partition.merge(record)
+        if builder.election is not None:
+            assert self.partition is not None
+            self.history.unclean_election(builder.election, self.partition.leader, self.partition.leader_epoch)
+
+    def _change(self, b: PartitionChangeBuilder, unclean_shutdown: frozenset[int] = frozenset(),
+                unclean: bool = True) -> None:
+        """Kafka's ``PartitionChangeBuilder.build`` order for one change: complete a
+        reassignment when its rule allows (``completeReassignmentIfNeeded``), elect
+        (keeping a valid leader), apply the ELR rules to what left the ISR, commit."""
+        p = self.partition
+        assert p is not None
+        if self.config.follows(Rule.REASSIGNMENT_COMPLETION) and (b.target_adding or b.target_removing):
+            if self._complete_reassignment(b) and b.target_leader not in b.target_isr:
+                b.target_leader = NO_LEADER
+        b.elect_leader(unclean=unclean)
+        if b.election is None:   # after an unclean election the ELR is void (maybeUpdateRecordElr)
+            b.apply_elr_rules(p.isr - b.target_isr, unclean_shutdown)
+        self._commit(b)
 
     # --------------------------------------------------- broker lifecycle (§2.8)
 
     def handle_broker_registration(self, broker: int, clean: bool) -> None:
         """A broker registering with an empty broker epoch moves from the ELR to the
-        LastKnownELR: its log may have lost records (§5.2, §5.3.1)."""
+        LastKnownELR: its log may have lost records (§5.2, §5.3.1). Kafka
+        (``handleBrokerShutdown``, unclean): it leaves the ISR and ELR in a change
+        that may elect."""
         p = self.partition
+        if self.config.follows(Rule.LAST_KNOWN_LEADER):
+            if not clean and p is not None and (broker in p.isr or broker in p.elr):
+                b = self._builder()
+                b.target_isr = p.isr - {broker}
+                b.target_elr = p.elr - {broker}
+                if p.leader == broker:
+                    b.target_leader = NO_LEADER
+                self._change(b, unclean_shutdown=frozenset({broker}))
+            return
         if clean or p is None or broker not in p.elr:
             return
         if Bug.UNCLEAN_REGISTRATION_KEEPS_ELR in self.bugs:
@@ -82,21 +110,20 @@ class ReplicationControlManager:
         b.target_isr = p.isr - {broker}
         if p.leader == broker:
             b.target_leader = NO_LEADER
-        if b.target_leader == NO_LEADER:
-            b.elect_leader()
-        b.apply_elr_rules(frozenset({broker}))
-        self._commit(b)
+        self._change(b)
 
     def handle_broker_unfenced(self, broker: int) -> None:
-        """With no leader, an unfenced ISR or ELR member may now be elected (§2.8)."""
+        """With no leader, an unfenced ISR or ELR member may now be elected (§2.8).
+        Kafka tries every leaderless partition, whichever broker was unfenced."""
         p = self.partition
-        if p is None or p.leader != NO_LEADER or broker not in p.replicas:
+        cfg = self.config
+        kafka = cfg.follows(Rule.LAST_KNOWN_LEADER) or cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES)
+        if p is None or p.leader != NO_LEADER or (broker not in p.replicas and not kafka):
             return
         b = self._builder()
         b.elect_leader()
         if b.target_leader != NO_LEADER:
-            b.apply_elr_rules()
-            self._commit(b)
+            self._change(self._builder())
 
     # ------------------------------------------------------ AlterPartition (§2.9.2)
 
@@ -110,6 +137,8 @@ class ReplicationControlManager:
         reg = self.cluster.registration(req.src)
         if reg.epoch != req.broker_epoch:
             return STALE_BROKER_EPOCH
+        if self.config.follows(Rule.ALTER_PARTITION_VALIDATION):
+            return self._validate_alter_partition_data(req)
         if p.leader != req.src:
             return NOT_LEADER_OR_FOLLOWER
         if req.leader_epoch != p.leader_epoch:
@@ -127,8 +156,39 @@ class ReplicationControlManager:
                 return INELIGIBLE_REPLICA
         return None
 
+    def _validate_alter_partition_data(self, req: AlterPartitionRequest) -> Optional[str]:
+        """Kafka's ``validateAlterPartitionData``: the leader epoch first, INVALID_REQUEST
+        for a broker that is not the leader, then the partition epoch and the ISR,
+        then ``ineligibleReplicasForIsr``."""
+        p = self.partition
+        assert p is not None
+        checks = ((req.leader_epoch < p.leader_epoch, FENCED_LEADER_EPOCH),
+                  (req.src != p.leader, INVALID_REQUEST),
+                  (req.partition_epoch < p.partition_epoch, INVALID_UPDATE_VERSION),
+                  (not req.isr <= frozenset(p.replicas) or p.leader not in req.isr, INVALID_REQUEST),
+                  (bool(self._ineligible_replicas_for_isr(req, p)), INELIGIBLE_REPLICA))
+        return next((error for failed, error in checks if failed), None)
+
+    def _ineligible_replicas_for_isr(self, req: AlterPartitionRequest, p: PartitionRegistration) -> list[int]:
+        """Kafka's ``ineligibleReplicasForIsr``: proposed members that are fenced, or
+        registered in another broker epoch than the request gives (none, -1, is not
+        checked)."""
+        given = dict(req.added_broker_epochs)
+        ignores_epoch = Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH in self.bugs
+        out = []
+        for member in sorted(req.isr):
+            reg = self.cluster.registration(member)
+            epoch = given.get(member)
+            stale = epoch is not None and epoch != reg.epoch and not (ignores_epoch and member not in p.isr)
+            if reg.fenced or stale:
+                out.append(member)
+        return out
+
     def alter_partition(self, req: AlterPartitionRequest) -> tuple[Optional[str], Optional[PartitionRegistration]]:
-        """Returns (error, None) or (None, the registration after the change)."""
+        """Returns (error, None) or (None, the registration after the change). Under
+        Kafka's completion rule a change that completes a reassignment and moves
+        leadership away from the requester is committed and answered
+        NEW_LEADER_ELECTED."""
         error = self._validate_alter_partition(req)
         if error is not None:
             return error, None
@@ -136,6 +196,12 @@ class ReplicationControlManager:
         assert p is not None
         b = self._builder()
         b.target_isr = req.isr
+        if self.config.follows(Rule.REASSIGNMENT_COMPLETION):
+            self._change(b)
+            assert self.partition is not None
+            if self.partition.leader != req.src:
+                return NEW_LEADER_ELECTED, None
+            return None, self.partition
         b.apply_elr_rules(p.isr - req.isr)
         self._maybe_complete_reassignment(b)
         self._commit(b)
@@ -143,31 +209,49 @@ class ReplicationControlManager:
 
     # --------------------------------------------------------------- reassignment (ch4)
 
-    def _maybe_complete_reassignment(self, b: PartitionChangeBuilder) -> None:
+    def _complete_reassignment(self, b: PartitionChangeBuilder) -> bool:
         """Completion (§4.2 step 3) when the final ISR (ISR minus removing) holds every
-        adding replica and at least MinISR members: the replicas become the target,
-        removed replicas leave ISR/ELR/LastKnownELR, a removed (or no) leader is
-        replaced, and the leader epoch is bumped (§2.3.1)."""
+        adding replica and at least MinISR members — under Kafka's rule
+        (``PartitionReassignmentReplicas.maybeCompleteReassignment``) when it is
+        non-empty, holds every adding replica and, if the replication factor
+        shrinks, every target replica: the replicas become the target, removed
+        replicas leave ISR/ELR/LastKnownELR (Kafka: the ISR only) and the leader
+        epoch is bumped (§2.3.1). Returns whether it completed."""
         if not (b.target_adding or b.target_removing):
-            return
+            return False
         removing = b.target_removing
         final_isr = b.target_isr - removing
-        if len(final_isr) < self.min_isr:
-            return
-        if not b.target_adding <= final_isr and Bug.REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR not in self.bugs:
-            return
         target = tuple(r for r in b.target_replicas if r not in removing)
+        adding_ok = b.target_adding <= final_isr or Bug.REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR in self.bugs
+        if self.config.follows(Rule.REASSIGNMENT_COMPLETION):
+            if not final_isr or not target or not adding_ok:
+                return False
+            if len(b.target_adding) < len(removing) and not frozenset(target) <= final_isr:
+                return False
+        elif len(final_isr) < self.min_isr or not adding_ok:
+            return False
         b.target_replicas = target
         b.target_isr = final_isr
-        b.target_elr = b.target_elr - removing
-        b.target_last_known_elr = b.target_last_known_elr - removing
+        if not self.config.follows(Rule.ELR_KEEPS_REMOVED_REPLICAS):
+            b.target_elr = b.target_elr - removing
+        if not self.config.follows(Rule.LAST_KNOWN_LEADER):
+            b.target_last_known_elr = b.target_last_known_elr - removing
         b.target_adding = frozenset()
         b.target_removing = frozenset()
-        if b.target_leader in removing or b.target_leader == NO_LEADER:
-            b.target_leader = NO_LEADER
-            b.elect_leader(target)
-        b.apply_elr_rules()
         b.bump_leader_epoch = True
+        return True
+
+    def _maybe_complete_reassignment(self, b: PartitionChangeBuilder) -> None:
+        """The chapters' completion: a removed (or no) leader is replaced from the
+        target replicas and the ELR rules applied."""
+        removed_isr = b.target_isr & b.target_removing
+        if not self._complete_reassignment(b):
+            return
+        if b.target_leader not in b.target_isr or b.target_leader == NO_LEADER:
+            b.target_leader = NO_LEADER
+            b.elect_leader(b.target_replicas)
+        if b.election is None:
+            b.apply_elr_rules(removed_isr)
 
     def alter_partition_reassignments(self, target: tuple[int, ...]) -> None:
         """AlterPartitionReassignments (§4.2): with replicas to add, the replica set
@@ -178,39 +262,60 @@ class ReplicationControlManager:
         adding = frozenset(target) - frozenset(p.replicas)
         removing = frozenset(p.replicas) - frozenset(target)
         b = self._builder()
-        if adding:
+        if self.config.follows(Rule.REASSIGNMENT_REPLICA_ORDER):
+            # PartitionReassignmentReplicas: the target, then the removing replicas in id order
+            b.target_replicas = tuple(target) + tuple(sorted(removing))
+        elif adding:
             b.target_replicas = p.replicas + tuple(r for r in target if r in adding)
-            b.target_adding = adding
-            b.target_removing = removing
-        else:
-            b.target_removing = removing
+        b.target_adding = adding
+        b.target_removing = removing
+        if self.config.follows(Rule.REASSIGNMENT_COMPLETION):
+            self._change(b, unclean=False)   # changePartitionReassignment: no Election.UNCLEAN
+            return
+        if not adding:
             self._maybe_complete_reassignment(b)
         self._commit(b)
 
     def can_cancel_reassignment(self) -> bool:
-        """Reverting must leave the ISR with at least MinISR members (§4.5)."""
+        """Reverting must leave the ISR with at least MinISR members (§4.5); Kafka
+        (``cancelPartitionReassignment``): one, or none with unclean leader election."""
         p = self.partition
-        return p is not None and p.is_reassigning and len(p.isr - p.adding) >= self.min_isr
+        if p is None or not p.is_reassigning:
+            return False
+        if self.config.follows(Rule.CANCEL_WITH_ANY_ISR):
+            return bool(p.isr - p.adding) or self.unclean_leader_election_enable
+        return len(p.isr - p.adding) >= self.min_isr
 
     def cancel_reassignment(self) -> None:
         """Revert to the original replicas (§4.5), removing the adding replicas from
         ISR/ELR/LastKnownELR, re-electing if an adding replica led; bumps the leader
-        epoch."""
+        epoch. Kafka's ``PartitionReassignmentRevert``: an ISR left empty becomes
+        the first original replica (an unclean election)."""
         p = self.partition
         assert p is not None
         b = self._builder()
         b.target_replicas = tuple(r for r in p.replicas if r not in p.adding)
         b.target_isr = p.isr - p.adding
-        b.target_elr = p.elr - p.adding
-        b.target_last_known_elr = p.last_known_elr - p.adding
+        forced = not b.target_isr and self.config.follows(Rule.CANCEL_WITH_ANY_ISR)
+        if forced:
+            b.target_isr = frozenset({b.target_replicas[0]})
+        if not self.config.follows(Rule.ELR_KEEPS_REMOVED_REPLICAS):
+            b.target_elr = p.elr - p.adding
+        if not self.config.follows(Rule.LAST_KNOWN_LEADER):
+            b.target_last_known_elr = p.last_known_elr - p.adding
         b.target_adding = frozenset()
         b.target_removing = frozenset()
-        if b.target_leader in p.adding:
+        if b.target_leader in p.adding or b.target_leader not in b.target_isr:
             b.target_leader = NO_LEADER
-            b.elect_leader()
-        b.apply_elr_rules()
+        b.elect_leader()
+        if b.election is None:
+            b.apply_elr_rules(p.isr - b.target_isr)
         b.bump_leader_epoch = True
         self._commit(b)
+        if forced and b.election is None:
+            assert self.partition is not None
+            self.history.unclean_election(UNCLEAN_LEADER_ELECTION, b.target_replicas[0],
+                                          self.partition.leader_epoch)
 
     # ------------------------------------------------------------ unclean recovery (§5.3)
 

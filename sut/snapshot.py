@@ -71,14 +71,15 @@ def replica(p: Optional[Partition]) -> Optional[Replica]:
     followers: tuple = ()
     if leading:
         followers = tuple(
-            (b, FollowerState(r.log_end_offset, r.broker_epoch, r.last_fetch_leader_epoch))
-            for b, r in sorted(p.remote_replicas.items()) if r.log_end_offset is not None)
+            (b, FollowerState(r.log_end_offset, r.broker_epoch, r.last_fetch_leader_epoch, r.caught_up,
+                              r.last_fetch_leader_leo))
+            for b, r in sorted(p.remote_replicas.items()) if not r.is_empty)
     return Replica(
         log=log.records(), flushed=log.recovery_point, hwm=log.high_watermark, role=_ROLE[p.role],
         leader=p.leader_id,
         leader_epoch=p.leader_epoch, partition_epoch=p.partition_epoch,
         leso=p.leader_epoch_start_offset, isr=state.isr, pending_isr=state.proposed_isr,
-        pending_request=state.request_id, followers=followers)
+        pending_request=p.in_flight_request, followers=followers)
 
 
 def cluster_state(c: "Cluster") -> ClusterState:

@@ -36,6 +36,24 @@ def reproducible_generation(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(providers, "CONSTANTS_CACHE", type(providers.CONSTANTS_CACHE)(1024))
 
 
+@pytest.fixture
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Runs a scenario test written against the model (``scenario``'s steps) on the
+    reference model ("model"), or mirrored on the SUT ("sut": same actions, the
+    SUT's snapshot must equal the model state after every step and it must refuse
+    exactly what the model refuses). Folders opt in with ``pytest_generate_tests``
+    and ``engines.parametrize_engines``."""
+    if request.param == "sut":
+        import scenario
+        from difftools import MirroredStep
+
+        mirror = MirroredStep()
+        monkeypatch.setattr(scenario, "step", mirror)
+        if hasattr(request.module, "why_not_enabled"):
+            monkeypatch.setattr(request.module, "why_not_enabled", mirror.why_not_enabled)
+    return request.param
+
+
 #: Test files whose tests run the longest (derandomized campaign searches, the tiny
 #: end-to-end campaign), by file name.
 _LONGEST = ("test_campaigns.py", "test_bugs_caught.py", "test_end_to_end.py")

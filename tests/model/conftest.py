@@ -6,21 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from engines import parametrize_engines
+
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.module.__name__.split(".")[-1].startswith("test_examples"):
-        metafunc.fixturenames.append("engine")
-        metafunc.parametrize("engine", ["model", "sut"], indirect=True)
-
-
-@pytest.fixture
-def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "sut":
-        import scenario
-        from difftools import MirroredStep
-
-        mirror = MirroredStep()
-        monkeypatch.setattr(scenario, "step", mirror)
-        if hasattr(request.module, "why_not_enabled"):
-            monkeypatch.setattr(request.module, "why_not_enabled", mirror.why_not_enabled)
-    return request.param
+        parametrize_engines(metafunc)

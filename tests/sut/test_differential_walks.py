@@ -9,7 +9,8 @@ Two walk policies per configuration, 7,500 steps each:
 - ``low-churn``: the "weighted" policy with faults and broker churn rarer still
   than the default weights, so replication, ISR changes, writes, divergence and
   reassignments make progress between faults.
-Walks restart from the initial state every ``WALK`` steps (several seeds).
+Walks restart from the initial state every ``WALK`` steps (several seeds). The
+configurations named ``kafka-…`` run under the Kafka profile.
 
 A failure prints a field-by-field diff of the first differing part, the seed and
 the last 20 actions (``difftools.LockStep``).
@@ -24,7 +25,7 @@ import pytest
 
 import model
 from harness.random_walk import DEFAULT_WEIGHTS, choose
-from model import (CancelReassignment, Config, ControlledShutdown, DropMessage, FenceBroker,
+from model import (KAFKA, CancelReassignment, Config, ControlledShutdown, DropMessage, FenceBroker,
                    FetchResponse, Reassign, StartBroker, UncleanShutdown, UnfenceBroker)
 
 from difftools import Divergence, LockStep, probe_actions
@@ -42,6 +43,13 @@ CONFIGS = {
                                         unclean_recovery="proactive", unclean_leader_election=True),
     "5b-rf2-min2-balanced": Config(brokers=(1, 2, 3, 4, 5), assignment=(4, 2), min_isr=2,
                                    unclean_recovery="balanced"),
+    # The Kafka profile (model.KAFKA): the SUT follows Kafka 4.4.0's rules too.
+    "kafka-3b-rf3-min2": Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA),
+    "kafka-4b-rf4-min3-ule": Config(brokers=(0, 1, 2, 3), assignment=(3, 0, 1, 2), min_isr=3,
+                                    unclean_leader_election=True, profile=KAFKA),
+    "kafka-5b-rf5-min2-ule": Config(brokers=(1, 2, 3, 4, 5), assignment=(5, 4, 3, 2, 1), min_isr=2,
+                                    unclean_leader_election=True, profile=KAFKA),
+    "kafka-5b-rf2-min2": Config(brokers=(1, 2, 3, 4, 5), assignment=(4, 2), min_isr=2, profile=KAFKA),
 }
 
 STEPS_PER_POLICY = 7_500   # per configuration and policy: 15,000 steps per configuration

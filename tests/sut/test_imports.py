@@ -1,6 +1,6 @@
 """The SUT is an independent implementation: from ``model`` it may import only the
 state types and constants it builds snapshots from, the action classes it
-accepts, ``Config``/``Variant`` and ``ActionNotEnabled`` — never model logic
+accepts, ``Config``/``Variant``/``Rule`` and ``ActionNotEnabled`` — never model logic
 (``step``, ``enabled_actions``, ``merge``, ``materialize``, ``initial_state``,
 the ``controller``/``replica``/``log``/``update`` helpers, ...).
 
@@ -30,13 +30,14 @@ def _classes_of(module: object) -> set[str]:
 
 STATE_NAMES = _classes_of(model.state) | {"NO_LEADER", "NO_LEADER_CHANGE", "MetadataRecord", "Message"}
 ACTION_NAMES = _classes_of(model.actions) | {"Action"}
-OTHER_NAMES = {"Config", "Variant", "ActionNotEnabled"}
+OTHER_NAMES = {"Config", "Variant", "Rule", "ActionNotEnabled"}
 ALLOWED = STATE_NAMES | ACTION_NAMES | OTHER_NAMES
 ALLOWED_BY_MODULE = {
     "model": ALLOWED,
     "model.state": STATE_NAMES,
     "model.actions": ACTION_NAMES,
     "model.config": {"Config", "Variant"},
+    "model.profile": {"Rule"},
     "model.errors": {"ActionNotEnabled"},
 }
 

@@ -18,8 +18,8 @@ import pytest
 
 import properties
 from harness.minimal_scenarios import MINIMAL, MinimalScenario
-from model import (VARIANT_DOCS, ClusterState, Config, ProposeIsrExpand, Variant, initial_state,
-                   step, why_not_enabled)
+from model import (KAFKA, PROFILES, VARIANT_DOCS, ClusterState, Config, ProposeIsrExpand, Rule, Variant,
+                   initial_state, step, why_not_enabled)
 
 # Variant -> the reason (a substring) the correct protocol gives for refusing the flawed
 # ProposeIsrExpand of its scenario.
@@ -107,3 +107,80 @@ def test_variant_breaks_expected_property(variant: Variant):
         f"{variant.name}: first violation at step {first_violation + 1} of {len(sc.actions)}: not minimal")
     assert sc.expected in _names(state), (
         f"{variant.name}: expected {sc.expected}, got {_names(state)} after the last step")
+
+
+# --------------------------------------------------------- under the Kafka profile
+
+#: What each minimal scenario shows under the Kafka profile. A tuple of property
+#: names: the flaw breaks them there too. A ``Rule``: one of Kafka's own rules
+#: stops the story, and switching that rule off lets the flaw show again. A string:
+#: why the scenario cannot run there.
+KAFKA_OUTCOME: dict[Variant, object] = {
+    Variant.TRUNCATE_TO_HWM: ("LeaderCandidateCompleteness", "StrongIsr"),
+    Variant.NO_LAST_FETCHED_EPOCH: ("LogMatching",),
+    Variant.NO_FETCH_LEADER_EPOCH_FENCING: ("StrongIsr",),
+    # The caught-up follower outside the ISR holds the HWM the Maximal ISR would have.
+    Variant.NO_MAXIMAL_ISR: Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS,
+    Variant.ISR_JOIN_WITHOUT_LESO: ("LeaderCandidateCompleteness", "StrongIsr"),
+    # Kafka proposes an expansion on a fetch: the re-added follower has not fetched since.
+    Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH: Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS,
+    # The leader itself does not propose a follower its metadata has fenced.
+    Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH: Rule.LEADER_CHECKS_ISR_ELIGIBILITY,
+    # Kafka takes a broker back from an unclean shutdown out of the ISR and ELR.
+    Variant.NO_ELR: Rule.LAST_KNOWN_LEADER,
+    Variant.UNCLEAN_REGISTRATION_KEEPS_ELR: Rule.LAST_KNOWN_LEADER,
+    Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR: ("ReplicationQuorumSuperset",),
+    Variant.HWM_ADVANCES_BELOW_MIN_ISR: ("LeaderCandidateCompleteness",),
+    Variant.BALANCED_RECOVERY_ANY_MEMBER: "Kafka has no unclean.recovery.strategy (Rule.LAST_KNOWN_LEADER)",
+    Variant.LIST_OFFSETS_BEFORE_LESO: ("AppliedHwmMonotonicity",),
+    Variant.NO_FETCH_RESPONSE_VALIDATION: ("LogMatching",),
+    Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: ("StrongIsr",),
+    # Shrinking the replica set, Kafka waits for every target replica in the ISR.
+    Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: Rule.REASSIGNMENT_COMPLETION,
+}
+
+
+def _run(sc: MinimalScenario, config: Config) -> tuple[str, ...] | str:
+    """The properties broken after the first step that breaks any, () when none
+    does, or the refusal of a step (its reason)."""
+    state = initial_state(config)
+    for i, action in enumerate(sc.actions):
+        reason = why_not_enabled(state, action)
+        if reason is not None:
+            return f"step {i + 1} {action!r}: {reason}"
+        state = step(state, action)
+        if (names := _names(state)):
+            return tuple(names)
+    return ()
+
+
+def _kafka(sc: MinimalScenario, variant: Variant | None, without: Rule | None = None) -> Config:
+    rules = PROFILES[KAFKA] - ({without} if without else set())
+    return attrs.evolve(sc.config, profile=KAFKA, rules=rules, variants=frozenset({variant} if variant else ()))
+
+
+def test_kafka_outcome_covers_every_variant():
+    assert set(KAFKA_OUTCOME) == set(Variant)
+
+
+@pytest.mark.parametrize("variant", list(Variant), ids=_id)
+def test_minimal_scenario_under_the_kafka_profile(variant: Variant):
+    """Under Kafka's rules the correct protocol keeps every property on the
+    scenario (or refuses the same flawed expansion as the chapters' one), and the
+    variant shows its flaw, or one of Kafka's rules stops it (KAFKA_OUTCOME)."""
+    sc, outcome = MINIMAL[variant], KAFKA_OUTCOME[variant]
+    if isinstance(outcome, str):
+        with pytest.raises(ValueError, match="unclean_recovery"):
+            _kafka(sc, variant)
+        return
+    correct = _run(sc, _kafka(sc, None))
+    flawed = _run(sc, _kafka(sc, variant))
+    assert not isinstance(correct, tuple) or correct == (), f"Kafka profile breaks {correct}"
+    if isinstance(correct, str):  # the flawed step is the guard the variant relaxes
+        assert variant in REFUSED_BY_CORRECT_PROTOCOL or isinstance(outcome, Rule), correct
+    if isinstance(outcome, Rule):
+        assert not isinstance(flawed, tuple) or flawed == (), f"{outcome} should stop it: {flawed}"
+        shown = _run(sc, _kafka(sc, variant, without=outcome))
+        assert isinstance(shown, tuple) and shown, f"without {outcome} the flaw should show: {shown}"
+    else:
+        assert flawed == outcome, flawed

@@ -1,0 +1,258 @@
+"""Profiles: whose rules the model follows.
+
+The default profile, ``"chapters"``, follows chapters 2–6 of the replication
+protocol description (the KIP-966 design). The Kafka profile follows Apache
+Kafka's code at one pinned release, where that code made other choices. Each
+such choice is a named ``Rule``; a profile is a set of rules in force
+(``PROFILES``), and ``Config(profile=..., rules=...)`` may switch single rules off
+to see what one of Kafka's choices does.
+
+The rules are legitimate choices, not flaws (those are ``Variant``s): every
+property is checked under them, and a property that fails under the Kafka
+profile within the fault budget is a finding about Kafka.
+
+Kafka 4.4.0 publishes no ``-sources`` jar. The sources read are 4.3.1's, whose
+classes named below decompile identically to 4.4.0's (CFR 0.152, both jars from
+Maven Central), apart from renamed imports and code outside one partition's
+replication (partition-count limits, cordoned log directories, controller
+unregistration, logging).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+KAFKA_RELEASE = "4.4.0"
+CHAPTERS = "chapters"
+KAFKA = f"kafka-{KAFKA_RELEASE}"
+
+
+class Rule(enum.Enum):
+    """A rule of Kafka's code that departs from the chapters (see ``RULE_DOCS``).
+
+    The value names the Kafka source it follows.
+    """
+
+    # --- the controller: PartitionChangeBuilder and ReplicationControlManager
+    LAST_KNOWN_LEADER = "PartitionChangeBuilder.maybeUpdateLastKnownLeader, canElectLastKnownLeader"
+    ELR_KEEPS_REMOVED_REPLICAS = "PartitionChangeBuilder.maybePopulateTargetElr"
+    UNCLEAN_ELECTION_IN_CHANGES = "ReplicationControlManager.generateLeaderAndIsrUpdates (Election.UNCLEAN)"
+    REASSIGNMENT_REPLICA_ORDER = "PartitionReassignmentReplicas(currentAssignment, targetAssignment)"
+    REASSIGNMENT_COMPLETION = "PartitionReassignmentReplicas.maybeCompleteReassignment"
+    LEADER_EPOCH_BUMP_ON_REMOVAL = "PartitionChangeBuilder.triggerLeaderEpochBumpForReplicaReassignmentIfNeeded"
+    CANCEL_WITH_ANY_ISR = "PartitionReassignmentRevert, ReplicationControlManager.cancelPartitionReassignment"
+    ALTER_PARTITION_VALIDATION = "ReplicationControlManager.validateAlterPartitionData, ineligibleReplicasForIsr"
+    METADATA_RECORD_ORDER = "ClusterControlManager.registerBroker, ReplicationControlManager.handleBrokerFenced"
+    # --- the broker: Partition, Replica, AlterPartitionManager, AbstractFetcherThread
+    ALTER_PARTITION_ERRORS_KEEP_PENDING = "Partition.handleAlterPartitionError, handleAlterPartitionUpdate"
+    ONE_ALTER_PARTITION_IN_FLIGHT = "DefaultAlterPartitionManager.submit"
+    LEADER_APPLIES_SAME_PARTITION_EPOCH = "Partition.makeLeader, TopicDelta.localChanges"
+    LEADER_CHECKS_ISR_ELIGIBILITY = "Partition.isReplicaIsrEligible"
+    STALE_BROKER_EPOCH_FETCH_FENCED = "Replica.updateFetchStateOrThrow"
+    HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS = "Partition.maybeIncrementLeaderHW (shouldWaitForReplicaToJoinIsr)"
+    FETCH_ERROR_ORDER = "Partition.fetchRecords, getLocalLog, followerReplicaOrThrow"
+    TRUNCATION_IN_ROUNDS = "AbstractFetcherThread.getOffsetTruncationState"
+
+    def __repr__(self) -> str:
+        return f"Rule.{self.name}"
+
+
+@attrs.frozen
+class RuleDoc:
+    """What one rule changes, for the README table and error messages.
+
+    section: the chapter section it departs from. source: the Kafka file and
+    method it follows (at ``KAFKA_RELEASE``). chapters / kafka: each side's rule.
+    consequence: what it changes for a run, in a Kafka engineer's words.
+    requires: rules it cannot be in force without.
+    """
+
+    section: str
+    source: str
+    chapters: str
+    kafka: str
+    consequence: str
+    requires: tuple[Rule, ...] = ()
+
+
+_META = "metadata/src/main/java/org/apache/kafka/controller/"
+_CORE = "core/src/main/scala/kafka/"
+
+RULE_DOCS: dict[Rule, RuleDoc] = {
+    Rule.LAST_KNOWN_LEADER: RuleDoc(
+        "§5.2, §5.3.1, §5.3.2",
+        _META + "PartitionChangeBuilder.java: maybeUpdateLastKnownLeader, canElectLastKnownLeader, "
+        "maybePopulateTargetElr (uncleanShutdownReplicas); ReplicationControlManager.java: handleBrokerShutdown",
+        "LastKnownELR holds the ELR members that restarted uncleanly; balanced unclean recovery (an "
+        "unclean.recovery.strategy) inspects their logs and elects the most complete once all answer.",
+        "LastKnownELR holds the last leader, recorded when the partition first becomes leaderless and "
+        "cleared with the next leader; once ISR and ELR are empty, any partition change elects it (an "
+        "unclean election: ISR = [it]) as soon as it is unfenced. A broker restarting uncleanly just "
+        "leaves the ISR and ELR. There is no unclean.recovery.strategy.",
+        "Recovery waits for one replica, not a quorum, and elects it without comparing logs: when it "
+        "lost its unflushed suffix and another replica restarted uncleanly without loss, committed "
+        "records are lost within the fault budget (see the findings)."),
+    Rule.ELR_KEEPS_REMOVED_REPLICAS: RuleDoc(
+        "§2.9, ch4",
+        _META + "PartitionChangeBuilder.java: maybePopulateTargetElr",
+        "Replicas leaving the ISR below MinISR join the ELR if they are still replicas; a completed "
+        "reassignment removes the removed replicas from the ELR.",
+        "ELR = (ELR + previous ISR) - new ISR, whatever the replica set: a reassignment that completes "
+        "with the new ISR below MinISR puts the removed ISR members in the ELR and keeps removed ELR members.",
+        "The ELR names brokers that no longer host a replica (ValidPartitionMetadata, see the findings); "
+        "they are never elected (elections walk the replica set)."),
+    Rule.UNCLEAN_ELECTION_IN_CHANGES: RuleDoc(
+        "ch7",
+        _META + "ReplicationControlManager.java: generateLeaderAndIsrUpdates, alterPartition, "
+        "cancelPartitionReassignment (Election.UNCLEAN); PartitionChangeBuilder.java: electAnyLeader",
+        "A legacy unclean leader election is its own step, taken while the partition has no leader.",
+        "With unclean.leader.election.enable, every partition change (a fencing, an unfencing, an "
+        "AlterPartition, a registration) that leaves no clean candidate elects the first unfenced replica "
+        "uncleanly in the same record; the periodic election remains for the rest.",
+        "The partition is never leaderless while an unfenced replica exists; unclean elections happen "
+        "earlier and more often."),
+    Rule.REASSIGNMENT_REPLICA_ORDER: RuleDoc(
+        "§4.2",
+        _META + "PartitionReassignmentReplicas.java: PartitionReassignmentReplicas(PartitionAssignment, "
+        "PartitionAssignment)",
+        "During a move the replica set is the current replicas followed by the adding ones "
+        "([1,2,3] -> [1,2,3,4] -> [1,2,4]).",
+        "During a move the replica set is the target followed by the removing replicas in id order "
+        "([1,2,3] -> [1,2,4,3] -> [1,2,4]).",
+        "Elections during a move walk another order, so another replica may be elected."),
+    Rule.REASSIGNMENT_COMPLETION: RuleDoc(
+        "ch4 rules 1-2, §4.2 step 3, §6.7",
+        _META + "PartitionReassignmentReplicas.java: maybeCompleteReassignment; PartitionChangeBuilder.java: "
+        "completeReassignmentIfNeeded; ReplicationControlManager.java: alterPartition (NEW_LEADER_ELECTED)",
+        "A reassignment completes on an AlterPartition (or at once for a removal) when the final ISR "
+        "(ISR - removing) holds every adding replica and at least MinISR members.",
+        "Any partition change completes it when ISR - removing is non-empty and holds every adding "
+        "replica, and, when the replication factor shrinks, every target replica. There is no MinISR "
+        "condition. An AlterPartition whose completion moves leadership is answered NEW_LEADER_ELECTED.",
+        "A reassignment may complete with the final ISR below MinISR, and the ELR then takes the removed "
+        "ISR members (see the findings); a move that shrinks the replication factor waits for every target "
+        "replica in the ISR, which stops the REASSIGNMENT_COMPLETES_BELOW_MIN_ISR variant's story."),
+    Rule.LEADER_EPOCH_BUMP_ON_REMOVAL: RuleDoc(
+        "§2.3.1, §4.2 step 3, §4.5",
+        _META + "PartitionChangeBuilder.java: triggerLeaderEpochBumpForReplicaReassignmentIfNeeded",
+        "A completed or cancelled reassignment bumps the leader epoch.",
+        "The leader epoch is bumped when the replica set loses a member (a completion with removals, a "
+        "cancellation that drops adding replicas), or when the leader changes.",
+        "A completion that only adds replicas keeps the leader epoch: followers need not refetch."),
+    Rule.CANCEL_WITH_ANY_ISR: RuleDoc(
+        "§4.5",
+        _META + "PartitionReassignmentRevert.java; ReplicationControlManager.java: cancelPartitionReassignment",
+        "A reassignment may be reverted only if the ISR without the adding replicas keeps MinISR members.",
+        "A reassignment may be reverted while the ISR without the adding replicas is non-empty; when it is "
+        "empty, only with unclean.leader.election.enable (the first original replica becomes the ISR).",
+        "Cancelling may leave the ISR below MinISR."),
+    Rule.ALTER_PARTITION_VALIDATION: RuleDoc(
+        "§2.9.2, §6.3, §6.5.1 case 3",
+        _META + "ReplicationControlManager.java: alterPartition, validateAlterPartitionData, "
+        "ineligibleReplicasForIsr; ClusterControlManager.java: checkBrokerEpoch",
+        "STALE_BROKER_EPOCH, then NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, "
+        "INVALID_REQUEST; INELIGIBLE_REPLICA for an added replica fenced or in another broker epoch.",
+        "STALE_BROKER_EPOCH, then FENCED_LEADER_EPOCH (so a deposed leader gets it), INVALID_REQUEST for a "
+        "non-leader, INVALID_UPDATE_VERSION, INVALID_REQUEST; INELIGIBLE_REPLICA for any proposed member "
+        "fenced, shutting down or in another broker epoch (-1, an epoch the leader does not know, skips the "
+        "epoch check). The request carries every member's broker epoch.",
+        "Another error code for a deposed leader; existing members are re-checked."),
+    Rule.METADATA_RECORD_ORDER: RuleDoc(
+        "§8.1, §2.8",
+        _META + "ClusterControlManager.java: registerBroker; ReplicationControlManager.java: "
+        "handleBrokerFenced, handleBrokerUnfenced; QuorumController.java: registerBroker (nextWriteOffset)",
+        "A registration record comes first and the broker epoch is its offset; a fence record precedes "
+        "the partition change it causes.",
+        "The partition changes of a registration (its unclean-shutdown clean-up) and of a fencing precede "
+        "the RegisterBrokerRecord and the fence record; the broker epoch is the offset of the batch's first "
+        "record. An unfence record precedes its partition changes, as in the chapters.",
+        "A broker applying the metadata log one record at a time sees the partition change before it sees "
+        "the fencing or the registration."),
+    Rule.ALTER_PARTITION_ERRORS_KEEP_PENDING: RuleDoc(
+        "§2.9.2, §6.3",
+        _CORE + "cluster/Partition.scala: handleAlterPartitionError, handleAlterPartitionUpdate",
+        "Any error rolls the leader's pending ISR back to the committed one; a success is applied only for "
+        "a newer partition epoch.",
+        "Only INELIGIBLE_REPLICA (and OPERATION_NOT_ATTEMPTED) roll back; FENCED_LEADER_EPOCH, "
+        "INVALID_UPDATE_VERSION, INVALID_REQUEST and NEW_LEADER_ELECTED leave the change pending until new "
+        "metadata arrives. A success with the same partition epoch (nothing changed) is applied too.",
+        "A leader whose change was refused keeps its Maximal ISR, and proposes nothing, until it applies "
+        "new partition metadata."),
+    Rule.ONE_ALTER_PARTITION_IN_FLIGHT: RuleDoc(
+        "§2.9.2",
+        _CORE + "server/AlterPartitionManager.scala: DefaultAlterPartitionManager.submit (unsentIsrUpdates)",
+        "A leader proposes a change whenever it has none pending in its current leader epoch.",
+        "A broker keeps one AlterPartition per partition until its response arrives, across leader epochs; "
+        "a proposal meanwhile fails at once (OPERATION_NOT_ATTEMPTED) and is rolled back. (The model keeps "
+        "the request with the replica: a replica deleted and re-created forgets it, where Kafka's broker "
+        "would not.)",
+        "After a new leader epoch the leader waits for the old request's answer before changing the ISR."),
+    Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH: RuleDoc(
+        "§2.10.2",
+        _CORE + "cluster/Partition.scala: makeLeader; metadata/.../image/TopicDelta.java: localChanges",
+        "A leader applies metadata of its own leader epoch only for a partition epoch newer than it knows.",
+        "A leader applies every partition registration its metadata batch changed whose partition epoch is "
+        "not older than its own, resetting its ISR state to the committed one: a change proposed after the "
+        "AlterPartition response, before the metadata record, leaves the Maximal ISR.",
+        "The Maximal ISR can lose a proposed member the controller then accepts (see the findings)."),
+    Rule.LEADER_CHECKS_ISR_ELIGIBILITY: RuleDoc(
+        "§6.5.1 case 3, §6.5.3",
+        _CORE + "cluster/Partition.scala: isReplicaIsrEligible, isBrokerEpochIsrEligible",
+        "The leader proposes a follower that reached the HWM and the LESO and fetched in its leader epoch; "
+        "the controller checks the broker epoch.",
+        "The leader also requires, from its own metadata, that the follower's broker is unfenced, not "
+        "shutting down, and registered in the broker epoch its fetches carry.",
+        "Fewer proposals reach the controller; a follower whose fencing the leader has applied is not proposed."),
+    Rule.STALE_BROKER_EPOCH_FETCH_FENCED: RuleDoc(
+        "§6.5.1",
+        "server/src/main/java/org/apache/kafka/server/replica/Replica.java: updateFetchStateOrThrow",
+        "The leader records the broker epoch of every fetch it serves.",
+        "A fetch whose broker epoch is older than the one the leader's metadata holds for that broker is "
+        "answered NOT_LEADER_OR_FOLLOWER and does not update the follower's state.",
+        "A zombie fetch from a restarted broker's previous session cannot move the HWM or an expansion."),
+    Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS: RuleDoc(
+        "§2.7, §6.5.2",
+        _CORE + "cluster/Partition.scala: maybeIncrementLeaderHW (shouldWaitForReplicaToJoinIsr); "
+        "server/src/main/java/org/apache/kafka/server/replica/Replica.java: updateFetchStateOrThrow, "
+        "resetReplicaState",
+        "The HWM is the lowest fetch offset over the Maximal ISR.",
+        "Followers outside the Maximal ISR that are caught up (within replica.lag.time.max.ms) and "
+        "ISR-eligible hold the HWM too. The model has no clock: a follower is caught up once a fetch in "
+        "the current leader epoch reached the leader's LEO (or the LEO of its previous fetch), and stays "
+        "so until the leader shrinks it out, its epoch changes or it becomes ineligible. Kafka proposes an "
+        "expansion on a fetch, so a follower shrunk out (it lagged) must fetch again before it is proposed.",
+        "The HWM waits for a follower that is about to join the ISR."),
+    Rule.FETCH_ERROR_ORDER: RuleDoc(
+        "§2.2.2, §2.10",
+        _CORE + "cluster/Partition.scala: fetchRecords, getLocalLog, followerReplicaOrThrow, readRecords",
+        "A fetch to a broker that is not the leader, or from a broker outside the replica set, is answered "
+        "NOT_LEADER_OR_FOLLOWER before the leader epoch is compared.",
+        "The leader epoch is compared first (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH), then "
+        "NOT_LEADER_OR_FOLLOWER; a requester outside the replica set gets UNKNOWN_LEADER_EPOCH.",
+        "Other error codes on the wire; the follower discards either."),
+    Rule.TRUNCATION_IN_ROUNDS: RuleDoc(
+        "§3.2",
+        _CORE + "server/AbstractFetcherThread.scala: getOffsetTruncationState",
+        "On a diverging epoch the follower truncates to min(its end offset for that epoch, the leader's).",
+        "When the follower does not have the diverging epoch itself, it truncates to its own end offset "
+        "for the largest epoch below it (not capped by the leader's) and fetches again.",
+        "Truncation may take more than one fetch round."),
+}
+
+#: Rules in force per profile.
+PROFILES: dict[str, frozenset[Rule]] = {
+    CHAPTERS: frozenset(),
+    KAFKA: frozenset(Rule),
+}
+
+
+def rules_error(rules: frozenset[Rule]) -> str | None:
+    """Why a set of rules cannot be in force together (a rule missing one it
+    requires), or None."""
+    for rule in sorted(rules, key=lambda r: r.name):
+        missing = [r.name for r in RULE_DOCS[rule].requires if r not in rules]
+        if missing:
+            return f"Rule.{rule.name} requires {missing}"
+    return None

@@ -1,0 +1,133 @@
+"""Findings: properties that fail under the Kafka profile, but not under the
+chapters' rules, in stories the protocol promises them (inside the fault budget,
+no unguarded election unless said). Each test tells the shortest story found,
+asserts the property Kafka 4.4.0's rules break, and that the same story keeps
+every property once the responsible rule is switched off (the chapters' rule in
+its place). The README's "Findings" section explains each one.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import properties
+from model import (KAFKA, PROFILES, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config,
+                   ControlledShutdown, FenceBroker, ProposeIsrExpand, Reassign, ReceiveAlterPartition, Rule,
+                   StartBroker, UncleanShutdown, why_not_enabled)
+
+from scenario import Scenario
+
+ON_OFF = pytest.mark.parametrize("follows", [True, False], ids=["kafka", "rule-off"])
+
+
+def story(rule: Rule, follows: bool, **fields: object) -> Scenario:
+    """A scenario under the Kafka profile (``rule`` off unless ``follows``) whose
+    steps are not checked: the test checks the end."""
+    rules = PROFILES[KAFKA] if follows else PROFILES[KAFKA] - {rule}
+    return Scenario(Config(profile=KAFKA, rules=rules, **fields), check_properties=False)
+
+
+def broken(sc: Scenario) -> set[str]:
+    return {v.property for v in properties.check_all(sc.state)}
+
+
+@ON_OFF
+def test_last_known_leader_loses_committed_records(follows: bool):
+    """RF 2 of 3 brokers, MinISR 2: a write acknowledged on both replicas; the
+    controller fences 2 and then leader 1 (ELR [1, 2], last known leader 1).
+    Replica 2 restarts uncleanly without loss; replica 1 restarts uncleanly and
+    loses its unflushed suffix (one lossy shutdown: inside the fault budget). Kafka
+    elects the last known leader 1 as soon as it is unfenced, with an empty log,
+    while 2 holds the acknowledged write. The chapters keep both in the
+    LastKnownELR and recover from the longer log. (The shortest story reduction
+    found: 14 actions.)"""
+    sc = story(Rule.LAST_KNOWN_LEADER, follows, brokers=(1, 2, 3), assignment=(1, 2), min_isr=2)
+    sc.produce(1)
+    sc.deliver_fetch(2)
+    sc.receive_fetch_request(sc.send_fetch(2))      # the leader learns 2 has the write: acknowledged
+    for action in (FenceBroker(2), FenceBroker(1), UncleanShutdown(2, False), StartBroker(2),
+                   UncleanShutdown(1, True), StartBroker(1)):
+        sc.do(action)
+    sc.unfence(1)
+    assert len(sc.trace) == 14 and properties.guarantees_apply(sc.state)
+    if follows:
+        assert sc.partition.leader == 1 and sc.replica(1).leo == 0 and sc.replica(2).leo == 1
+        assert broken(sc) == {"LeaderCandidateCompleteness"}
+        sc.sync_metadata(1)                          # 1 acts as leader: the write is gone from it
+        assert "LeaderCompleteness" in broken(sc)
+    else:
+        assert broken(sc) == set()
+
+
+@ON_OFF
+def test_expansion_dropped_from_maximal_isr_lets_the_hwm_pass_an_isr_member(follows: bool):
+    """No fault at all. Leader 1 shrinks 2 out and learns the new partition epoch
+    from the AlterPartition response before the metadata record. 2 fetches at the
+    HWM (behind the leader's LEO) and 1 proposes to add it back. Then 1 applies the
+    shrink's record: Kafka's makeLeader accepts a registration of the partition
+    epoch it already has and resets the ISR state, dropping the pending expansion
+    from the Maximal ISR. Follower 3 fetches, the HWM passes 2's LEO, and the
+    controller accepts the expansion: ISR member 2 lacks committed records."""
+    sc = story(Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+               min_isr=2)
+    sc.produce(1, 2)
+    for _ in range(2):
+        sc.deliver_fetch(2)
+        sc.deliver_fetch(3)
+    sc.shrink(1, 2)
+    sc.produce(1, 2)
+    sc.deliver_fetch(3)
+    sc.receive_fetch_request(sc.send_fetch(2))        # the leader learns 2 is at offset 2, the HWM
+    expansion = sc.do_sending(ProposeIsrExpand(1, 2), AlterPartitionRequest)
+    sc.sync_metadata(1)                                # the shrink's record, after its response
+    sc.deliver_fetch(3)
+    resp = sc.do_sending(ReceiveAlterPartition(expansion.id), AlterPartitionResponse)
+    assert resp.error is None and sc.partition.isr == {1, 2, 3}
+    assert properties.guarantees_apply(sc.state)
+    if follows:
+        assert (sc.replica(1).hwm, sc.replica(2).leo) == (4, 2)
+        assert {"LeaderCandidateCompleteness", "ReplicationQuorumSuperset"} <= broken(sc)
+    else:
+        assert sc.replica(1).hwm == 2 and broken(sc) == set()
+
+
+@ON_OFF
+def test_completed_reassignment_keeps_a_removed_replica_in_the_elr(follows: bool):
+    """[1,2] -> [1,3] with MinISR 2: leader 1 is fenced (ISR [2], ELR [1]); 3 catches
+    up and leader 2's expansion completes the move with ISR [3] below MinISR.
+    Kafka's ELR takes the removed ISR member 2, which no longer hosts a replica.
+    (8 actions.)"""
+    sc = story(Rule.ELR_KEEPS_REMOVED_REPLICAS, follows, brokers=(1, 2, 3), assignment=(1, 2), min_isr=2)
+    sc.do(Reassign((1, 3)))
+    sc.fence(1)
+    sc.sync_metadata(2)
+    sc.sync_metadata(3)
+    sc.receive_fetch_request(sc.send_fetch(3))
+    req = sc.do_sending(ProposeIsrExpand(2, 3), AlterPartitionRequest)
+    resp = sc.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)
+    assert len(sc.trace) == 8 and resp.error == "NEW_LEADER_ELECTED"
+    assert (sc.partition.replicas, sc.partition.isr) == ((1, 3), {3})
+    if follows:
+        assert sc.partition.elr == {1, 2}
+        assert broken(sc) == {"ValidPartitionMetadata"}
+    else:
+        assert broken(sc) == set()
+
+
+@ON_OFF
+def test_cancelled_reassignment_puts_a_fenced_broker_in_the_isr(follows: bool):
+    """With unclean.leader.election.enable, RF 1: the only replica 1 shuts down (ISR
+    empty), a move to [2] starts and is cancelled. Kafka's revert makes the first
+    original replica the ISR whether or not it is fenced: a fenced broker in the ISR.
+    (An unguarded configuration: only the structural property is at stake.)"""
+    sc = story(Rule.CANCEL_WITH_ANY_ISR, follows, brokers=(1, 2, 3), assignment=(1,), min_isr=1,
+               unclean_leader_election=True)
+    sc.do(ControlledShutdown(1))
+    sc.do(Reassign((2,)))
+    if follows:
+        sc.do(CancelReassignment())
+        assert sc.partition.isr == {1} and sc.state.registration(1).fenced
+        assert broken(sc) == {"ValidPartitionMetadata"}
+    else:
+        assert why_not_enabled(sc.state, CancelReassignment()) is not None
+        assert broken(sc) == set()

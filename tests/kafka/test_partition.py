@@ -1,0 +1,825 @@
+"""Apache Kafka's ``kafka.cluster.PartitionTest`` (core, 4.3.1) restated on
+replicheck's Kafka profile: ``Partition`` with ``Replica`` on the leader
+(fetch validation and divergence, follower fetch state, ISR expansion and
+shrink, AlterPartition errors and the single request in flight, the HWM) and
+on a follower (``makeFollower``).
+
+Kafka's unit test hands one ``Partition`` a registration (``makeLeader`` /
+``makeFollower``) and calls ``fetchRecords`` with any fetch state; here every
+state is reached through the cluster's public actions:
+
+- ``seedLogData(n, epoch e-1)`` then ``makeLeader(epoch e)`` (``_seeded``):
+  broker 0 is the first leader and writes the n records; the broker under test
+  (1, Kafka's ``brokerId``) replicates them, a remote replicates the number of
+  them its first fetch in Kafka's test starts from; then a reassignment drops
+  broker 0, which elects 1 in the next leader epoch (LESO = n) with the remotes'
+  fetch state unknown. Kafka's ISR is then reached by ISR shrinks.
+- a registration with the same leader epoch and a newer partition epoch: a
+  reassignment that only adds a replica (``_add_replica``).
+- ``fetchFollower(replica, offset)``: that replica's fetch, its offset being its
+  LEO (so a remote reaches the offset Kafka names by fetching what it lacks).
+- the leader's automatic expansion after a fetch is ``ProposeIsrExpand``, enabled
+  exactly when Kafka would submit it; ``maybeShrinkIsr`` after the lag time is
+  ``ProposeIsrShrink`` (the model has no clock); ``alterPartitionManager``'s
+  ``completeIsrUpdate`` / ``failIsrUpdate`` is the controller handling the
+  request (the error comes from a state in which the controller answers it).
+- "in flight": Kafka's ``PendingExpandIsr`` / ``PendingShrinkIsr`` state is the
+  leader's ``pending_isr``; ``isrUpdates`` (the AlterPartitionManager's queue) is
+  its ``pending_request`` and the AlterPartition request on the wire.
+
+Kafka's epochs start at 0, the model's at 1: epochs are compared relatively.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import pytest
+
+from model import (KAFKA, AlterPartitionRequest, AlterPartitionResponse, Config, EpochEndOffset,
+                   FetchResponse, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, Reassign,
+                   ReceiveAlterPartition, ReceiveAlterPartitionResponse, Role,
+                   end_offset_for_epoch, epoch_entries, why_not_enabled)
+from scenario import Scenario
+
+NOT_EXPRESSIBLE = {
+    "testMaybeReplaceCurrentWithFutureReplica": "future replica (log directories)",
+    "testMakeFollowerWithWithFollowerAppendRecords": "concurrency of makeFollower and a follower append",
+    "testMaybeReplaceCurrentWithFutureReplicaDifferentBaseOffsets": "future replica (log directories)",
+    "testFetchOffsetSnapshotEpochValidationForLeader": "fetchOffsetSnapshot with a current leader epoch "
+                                                      "(no such query in the model)",
+    "testFetchOffsetSnapshotEpochValidationForFollower": "fetchOffsetSnapshot with a current leader epoch "
+                                                        "(no such query in the model)",
+    "testOffsetForLeaderEpochValidationForLeader": "OffsetsForLeaderEpoch requests",
+    "testOffsetForLeaderEpochValidationForFollower": "OffsetsForLeaderEpoch requests",
+    "testLeaderEpochValidationOnFollower": "consumer fetch from a follower (KIP-392)",
+    "testFetchOffsetForTimestampEpochValidationForLeader": "timestamps (ListOffsets by timestamp)",
+    "testFetchOffsetForTimestampEpochValidationForFollower": "timestamps (ListOffsets by timestamp)",
+    "testAppendRecordsAsFollowerBelowLogStartOffset": "log start offset",
+    "testListOffsetIsolationLevels": "transactions (READ_COMMITTED, last stable offset)",
+    "testGetReplica": "a partition without a local log (internal API)",
+    "testAppendRecordsToFollowerWithNoReplicaThrowsException": "a partition without a local log (internal API)",
+    "testAtMinIsr": "metrics (AtMinIsr)",
+    "testIsUnderMinIsr": "metrics (UnderMinIsr)",
+    "testIsReplicaIsrEligibleWithEmptyReplicaMap": "topic deletion during a fetch",
+    "testInvalidAlterPartitionRequestsAreNotRetried": "INVALID_REQUEST: the controller answers it only to a "
+                                                      "requester that is not the leader in the current leader "
+                                                      "epoch or an ISR outside the replicas, which the model's "
+                                                      "leaders never send",
+    "testIsrNotExpandedIfReplicaIsInControlledShutdown": "controlled shutdown in progress",
+    "testShouldNotShrinkIsrIfPreviousFetchIsCaughtUp": "time-based lag (replica.lag.time.max.ms arithmetic): "
+                                                       "the model may propose a shrink at any time",
+    "testShouldNotShrinkIsrIfFollowerCaughtUpToLogEnd": "time-based lag (replica.lag.time.max.ms arithmetic): "
+                                                        "the model may propose a shrink at any time",
+    "testAlterIsrUnknownTopic": "topic deletion (UNKNOWN_TOPIC_OR_PARTITION)",
+    "testUseCheckpointToInitializeHighWatermark": "HWM checkpoint file",
+    "testTopicIdAndPartitionMetadataFileForLeader": "topic IDs (partition metadata file)",
+    "testTopicIdAndPartitionMetadataFileForFollower": "topic IDs (partition metadata file)",
+    "testAddAndRemoveMetrics": "metrics",
+    "testUnderReplicatedPartitionsCorrectSemantics": "metrics (UnderReplicated)",
+    "testUpdateAssignmentAndIsr": "six brokers, and an internal API (updateAssignmentAndIsr)",
+    "testLogConfigNotDirty": "log config",
+    "testLogConfigDirtyAsTopicUpdated": "log config",
+    "testLogConfigDirtyAsBrokerUpdated": "log config",
+    "testIgnoreLeaderPartitionStateChangeWithOlderPartitionEpoch":
+        "a registration with an older partition epoch never reaches a leader: metadata is applied in "
+        "order and the controller accepts an AlterPartition only at the current partition epoch",
+    "testIgnoreFollowerPartitionStateChangeWithOlderPartitionEpoch":
+        "makeLeader with a registration naming another broker as leader (not a state metadata delivers)",
+    "testAddAndRemoveListeners": "listeners",
+    "testAddListenerFailsWhenPartitionIsDeleted": "listeners (topic deletion)",
+    "testPartitionListenerWhenLogOffsetsChanged": "listeners",
+    "testPartitionListenerWhenPartitionFailed": "listeners (partition failure)",
+    "testPartitionListenerWhenPartitionIsDeleted": "listeners (topic deletion)",
+    "testPartitionListenerWhenCurrentIsReplacedWithFutureLog": "listeners (future replica)",
+    "testMaybeStartTransactionVerification": "transactions",
+    "makeLeaderInvokesgetOrCreateLog_OnOnlineLogDir": "log directories",
+    "makeFollowerInvokesgetOrCreateLog_OnOnlineLogDir": "log directories",
+    "makeLeaderInvokesgetOrCreateLog_WhenNoLogDirOffline": "log directories",
+    "makeFollowerInvokesgetOrCreateLog_WhenNoLogDirOffline": "log directories",
+    "makeLeaderInvokesgetOrCreateLog_WhenTargetDirIsUnassigned": "log directories",
+    "makeFollowerInvokesgetOrCreateLog_WhenTargetDirIsUnassigned": "log directories",
+    "tryCompleteDelayedRequestsCatchesExceptions": "delayed operations (purgatory)",
+    "testDeleteRecordsOnLeaderWithEmptyPolicy": "delete records",
+    "testDeleteRecordsOnLeaderWithCompactPolicy": "delete records (cleanup policy)",
+}
+
+LEADER = 1  # Kafka's brokerId in the seeded tests
+SEEDER = 0  # the first leader, which writes the seeded records and is then reassigned away
+
+
+# ------------------------------------------------------------------- helpers
+
+def _seeded(remotes: tuple[int, ...], *, seed: int = 10, fetched: Optional[dict[int, int]] = None,
+            isr: Optional[tuple[int, ...]] = None, min_isr: int = 1) -> Scenario:
+    """Kafka's ``seedLogData(seed)`` + ``makeLeader`` of broker 1 in the next leader
+    epoch with replicas (1, *remotes) (see the module docstring). ``fetched[r]``:
+    how many of the seeded records remote r holds; ``isr``: Kafka's ISR (default:
+    every replica)."""
+    brokers = (SEEDER, LEADER) + remotes
+    sc = Scenario(Config(brokers=brokers, assignment=brokers, min_isr=min_isr, profile=KAFKA))
+    holds = {**(fetched or {}), LEADER: seed}
+    written = 0
+    for upto in sorted(set(holds.values())):
+        sc.produce(SEEDER, upto - written)
+        written = upto
+        for b in sorted(b for b, n in holds.items() if n == upto):
+            sc.deliver_fetch(b)
+    sc.do(Reassign((LEADER,) + remotes))
+    sc.sync_all()
+    for r in remotes:
+        if isr is not None and r not in isr:
+            sc.shrink(LEADER, r)
+    sc.sync_all()
+    r = sc.replica(LEADER)
+    assert (sc.partition.leader, r.role, r.leso, r.leo) == (LEADER, Role.LEADER, seed, seed)
+    return sc
+
+
+def _fetch_offset(sc: Scenario, follower: int, leader: int = LEADER) -> Optional[int]:
+    """The follower's LEO as the leader knows it (Kafka's ``stateSnapshot.logEndOffset``;
+    None is UNKNOWN_OFFSET)."""
+    fs = sc.replica(leader).follower(follower)
+    return None if fs is None else fs.fetch_offset
+
+
+def _isr(sc: Scenario, leader: int = LEADER) -> tuple[set[int], set[int]]:
+    """The leader's (ISR, maximal ISR)."""
+    r = sc.replica(leader)
+    return set(r.isr), set(r.maximal_isr)
+
+
+def _requests_in_flight(sc: Scenario, leader: int = LEADER) -> int:
+    """Kafka's ``alterPartitionManager.isrUpdates.size``: 0 or 1."""
+    pending = sc.replica(leader).pending_request
+    assert (pending is not None) == bool(sc.in_flight(AlterPartitionRequest, src=leader) or
+                                         sc.in_flight(AlterPartitionResponse, dst=leader))
+    return int(pending is not None)
+
+
+def _propose(sc: Scenario, action: object) -> AlterPartitionRequest:
+    return sc.do_sending(action, AlterPartitionRequest)  # type: ignore[return-value]
+
+
+def _answer(sc: Scenario, req: AlterPartitionRequest) -> AlterPartitionResponse:
+    """The controller handles the request and the leader its response."""
+    resp = sc.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)
+    sc.do(ReceiveAlterPartitionResponse(resp.id))
+    return resp  # type: ignore[return-value]
+
+
+def _add_replica(sc: Scenario, broker: int = SEEDER) -> None:
+    """A reassignment that only adds ``broker``: a new partition epoch in the same
+    leader epoch (Kafka: "the leader epoch is not bumped when we add replicas")."""
+    sc.do(Reassign(sc.partition.replicas + (broker,)))
+
+
+def _fetch(sc: Scenario, follower: int) -> FetchResponse:
+    """One fetch round trip of the follower; the leader's answer."""
+    return sc.deliver_fetch(follower)[1]
+
+
+def _epochs(sc: Scenario) -> tuple[int, int]:
+    p = sc.partition
+    return p.leader_epoch, p.partition_epoch
+
+
+def _lead_again(sc: Scenario, leader: int, interim: int) -> None:
+    """Kafka's makeFollower then makeLeader of ``leader`` (leader epoch +2, no new
+    records): it is fenced, ``interim`` is elected, ``leader`` rejoins its ISR by
+    fetching, and ``interim`` is fenced. ``interim`` is left fenced."""
+    epoch = sc.partition.leader_epoch
+    sc.fence(leader)
+    assert sc.partition.leader == interim
+    sc.unfence(leader)
+    sc.sync_all()
+    sc.deliver_fetch(leader)
+    sc.expand(interim, leader)
+    sc.fence(interim)
+    sc.sync_all()
+    assert (sc.partition.leader, sc.replica(leader).leader_epoch) == (leader, epoch + 2)
+
+
+# ------------------------------------------------------------- fetch validation
+
+def test_PartitionTest_testLastFetchedOffsetValidation():
+    """PartitionTest.testLastFetchedOffsetValidation: the leader answers a follower
+    fetch with a diverging epoch (the end of the largest epoch at or below the
+    last fetched epoch) when the follower's last fetched epoch or its offset is
+    not in the leader's log, and with records otherwise.
+
+    Reduced to the requests a follower can send: Kafka's leader log has epochs
+    0,3,4,7,9 (17 records) in leader epoch 10; here leader 2 has epochs 1,3,5 (5
+    records) in leader epoch 5, and each request comes from a follower whose log
+    ends where Kafka's request says. Kafka's requests with a last fetched epoch
+    above the leader's, an offset past the LEO in the leader's epoch, or a log
+    start offset are not expressible."""
+    sc = Scenario(Config(brokers=(0, 1, 2, 3, 4), assignment=(0, 1, 2, 3, 4), min_isr=1,
+                         unclean_leader_election=True, profile=KAFKA))
+    # epoch 1, leader 0: two records everyone replicates, two more only 0 holds
+    sc.produce(0, 2)
+    for f in (1, 2, 3, 4):
+        sc.deliver_fetch(f)
+    sc.produce(0, 2)
+    # epoch 2, leader 1 (0 fenced): three records only 1 holds
+    sc.fence(0)
+    sc.sync_metadata(1)
+    sc.produce(1, 3)
+    # epoch 3, leader 2 (1 fenced): two records 3 replicates
+    sc.fence(1)
+    sc.sync_metadata(2)
+    sc.sync_metadata(3)
+    sc.produce(2, 2)
+    sc.deliver_fetch(3)
+    # epoch 4, leader 3 (2 fenced): one record only 3 holds
+    sc.fence(2)
+    sc.sync_metadata(3)
+    sc.produce(3, 1)
+    # epoch 5, leader 2 again (unclean: 4 and 3 fenced, 2 unfenced): one record
+    sc.unfence(2)
+    sc.fence(4)
+    sc.fence(3)
+    assert (sc.partition.leader, sc.partition.leader_epoch) == (2, 5)
+    sc.sync_metadata(2)
+    sc.produce(2, 1)
+    for b in (0, 1, 3, 4):
+        sc.unfence(b)
+    assert [rec.epoch for rec in sc.replica(2).log] == [1, 1, 3, 3, 5]
+
+    def diverging(resp: FetchResponse) -> Optional[tuple[int, int]]:
+        d = resp.diverging_epoch
+        assert d is None or resp.records == ()
+        return None if d is None else (d.epoch, d.end_offset)
+
+    # Kafka read(lastFetchedEpoch=2, fetchOffset=5) -> (0, 2): an epoch the leader never had
+    assert [rec.epoch for rec in sc.replica(1).log] == [1, 1, 2, 2, 2]
+    assert diverging(_fetch(sc, 1)) == (1, 2)
+    # Kafka read(0, 4) -> (0, 2): a known epoch, the offset past its end
+    assert [rec.epoch for rec in sc.replica(0).log] == [1, 1, 1, 1]
+    assert diverging(_fetch(sc, 0)) == (1, 2)
+    # Kafka read(6, 6) / read(5, 9) -> (4, 13): the floor epoch is a later one
+    assert [rec.epoch for rec in sc.replica(3).log] == [1, 1, 3, 3, 4]
+    assert diverging(_fetch(sc, 3)) == (3, 4)
+    # Kafka read(0, 2) -> no divergence: the end of a known epoch
+    assert [rec.epoch for rec in sc.replica(4).log] == [1, 1]
+    resp = _fetch(sc, 4)
+    assert diverging(resp) is None and len(resp.records) == 3
+    # Kafka read(7, 14): after truncating, 3 ends at the end of epoch 3: no divergence
+    assert [rec.epoch for rec in sc.replica(3).log] == [1, 1, 3, 3]
+    assert diverging(_fetch(sc, 3)) is None
+    # Kafka read(9, 17) / read(10, 17): the leader's whole log, in its latest epoch
+    assert diverging(_fetch(sc, 4)) is None
+
+
+def test_PartitionTest_testMakeLeaderUpdatesEpochCache():
+    """PartitionTest.testMakeLeaderUpdatesEpochCache: a replica with 4 records from
+    older epochs becomes leader; its epoch cache answers the new leader epoch with
+    end offset 4 (the epoch starts at its LEO)."""
+    sc = _seeded((2,), seed=4)
+    r = sc.replica(LEADER)
+    assert r.leo == 4
+    assert end_offset_for_epoch(r.log, r.leader_epoch, (r.leader_epoch, r.leso)) == EpochEndOffset(r.leader_epoch, 4)
+
+
+def test_PartitionTest_testReplicaFetchToFollower():
+    """PartitionTest.testReplicaFetchToFollower: a follower answers a replica fetch
+    in a newer leader epoch UNKNOWN_LEADER_EPOCH and one in an older epoch
+    FENCED_LEADER_EPOCH. (Kafka's fetches without a leader epoch or in the
+    follower's own epoch cannot be sent: a follower fetches in its epoch from the
+    leader of that epoch.)"""
+    sc = Scenario(Config(brokers=(0, 1, 2), assignment=(0, 1, 2), min_isr=1, profile=KAFKA))
+    old = sc.send_fetch(2)              # to leader 0 in epoch 1
+    sc.fence(0)                         # leader 1 in epoch 2
+    sc.sync_metadata(0)                 # 0 now follows 1 in epoch 2
+    assert sc.replica(0).role == Role.FOLLOWER
+    resp = sc.receive_fetch_request(old)
+    assert resp.error == "FENCED_LEADER_EPOCH"
+    sc.receive_fetch_response(resp)
+    sc.sync_metadata(2)                 # 2 fetches from 1 in epoch 2, 1 still follows in epoch 1
+    assert (sc.replica(1).role, sc.replica(1).leader_epoch) == (Role.FOLLOWER, 1)
+    assert _fetch(sc, 2).error == "UNKNOWN_LEADER_EPOCH"
+
+
+def test_PartitionTest_testFetchFromUnrecognizedFollower():
+    """PartitionTest.testFetchFromUnrecognizedFollower: a fetch from a broker outside
+    the leader's replica set fails with UNKNOWN_LEADER_EPOCH and creates no replica
+    state; once the leader applies the reassignment adding it (same leader epoch),
+    its fetches are served. (Kafka's fetch without a leader epoch is not
+    expressible.)"""
+    sc = Scenario(Config(brokers=(0, 1, 2, 3), assignment=(0, 1), min_isr=1, profile=KAFKA))
+    sc.do(Reassign((0, 1, 2, 3)))
+    epoch = sc.partition.leader_epoch
+    for adding in (2, 3):
+        sc.sync_metadata(adding)
+        resp = _fetch(sc, adding)
+        assert resp.error == "UNKNOWN_LEADER_EPOCH"
+        assert _fetch_offset(sc, adding, leader=0) is None
+    sc.sync_metadata(0)
+    assert sc.replica(0).leader_epoch == epoch
+    for adding in (2, 3):
+        resp = _fetch(sc, adding)
+        assert resp.error is None and resp.records == ()
+        assert _fetch_offset(sc, adding, leader=0) == 0
+
+
+def test_PartitionTest_testLeaderEpochValidationOnLeader():
+    """PartitionTest.testLeaderEpochValidationOnLeader: the leader serves a fetch in
+    its leader epoch, answers FENCED_LEADER_EPOCH to an older one and
+    UNKNOWN_LEADER_EPOCH to a newer one. (The leader epoch moves with reassignments
+    that drop a replica; Kafka's fetch without a leader epoch is not expressible.)"""
+    sc = Scenario(Config(brokers=(0, 1, 2, 3), assignment=(0, 1, 2, 3), min_isr=1, profile=KAFKA))
+    resp = _fetch(sc, 1)
+    assert resp.error is None and resp.records == ()
+    sc.do(Reassign((0, 1, 2)))          # leader epoch +1
+    sc.sync_metadata(0)
+    assert _fetch(sc, 1).error == "FENCED_LEADER_EPOCH"
+    sc.do(Reassign((0, 1)))             # leader epoch +2; the follower learns it first
+    sc.sync_metadata(1)
+    assert sc.replica(1).leader_epoch == sc.replica(0).leader_epoch + 1
+    assert _fetch(sc, 1).error == "UNKNOWN_LEADER_EPOCH"
+
+
+# ----------------------------------------------------------------- ListOffsets
+
+def test_PartitionTest_testFetchLatestOffsetIncludesLeaderEpoch():
+    """PartitionTest.testFetchLatestOffsetIncludesLeaderEpoch: the leader's answer to
+    ListOffsets(LATEST) carries its leader epoch. (The model's ListOffsets is a
+    client's READ_UNCOMMITTED query, answered with the HWM; Kafka's test asks
+    without an isolation level.)"""
+    sc = _seeded((2,))
+    sc.do(ListOffsets())
+    answer = sc.state.history.list_offsets[-1]
+    assert (answer.broker, answer.leader_epoch) == (LEADER, sc.partition.leader_epoch)
+
+
+def test_PartitionTest_testMonotonicOffsetsAfterLeaderChange():
+    """PartitionTest.testMonotonicOffsetsAfterLeaderChange (KIP-207): after the leader
+    loses and regains leadership, ListOffsets(LATEST, READ_UNCOMMITTED) is answered
+    OffsetNotAvailable until its HWM reaches the start offset of its leader epoch,
+    then with the HWM. Lookups by timestamp and without an isolation level are not
+    expressible; min.insync.replicas is 2 so that the ISR left after the leader is
+    fenced holds the HWM back as Kafka's registration does."""
+    sc = Scenario(Config(brokers=(0, 1, 2), assignment=(0, 1, 2), min_isr=2, profile=KAFKA))
+    sc.shrink(0, 1)                     # replicas [0,1,2], ISR [0,2]
+    sc.produce(0, 2)
+    sc.deliver_fetch(1)
+    sc.deliver_fetch(2)
+    sc.produce(0, 3)
+    assert sc.replica(0).hwm == 0
+    sc.deliver_fetch(1)                 # the followers now fetch at offset 2
+    sc.deliver_fetch(2)
+    sc.expand(0, 1)                     # "Simulate successful ISR update"
+    assert (sc.replica(0).leo, sc.replica(0).hwm) == (5, 2)
+    sc.do(ListOffsets())
+    assert sc.state.history.list_offsets[-1].hwm == 2
+    # leader 0 becomes a follower (of 1), then leader again, without new records
+    _lead_again(sc, 0, interim=1)
+    r = sc.replica(0)
+    assert r.leso == 5 and r.hwm < r.leso
+    sc.do(ListOffsets())
+    assert sc.state.history.list_offsets[-1].hwm is None    # OffsetNotAvailable
+    sc.deliver_fetch(2)                 # the follower fetches at 5: the HWM moves up to 5
+    assert sc.replica(0).hwm == 5
+    sc.do(ListOffsets())
+    assert sc.state.history.list_offsets[-1].hwm == 5
+
+
+# ---------------------------------------------------- follower state and the ISR
+
+def test_PartitionTest_testMakeFollowerWithNoLeaderIdChange():
+    """PartitionTest.testMakeFollowerWithNoLeaderIdChange: a follower applies a new
+    leader epoch with the same leader (the become-follower steps: it now fetches
+    in the new epoch) and skips a registration in its current leader epoch."""
+    sc = Scenario(Config(brokers=(0, 1, 2, 3), assignment=(0, 1, 2, 3), min_isr=1, profile=KAFKA))
+    epoch = sc.replica(1).leader_epoch
+    sc.do(Reassign((0, 1, 2)))          # same leader 0, leader epoch +1
+    sc.sync_all()
+    r = sc.replica(1)
+    assert (r.role, r.leader, r.leader_epoch) == (Role.FOLLOWER, 0, epoch + 1)
+    assert sc.send_fetch(1).leader_epoch == epoch + 1
+    sc.shrink(0, 2)                     # same leader, same leader epoch
+    sc.sync_metadata(1)
+    assert sc.replica(1) == r
+
+
+def test_PartitionTest_testFollowerDoesNotJoinISRUntilCaughtUpToOffsetWithinCurrentLeaderEpoch():
+    """PartitionTest.testFollowerDoesNotJoinISRUntilCaughtUpToOffsetWithinCurrentLeaderEpoch:
+    after the leader loses and regains leadership (leader epoch +2, no new records),
+    a follower outside the ISR fetching from the log start is not added; once it
+    fetches at or past the start offset of the leader epoch it is proposed for
+    the ISR (maximal ISR, not the ISR). The follower's second fetch is at the LEO
+    it reached with its first (the model's fetch returns every record)."""
+    sc = Scenario(Config(brokers=(0, 1, 2), assignment=(0, 1, 2), min_isr=1, profile=KAFKA))
+    sc.shrink(0, 1)                     # replicas [0,1,2], ISR [0,2]
+    sc.produce(0, 2)                    # batch1
+    sc.deliver_fetch(2)
+    sc.produce(0, 3)                    # batch2
+    sc.deliver_fetch(2)                 # fetch at lastOffsetOfFirstBatch + 1
+    assert sc.replica(0).hwm == 2
+    _lead_again(sc, 0, interim=2)
+    sc.unfence(2)                       # the ISR is [0,2] again
+    sc.sync_all()
+    sc.deliver_fetch(2)
+    sc.expand(0, 2)
+    leso = sc.replica(0).leso
+    assert leso == 5
+    sc.produce(0, 2)                    # batch3
+    sc.deliver_fetch(1)                 # from the log start offset
+    assert _fetch_offset(sc, 1, leader=0) == 0
+    assert why_not_enabled(sc.state, ProposeIsrExpand(0, 1)) is not None
+    assert _isr(sc, 0) == ({0, 2}, {0, 2})
+    sc.deliver_fetch(1)                 # from past the leader epoch start offset
+    assert _fetch_offset(sc, 1, leader=0) >= leso
+    req = _propose(sc, ProposeIsrExpand(0, 1))
+    assert _isr(sc, 0) == ({0, 2}, {0, 1, 2})
+    assert req.isr == {0, 1, 2}
+
+
+def test_PartitionTest_testUpdateFollowerFetchState():
+    """PartitionTest.testUpdateFollowerFetchState: a new leader knows nothing of an
+    ISR follower's LEO but counts it caught up; each fetch records its fetch
+    offset, and one at the leader's LEO keeps it caught up. (Kafka's
+    lastCaughtUpTimeMs values are time; the model keeps whether it is caught up.)"""
+    sc = _seeded((2,), seed=6, fetched={2: 3})
+    fs = sc.replica(LEADER).follower(2)
+    assert (fs.fetch_offset, fs.caught_up) == (None, True)
+    sc.deliver_fetch(2)
+    fs = sc.replica(LEADER).follower(2)
+    assert (fs.fetch_offset, fs.caught_up) == (3, True)
+    sc.deliver_fetch(2)
+    fs = sc.replica(LEADER).follower(2)
+    assert (fs.fetch_offset, fs.caught_up, fs.last_fetch_leader_leo) == (6, True, 6)
+
+
+def test_PartitionTest_testIsrExpansion():
+    """PartitionTest.testIsrExpansion: a follower below the HWM is not added; once it
+    fetches at the LEO the leader proposes ISR + follower, naming every member's
+    broker epoch, keeps the ISR and grows the maximal ISR; the controller's answer
+    commits it."""
+    sc = _seeded((2,), fetched={2: 3}, isr=(LEADER,))
+    assert _isr(sc) == ({LEADER}, {LEADER}) and _fetch_offset(sc, 2) is None
+    sc.deliver_fetch(2)
+    assert _fetch_offset(sc, 2) == 3 and _isr(sc) == ({LEADER}, {LEADER})
+    assert why_not_enabled(sc.state, ProposeIsrExpand(LEADER, 2)) is not None
+    sc.deliver_fetch(2)
+    assert _fetch_offset(sc, 2) == 10
+    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
+    assert req.isr == {LEADER, 2}
+    assert dict(req.added_broker_epochs) == {b: sc.state.registration(b).broker_epoch for b in (LEADER, 2)}
+    assert _isr(sc) == ({LEADER}, {LEADER, 2}) and _requests_in_flight(sc) == 1
+    assert _answer(sc, req).error is None
+    assert _isr(sc) == ({LEADER, 2}, {LEADER, 2})
+
+
+def _expansion_proposed() -> tuple[Scenario, AlterPartitionRequest]:
+    """Kafka's handleAlterIsrFailure set-up: leader with ISR [1] (HWM 10), the
+    remote fetches at the LEO and the leader proposes it."""
+    sc = _seeded((2,), fetched={2: 10}, isr=(LEADER,))
+    assert sc.replica(LEADER).hwm == 10
+    sc.deliver_fetch(2)
+    assert _fetch_offset(sc, 2) == 10 and sc.replica(LEADER).follower(2).caught_up
+    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
+    assert _isr(sc) == ({LEADER}, {LEADER, 2}) and _requests_in_flight(sc) == 1
+    return sc, req
+
+
+def _expansion_refused(concurrent, error: str) -> Scenario:
+    """``_expansion_proposed``, then ``concurrent`` changes the partition at the
+    controller before it handles the request, which it refuses with ``error``."""
+    sc, req = _expansion_proposed()
+    concurrent(sc)
+    assert _answer(sc, req).error == error
+    return sc
+
+
+def _assert_expansion_kept_pending(sc: Scenario) -> None:
+    """Kafka: ISR [1], maximal ISR [1,2] (still PendingExpandIsr), no request left and
+    no retry (the leader proposes nothing until new metadata)."""
+    assert _isr(sc) == ({LEADER}, {LEADER, 2})
+    assert _requests_in_flight(sc) == 0
+    assert why_not_enabled(sc.state, ProposeIsrExpand(LEADER, 2)) is not None
+    assert why_not_enabled(sc.state, ProposeIsrShrink(LEADER, 2)) is not None
+
+
+def test_PartitionTest_testIsrNotExpandedIfUpdateFails():
+    """PartitionTest.testIsrNotExpandedIfUpdateFails: an expansion refused with
+    INVALID_UPDATE_VERSION (a reassignment changed the partition epoch meanwhile)
+    leaves the ISR, keeps the pending maximal ISR and is not retried."""
+    _assert_expansion_kept_pending(_expansion_refused(_add_replica, "INVALID_UPDATE_VERSION"))
+
+
+def test_PartitionTest_testAlterIsrInvalidVersion():
+    """PartitionTest.testAlterIsrInvalidVersion (handleAlterIsrFailure with
+    INVALID_UPDATE_VERSION): ISR [1], maximal ISR [1,2], nothing in flight."""
+    _assert_expansion_kept_pending(_expansion_refused(_add_replica, "INVALID_UPDATE_VERSION"))
+
+
+def test_PartitionTest_testAlterIsrUnexpectedError():
+    """PartitionTest.testAlterIsrUnexpectedError (handleAlterIsrFailure with
+    UNKNOWN_SERVER_ERROR, which Kafka retries): the retried request is a request
+    still in flight: ISR [1], maximal ISR [1,2], one request. (The model's
+    controller answers no unexpected error; a retry is a delay.)"""
+    sc, _ = _expansion_proposed()
+    assert _isr(sc) == ({LEADER}, {LEADER, 2}) and _requests_in_flight(sc) == 1
+
+
+def test_PartitionTest_testAlterIsrNewLeaderElected():
+    """PartitionTest.testAlterIsrNewLeaderElected (handleAlterIsrFailure with
+    NEW_LEADER_ELECTED): the expansion completes a reassignment moving the
+    partition to broker 2, so the controller elects 2 and answers
+    NEW_LEADER_ELECTED; the leader keeps ISR [1], maximal ISR [1,2], nothing in
+    flight."""
+    sc = _seeded((2,), fetched={2: 10}, isr=(LEADER,))
+    sc.do(Reassign((2,)))               # to [2]: waits for 2 to join the ISR
+    sc.sync_metadata(LEADER)
+    sc.deliver_fetch(2)
+    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
+    assert _answer(sc, req).error == "NEW_LEADER_ELECTED"
+    assert sc.partition.leader == 2
+    _assert_expansion_kept_pending(sc)
+
+
+@pytest.mark.parametrize("broker_state", ["fenced", "unfenced"])
+def test_PartitionTest_testHighWatermarkIncreasesWithFencedOrShutdownFollower(broker_state: str):
+    """PartitionTest.testHighWatermarkIncreasesWithFencedOrShutdownFollower: a follower
+    caught up to the LEO is removed from the ISR while the leader has appended
+    more. If the leader's metadata has it unfenced it still holds the HWM (it is
+    caught up and ISR-eligible); if fenced, the HWM moves to the LEO. (Kafka's
+    "shutdown" case, a broker in controlled shutdown but not fenced, is not
+    expressible.) The controller removes it from the ISR when fencing it; in the
+    "unfenced" case it is unfenced again before the leader applies the changes."""
+    sc = _seeded((2,), fetched={2: 10})
+    assert _isr(sc) == ({LEADER, 2}, {LEADER, 2})
+    sc.deliver_fetch(2)
+    assert sc.replica(LEADER).follower(2).caught_up and sc.replica(LEADER).hwm == 10
+    sc.fence(2)
+    if broker_state == "unfenced":
+        sc.unfence(2)
+    sc.produce(LEADER, 10)
+    sc.sync_metadata(LEADER)
+    r = sc.replica(LEADER)
+    assert r.role == Role.LEADER and _isr(sc) == ({LEADER}, {LEADER})
+    assert r.hwm == (10 if broker_state == "unfenced" else 20)
+
+
+def test_PartitionTest_testIsrNotExpandedIfReplicaIsFencedOrShutdown():
+    """PartitionTest.testIsrNotExpandedIfReplicaIsFencedOrShutdown (the fenced case):
+    the controller refuses to add a fenced follower (INELIGIBLE_REPLICA) and the
+    leader reverts to the ISR; once its metadata has the broker fenced, the
+    leader does not propose it after its fetches; once unfenced again, it does
+    and the expansion commits."""
+    sc = _seeded((2,), fetched={2: 10}, isr=(LEADER,))
+    sc.deliver_fetch(2)
+    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
+    assert _isr(sc) == ({LEADER}, {LEADER, 2}) and _requests_in_flight(sc) == 1
+    sc.fence(2)
+    assert _answer(sc, req).error == "INELIGIBLE_REPLICA"
+    assert _isr(sc) == ({LEADER}, {LEADER}) and sc.replica(LEADER).pending_isr is None
+    assert _requests_in_flight(sc) == 0
+    sc.sync_metadata(LEADER)            # the leader learns that 2 is fenced
+    sc.deliver_fetch(2)
+    assert why_not_enabled(sc.state, ProposeIsrExpand(LEADER, 2)) is not None
+    assert _isr(sc) == ({LEADER}, {LEADER}) and _requests_in_flight(sc) == 0
+    sc.unfence(2)
+    sc.sync_metadata(LEADER)
+    sc.deliver_fetch(2)
+    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
+    assert _isr(sc) == ({LEADER}, {LEADER, 2}) and sc.replica(LEADER).pending_isr is not None
+    assert _answer(sc, req).error is None
+    assert _isr(sc) == ({LEADER, 2}, {LEADER, 2}) and sc.replica(LEADER).pending_isr is None
+    assert _requests_in_flight(sc) == 0
+
+
+def test_PartitionTest_testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache():
+    """PartitionTest.testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache: a
+    follower whose fetch state carries an older broker epoch than the leader's
+    metadata is not proposed; after a fetch in its current broker epoch it is,
+    and the request names each member's broker epoch, -1 (None) for an ISR member
+    the leader has had no fetch from. Kafka's race (the metadata cache changing
+    between the fetch and the eligibility check) becomes: a fetch sent before the
+    follower restarted, served before the leader applies its new registration."""
+    sc = _seeded((2, 3), fetched={2: 10}, isr=(LEADER, 3))
+    old_epoch = sc.state.broker(2).broker_epoch
+    stale = sc.send_fetch(2)
+    sc.restart(2)
+    new_epoch = sc.state.broker(2).broker_epoch
+    assert new_epoch > old_epoch
+    sc.receive_fetch_request(stale)     # the leader still knows the old registration
+    fs = sc.replica(LEADER).follower(2)
+    assert (fs.fetch_offset, fs.broker_epoch) == (10, old_epoch)
+    sc.sync_metadata(LEADER)
+    assert why_not_enabled(sc.state, ProposeIsrExpand(LEADER, 2)) is not None
+    assert _isr(sc) == ({LEADER, 3}, {LEADER, 3}) and _requests_in_flight(sc) == 0
+    sc.deliver_fetch(2)
+    fs = sc.replica(LEADER).follower(2)
+    assert (fs.fetch_offset, fs.broker_epoch) == (10, new_epoch)
+    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
+    assert _isr(sc) == ({LEADER, 3}, {LEADER, 2, 3})
+    assert dict(req.added_broker_epochs) == {LEADER: sc.state.broker(LEADER).broker_epoch, 2: new_epoch, 3: None}
+
+
+def test_PartitionTest_testFenceFollowerFetchWithStaleBrokerEpoch():
+    """PartitionTest.testFenceFollowerFetchWithStaleBrokerEpoch: a fetch carrying an
+    older broker epoch than the leader's metadata holds is answered
+    NOT_LEADER_OR_FOLLOWER and leaves the follower's fetch state as the fetch in
+    its current broker epoch set it (the stale fetch was sent before a restart)."""
+    sc = _seeded((2,), fetched={2: 10})
+    stale = sc.send_fetch(2)
+    sc.restart(2)
+    sc.sync_metadata(LEADER)
+    sc.deliver_fetch(2)
+    expected = sc.replica(LEADER).follower(2)
+    assert (expected.fetch_offset, expected.broker_epoch) == (10, sc.state.broker(2).broker_epoch)
+    assert stale.broker_epoch < expected.broker_epoch
+    assert sc.receive_fetch_request(stale).error == "NOT_LEADER_OR_FOLLOWER"
+    assert sc.replica(LEADER).follower(2) == expected
+
+
+# ------------------------------------------------------------------ ISR shrinks
+
+def test_PartitionTest_testRetryShrinkIsr():
+    """PartitionTest.testRetryShrinkIsr: while a shrink is in flight the ISR and the
+    maximal ISR keep the follower, the partition epoch is unchanged and the HWM
+    stays at 0; once the controller commits it the ISR is the leader and the HWM
+    reaches the LEO. (Kafka's NETWORK_EXCEPTION and retry are a delayed request:
+    the model's AlterPartition stays in flight until answered.)"""
+    sc = _seeded((2,))
+    assert sc.replica(LEADER).hwm == 0
+    _, partition_epoch = _epochs(sc)
+    req = _propose(sc, ProposeIsrShrink(LEADER, 2))
+    assert req.isr == {LEADER}
+    assert _isr(sc) == ({LEADER, 2}, {LEADER, 2}) and _requests_in_flight(sc) == 1
+    assert sc.replica(LEADER).partition_epoch == partition_epoch and sc.replica(LEADER).hwm == 0
+    assert _answer(sc, req).error is None
+    assert sc.replica(LEADER).partition_epoch == partition_epoch + 1
+    assert _isr(sc) == ({LEADER}, {LEADER}) and _requests_in_flight(sc) == 0
+    assert sc.replica(LEADER).hwm == 10
+
+
+def test_PartitionTest_testMaybeShrinkIsr():
+    """PartitionTest.testMaybeShrinkIsr: the leader shrinks out a follower it never
+    heard from: the request names the remaining members with their broker epochs;
+    until it commits, ISR and maximal ISR keep the follower and the HWM stays at 0;
+    after it, the HWM reaches the LEO. (Kafka's "no shrink right after
+    initialization" is time-based lag: the model has no clock.)"""
+    sc = _seeded((2, 3), fetched={2: 10})
+    sc.deliver_fetch(2)
+    assert sc.replica(LEADER).hwm == 0
+    assert _fetch_offset(sc, 3) is None and sc.replica(LEADER).follower(3).caught_up
+    _, partition_epoch = _epochs(sc)
+    req = _propose(sc, ProposeIsrShrink(LEADER, 3))
+    assert req.isr == {LEADER, 2}
+    assert dict(req.added_broker_epochs) == {b: sc.state.registration(b).broker_epoch for b in (LEADER, 2)}
+    assert _isr(sc) == ({LEADER, 2, 3}, {LEADER, 2, 3}) and sc.replica(LEADER).hwm == 0
+    assert _answer(sc, req).error is None
+    assert sc.replica(LEADER).partition_epoch == partition_epoch + 1 and _requests_in_flight(sc) == 0
+    assert _isr(sc) == ({LEADER, 2}, {LEADER, 2}) and sc.replica(LEADER).hwm == 10
+
+
+def test_PartitionTest_testHighWatermarkAdvanceShouldNotAdvanceWhenUnderMinISR():
+    """PartitionTest.testHighWatermarkAdvanceShouldNotAdvanceWhenUnderMinISR: with
+    min.insync.replicas 3 and ISR [1,2], the HWM stays at 0 while the followers
+    catch up, even once the maximal ISR has 3 members; when the expansion commits
+    the partition is no longer under MinISR and the HWM reaches the LEO."""
+    sc = _seeded((2, 3), fetched={2: 10, 3: 10}, isr=(LEADER, 2), min_isr=3)
+    assert len(sc.replica(LEADER).isr) < 3 and sc.replica(LEADER).hwm == 0
+    sc.deliver_fetch(2)
+    assert sc.replica(LEADER).hwm == 0
+    sc.deliver_fetch(3)
+    req = _propose(sc, ProposeIsrExpand(LEADER, 3))
+    assert len(sc.replica(LEADER).maximal_isr) == 3 and _requests_in_flight(sc) == 1
+    assert sc.replica(LEADER).hwm == 0
+    assert _answer(sc, req).error is None
+    assert len(sc.replica(LEADER).isr) == 3 and sc.replica(LEADER).hwm == 10
+
+
+def test_PartitionTest_testAlterIsrLeaderAndIsrRace():
+    """PartitionTest.testAlterIsrLeaderAndIsrRace: a registration in the same leader
+    epoch with a newer partition epoch resets the leader's pending shrink to the
+    committed ISR, but the leader proposes nothing more until the in-flight
+    request is answered (one AlterPartition in flight); then it can shrink again.
+    The answer is INVALID_UPDATE_VERSION here (the registration came from a
+    reassignment adding a replica), a success in Kafka's test."""
+    sc = _seeded((2,))
+    _propose(sc, ProposeIsrShrink(LEADER, 2))
+    assert sc.replica(LEADER).pending_isr is not None
+    _add_replica(sc)
+    sc.sync_metadata(LEADER)
+    assert sc.replica(LEADER).hwm == 0
+    assert sc.replica(LEADER).pending_isr is None and _isr(sc) == ({LEADER, 2}, {LEADER, 2})
+    assert why_not_enabled(sc.state, ProposeIsrShrink(LEADER, 2)) is not None
+    (req,) = sc.in_flight(AlterPartitionRequest, src=LEADER)
+    _answer(sc, req)
+    _propose(sc, ProposeIsrShrink(LEADER, 2))
+    assert sc.replica(LEADER).pending_isr == {LEADER}
+
+
+def test_PartitionTest_testIsrNotShrunkIfUpdateFails():
+    """PartitionTest.testIsrNotShrunkIfUpdateFails: a shrink refused with
+    INVALID_UPDATE_VERSION (a reassignment changed the partition epoch meanwhile)
+    stays pending (PendingShrinkIsr), the ISR keeps the follower, the HWM stays
+    at 0 and nothing is retried."""
+    sc = _seeded((2,))
+    req = _propose(sc, ProposeIsrShrink(LEADER, 2))
+    assert _isr(sc) == ({LEADER, 2}, {LEADER, 2}) and sc.replica(LEADER).hwm == 0
+    _add_replica(sc)
+    assert _answer(sc, req).error == "INVALID_UPDATE_VERSION"
+    r = sc.replica(LEADER)
+    assert r.pending_isr == {LEADER} and r.isr == {LEADER, 2} and r.hwm == 0
+    assert _requests_in_flight(sc) == 0
+    assert why_not_enabled(sc.state, ProposeIsrShrink(LEADER, 2)) is not None
+
+
+def _expansion_in_flight_rf4() -> tuple[Scenario, AlterPartitionRequest]:
+    """Replicas [1,2,3,4], ISR [1,2,3]; 4 fetches at the LEO and is proposed."""
+    sc = _seeded((2, 3, 4), fetched={4: 10}, isr=(LEADER, 2, 3))
+    assert sc.replica(LEADER).hwm == 0
+    sc.deliver_fetch(4)
+    req = _propose(sc, ProposeIsrExpand(LEADER, 4))
+    assert _isr(sc) == ({LEADER, 2, 3}, {LEADER, 2, 3, 4})
+    return sc, req
+
+
+def test_PartitionTest_testPartitionShouldRetryAlterPartitionRequest():
+    """PartitionTest.testPartitionShouldRetryAlterPartitionRequest: an expansion whose
+    request is retried (Kafka: UNKNOWN_SERVER_ERROR, then a success; here a delayed
+    request) commits: ISR of all four, partition epoch +1, nothing in flight."""
+    sc, req = _expansion_in_flight_rf4()
+    _, partition_epoch = _epochs(sc)
+    assert _answer(sc, req).error is None
+    r = sc.replica(LEADER)
+    assert r.isr == {LEADER, 2, 3, 4} and r.partition_epoch == partition_epoch + 1
+    assert r.pending_isr is None and _requests_in_flight(sc) == 0
+
+
+def test_PartitionTest_testSingleInFlightAlterIsr():
+    """PartitionTest.testSingleInFlightAlterIsr: while an expansion is in flight the
+    leader proposes no shrink: one AlterPartition request stays the only one."""
+    sc, _ = _expansion_in_flight_rf4()
+    assert _requests_in_flight(sc) == 1
+    for follower in (2, 3):
+        assert why_not_enabled(sc.state, ProposeIsrShrink(LEADER, follower)) is not None
+    assert len(sc.in_flight(AlterPartitionRequest)) == 1
+
+
+# -------------------------------------------- registrations without a new leader epoch
+
+def _leader_alone_in_isr() -> Scenario:
+    """Replicas [1,2] with leader 1 and ISR [1]; broker 0 hosts no replica."""
+    sc = Scenario(Config(brokers=(0, 1, 2), assignment=(1, 2), min_isr=1, profile=KAFKA))
+    sc.shrink(1, 2)
+    sc.sync_all()
+    assert _isr(sc) == ({1}, {1})
+    return sc
+
+
+def test_PartitionTest_testDoNotResetReplicaStateIfLeaderEpochIsNotBumped():
+    """PartitionTest.testDoNotResetReplicaStateIfLeaderEpochIsNotBumped: a registration
+    with the same leader epoch and a newer partition epoch (a reassignment adding
+    a replica) updates the partition epoch and leaves the follower's fetch state."""
+    sc = _leader_alone_in_isr()
+    leader_epoch, partition_epoch = _epochs(sc)
+    sc.deliver_fetch(2)
+    fs = sc.replica(1).follower(2)
+    assert (fs.fetch_offset, fs.caught_up) == (0, True)
+    _add_replica(sc)
+    sc.sync_metadata(1)
+    r = sc.replica(1)
+    assert (r.leader_epoch, r.partition_epoch, r.isr) == (leader_epoch, partition_epoch + 1, {1})
+    assert r.follower(2) == fs
+
+
+def test_PartitionTest_testDoNotUpdateEpochStartOffsetIfLeaderEpochIsNotBumped():
+    """PartitionTest.testDoNotUpdateEpochStartOffsetIfLeaderEpochIsNotBumped: after
+    the leader wrote two records, a registration with the same leader epoch and a
+    newer partition epoch leaves its leader epoch start offset (and the epoch
+    cache's latest entry) at 0."""
+    sc = _leader_alone_in_isr()
+    leader_epoch, partition_epoch = _epochs(sc)
+    r = sc.replica(1)
+    assert r.leso == 0 and epoch_entries(r.log, (r.leader_epoch, r.leso))[-1] == (leader_epoch, 0)
+    sc.produce(1, 2)
+    _add_replica(sc)
+    sc.sync_metadata(1)
+    r = sc.replica(1)
+    assert (r.leader_epoch, r.partition_epoch, r.isr, r.leso) == (leader_epoch, partition_epoch + 1, {1}, 0)
+    assert epoch_entries(r.log, (r.leader_epoch, r.leso))[-1] == (leader_epoch, 0)
+
+
+def test_PartitionTest_testFollowerShouldNotHaveAnyRemoteReplicaStates():
+    """PartitionTest.testFollowerShouldNotHaveAnyRemoteReplicaStates: a leader tracks
+    its followers; once it becomes a follower (the leader moves to 2 in the next
+    leader and partition epoch) it has no ISR and no remote replica state, and the
+    replica set is unchanged."""
+    sc = Scenario(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1, profile=KAFKA))
+    r = sc.replica(1)
+    leader_epoch, partition_epoch = _epochs(sc)
+    assert (r.role, r.leader_epoch, r.partition_epoch, r.isr) == (Role.LEADER, leader_epoch, partition_epoch, {1, 2, 3})
+    assert [b for b, _ in r.followers] == [2, 3]
+    sc.fence(1)
+    sc.sync_metadata(1)
+    r = sc.replica(1)
+    assert (r.role, r.leader, r.leader_epoch, r.partition_epoch) == \
+        (Role.FOLLOWER, 2, leader_epoch + 1, partition_epoch + 1)
+    assert r.isr == set() and r.followers == ()
+    assert sc.state.broker(1).image.replicas == (1, 2, 3)

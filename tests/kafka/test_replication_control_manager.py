@@ -1,0 +1,440 @@
+"""Apache Kafka's ``ReplicationControlManagerTest`` (metadata module, 4.3.1)
+restated on the Kafka profile: the tests about one partition's leader, ISR, ELR
+and LastKnownELR as brokers are fenced, unfenced and re-registered, the
+controller's answers to AlterPartition, reassignments and unclean leader election.
+
+Kafka's tests register and unfence the brokers and create a topic first; the
+model's initial state is that point (leader ``assignment[0]``, every replica in
+the ISR). Kafka's epochs start at 0, the model's at 1: epochs are compared
+relatively. A topic of several partitions becomes one scenario per partition when
+each partition's story stands alone. Kafka's test context leaves
+``min.insync.replicas`` at 1 unless a test sets it, and the ELR feature off unless
+a test turns it on: with MinISR 1 the ELR only matters once the ISR would be
+empty, where the one test that needs Kafka's ELR-less controller uses the model's
+``Variant.NO_ELR`` (the last ISR member stays in the ISR when fenced).
+
+``handleBrokerShutdown(id, clean, ...)``, which Kafka's tests call directly, is
+what the controller runs when a broker registers again (ClusterControlManager.
+registerBroker): here a shutdown (controlled or unclean), the fencing, and a
+``StartBroker``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from model import (KAFKA, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config,
+                   PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
+                   ReceiveAlterPartitionResponse, ReplicateMetadata, UncleanLeaderElection, Variant, why_not_enabled)
+
+from scenario import Scenario
+
+NOT_EXPRESSIBLE = {
+    "testExcessiveNumberOfTopicsCannotBeCreated": "topic creation (partition-count limit)",
+    "testExcessiveNumberOfTopicsCannotBeCreatedWithAssignments": "topic creation (partition-count limit)",
+    "testCreateTopics": "topic creation",
+    "testCreateTopicsWithMutationQuotaExceeded": "topic creation (controller mutation quota)",
+    "testCreateTopicsISRInvariants": "topic creation with fenced and shutting-down brokers",
+    "testCreateTopicsWithConfigs": "topic creation and configs",
+    "testCreateTopicsWithValidateOnlyFlag": "topic creation (validate-only, mutation quota)",
+    "testInvalidCreateTopicsWithValidateOnlyFlag": "topic creation (validate-only)",
+    "testCreateTopicsWithPolicy": "topic creation (CreateTopicPolicy)",
+    "testCreateTopicsWithPolicyUnexpectedException": "topic creation (CreateTopicPolicy)",
+    "testCreateTopicWithCollisionChars": "topic names",
+    "testValidateNewTopicNames": "topic names",
+    "testTopicNameCollision": "topic names",
+    "testEligibleLeaderReplicas_ShrinkAndExpandIsr": "one AlterPartition removing two replicas at once "
+                                                     "(ISR [0,1,2] -> [0] puts both in the ELR; one at a time, the "
+                                                     "first leaves while the ISR still has MinISR members)",
+    "testEligibleLeaderReplicas_DeleteTopic": "topic deletion (the broker-to-ELR index after RemoveTopicRecord)",
+    "testEligibleLeaderReplicas_EffectiveMinIsr": "configs (min.insync.replicas above the replication factor)",
+    "testAlterPartitionHandleUnknownTopicIdOrName": "an unknown topic id (one partition, always there)",
+    "testDeleteTopics": "topic deletion",
+    "testDeleteTopicsWithMutationQuotaExceeded": "topic deletion (controller mutation quota)",
+    "testCreatePartitions": "partition creation (several partitions)",
+    "testCreatePartitionsWithMutationQuotaExceeded": "partition creation (controller mutation quota)",
+    "testCreatePartitionsFailsWhenAllBrokersAreFencedOrInControlledShutdown": "partition creation",
+    "testCreatePartitionsISRInvariants": "partition creation with fenced and shutting-down brokers",
+    "testValidateGoodManualPartitionAssignments": "manual partition assignment validation (topic creation)",
+    "testValidateBadManualPartitionAssignments": "manual partition assignment validation (topic creation)",
+    "testAlterPartitionDisallowReplicationFactorChange": "the allowReplicationFactorChange flag of "
+                                                         "AlterPartitionReassignments, and a new reassignment "
+                                                         "replacing an ongoing one",
+    "testAlterPartitionShouldRejectShuttingDownBrokers": "controlled shutdown in progress (a broker in controlled "
+                                                         "shutdown but not yet fenced)",
+    "testManualPartitionAssignmentOnAllFencedBrokers": "topic creation on fenced brokers",
+    "testCreatePartitionsFailsWithManualAssignmentWithAllFenced": "partition creation on fenced brokers",
+    "testElectUncleanLeaders_WithoutElr": "the ElectLeaders admin request (election type UNCLEAN) with the ELR "
+                                          "disabled (metadata version 3.6), and several partitions",
+    "testPreferredElectionDoesNotTriggerUncleanElection": "preferred leader election (ElectLeaders PREFERRED), "
+                                                          "and unclean.leader.election.enable set at run time",
+    "testElectPreferredLeaders": "preferred leader election, controlled shutdown in progress, several partitions",
+    "testBalancePartitionLeaders": "preferred leader election (leader imbalance), several partitions",
+    "testKRaftClusterDescriber": "directories and the replica placer's usable brokers",
+    "testProcessExpiredBrokerHeartbeat": "the heartbeat manager's metadata offsets (time)",
+    "testReassignPartitionsHandlesNewReassignmentThatRemovesPreviouslyAddingReplicas":
+        "six brokers, preferred leader election, a new reassignment replacing an ongoing one, and one "
+        "AlterPartition adding several replicas",
+    "testDuplicateTopicIdReplay": "topic records (duplicate topic id)",
+    "testHandleAssignReplicasToDirsFailsOnOlderMv": "directory assignment (metadata version)",
+    "testHandleAssignReplicasToDirs": "directory assignment",
+    "testHandleDirectoriesOffline": "directories (offline log directories)",
+    "testHandleDirectoriesCordoned": "directories (cordoned log directories)",
+    "testElrsRemovedOnMinIsrUpdate": "configs (min.insync.replicas changed at run time), several topics",
+    "testElrsRemovedShouldNotBumpPartitionEpochIfNoChange": "the ClearElrRecord (written on a config change)",
+}
+
+
+# --------------------------------------------------------------------- helpers
+
+def kafka_scenario(brokers: tuple[int, ...], assignment: tuple[int, ...], min_isr: int = 1,
+                   **fields: object) -> Scenario:
+    """A scenario under the Kafka profile (MinISR defaults to Kafka's 1)."""
+    return Scenario(Config(brokers=brokers, assignment=assignment, min_isr=min_isr, profile=KAFKA, **fields))
+
+
+def epochs(sc: Scenario) -> tuple[int, int]:
+    """The controller's (leader epoch, partition epoch)."""
+    return sc.partition.leader_epoch, sc.partition.partition_epoch
+
+
+def assert_leader_isr_elr(sc: Scenario, leader: int, isr: set[int], elr: set[int] = frozenset(),
+                          last_known_elr: set[int] = frozenset()) -> None:
+    p = sc.partition
+    got = (p.leader, set(p.isr), set(p.elr), set(p.last_known_elr))
+    assert got == (leader, set(isr), set(elr), set(last_known_elr)), f"(leader, ISR, ELR, LastKnownELR) = {got}"
+
+
+def assert_consistent_response(sc: Scenario, resp: AlterPartitionResponse) -> None:
+    """Kafka's assertConsistentAlterPartitionResponse: a successful answer carries the
+    controller's registration (the model's answer names no leader: it goes to it)."""
+    p = sc.partition
+    assert resp.error is None, resp
+    assert (resp.isr, resp.leader_epoch, resp.partition_epoch) == (p.isr, p.leader_epoch, p.partition_epoch)
+
+
+def new_partition_changes(sc: Scenario, since: int) -> list[PartitionChangeRecord]:
+    """The partition change records the controller wrote after metadata offset ``since``."""
+    return [r for r in sc.state.controller.metadata_log[since:] if isinstance(r, PartitionChangeRecord)]
+
+
+def propose_in_flight(sc: Scenario, propose: object) -> AlterPartitionRequest:
+    """The leader proposes an ISR change; the request stays in flight."""
+    return sc.do_sending(propose, AlterPartitionRequest)  # type: ignore[return-value]
+
+
+def deliver_alter_partition(sc: Scenario, req: AlterPartitionRequest) -> AlterPartitionResponse:
+    """The controller handles the request; returns its answer (still in flight)."""
+    return sc.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)  # type: ignore[return-value]
+
+
+# ----------------------------------------------------------- fencing and ISR
+
+def test_ReplicationControlManagerTest_testRemoveLeaderships():
+    """ReplicationControlManagerTest.testRemoveLeaderships: broker 0 leads the
+    partitions whose first replica it is; once fenced it leads none.
+
+    One scenario per partition of Kafka's topic."""
+    for assignment in ((0, 1, 2), (1, 2, 3), (2, 3, 0), (0, 2, 1)):
+        sc = kafka_scenario((0, 1, 2, 3), assignment)
+        assert (sc.partition.leader == 0) == (assignment[0] == 0)
+        sc.fence(0)
+        assert sc.partition.leader != 0 and 0 not in sc.partition.isr, assignment
+
+
+def test_ReplicationControlManagerTest_testShrinkAndExpandIsr():
+    """ReplicationControlManagerTest.testShrinkAndExpandIsr: leader 0 shrinks the ISR
+    to [0,1], then expands it back to [0,1,2]; both AlterPartitions succeed and their
+    answers carry the controller's new ISR and epochs."""
+    sc = kafka_scenario((0, 1, 2), (0, 1, 2))
+    assert sc.partition.leader == 0
+    assert_consistent_response(sc, sc.shrink(0, 2))
+    assert sc.partition.isr == {0, 1}
+    sc.deliver_fetch(2)  # follower 2 fetches in the current leader epoch, caught up
+    assert_consistent_response(sc, sc.expand(0, 2))
+    assert sc.partition.isr == {0, 1, 2}
+
+
+def test_ReplicationControlManagerTest_testFenceMultipleBrokers():
+    """ReplicationControlManagerTest.testFenceMultipleBrokers: fencing brokers 2 and 3
+    leaves each partition its replicas, the ISR without them, and a leader that is
+    neither. One scenario per partition of Kafka's topic."""
+    expected = {(1, 2, 3): ({1}, 1), (2, 3, 4): ({4}, 4), (0, 2, 1): ({0, 1}, None)}
+    for assignment, (isr, leader) in expected.items():
+        sc = kafka_scenario((0, 1, 2, 3, 4), assignment)
+        sc.fence(2)
+        sc.fence(3)
+        p = sc.partition
+        assert (p.replicas, p.isr) == (assignment, isr)
+        assert p.leader != 2 and (leader is None or p.leader == leader), assignment
+
+
+def test_ReplicationControlManagerTest_testProcessBrokerHeartbeatInControlledShutdown():
+    """ReplicationControlManagerTest.testProcessBrokerHeartbeatInControlledShutdown:
+    leader 0 asks to shut down; the controller's one partition change moves the
+    leadership to 1 with ISR [1,2].
+
+    Kafka first records broker 0 "in controlled shutdown" and fences it later; the
+    model's ControlledShutdown fences at once, so the fence record stands in for that
+    record. Only the partition change is compared."""
+    sc = kafka_scenario((0, 1, 2), (0, 1, 2))
+    since = len(sc.state.controller.metadata_log)
+    sc.stop(0)
+    assert new_partition_changes(sc, since) == [PartitionChangeRecord(leader=1, isr=frozenset({1, 2}))]
+
+
+# ------------------------------------------------------------------------ ELR
+
+def test_ReplicationControlManagerTest_testEligibleLeaderReplicas_ShrinkToEmptyIsr():
+    """ReplicationControlManagerTest.testEligibleLeaderReplicas_ShrinkToEmptyIsr: RF 3,
+    MinISR 3: fencing 1 and 2 leaves ISR [0], ELR [1,2]; after leader 0's clean
+    shutdown the ISR is empty, the ELR [0,1,2] and the LastKnownELR [0]."""
+    sc = kafka_scenario((0, 1, 2), (0, 1, 2), min_isr=3)
+    sc.fence(1)
+    sc.fence(2)
+    assert_leader_isr_elr(sc, 0, {0}, elr={1, 2})
+    sc.restart(0, clean=True, unfence=False)  # controlled shutdown, then a clean registration
+    assert_leader_isr_elr(sc, NO_LEADER, set(), elr={0, 1, 2}, last_known_elr={0})
+
+
+def test_ReplicationControlManagerTest_testEligibleLeaderReplicas_BrokerFence():
+    """ReplicationControlManagerTest.testEligibleLeaderReplicas_BrokerFence: RF 4,
+    MinISR 3. Fencing 2 then 3 puts only 3 in the ELR (the ISR [0,1,3] still had
+    MinISR members when 2 left); fencing 1 too gives ELR [1,3]; unfencing every
+    broker leaves the ELR as it is (leader 0 stays). The LastKnownELR stays empty."""
+    sc = kafka_scenario((0, 1, 2, 3), (0, 1, 2, 3), min_isr=3)
+    assert sc.partition.leader == 0
+    sc.fence(2)
+    sc.fence(3)
+    assert_leader_isr_elr(sc, 0, {0, 1}, elr={3})
+    sc.fence(1)
+    assert_leader_isr_elr(sc, 0, {0}, elr={1, 3})
+    for b in (1, 2, 3):
+        sc.unfence(b)
+    assert_leader_isr_elr(sc, 0, {0}, elr={1, 3})
+
+
+def test_ReplicationControlManagerTest_testEligibleLeaderReplicas_CleanElection():
+    """ReplicationControlManagerTest.testEligibleLeaderReplicas_CleanElection: RF 4,
+    MinISR 3. Fencing 1, 2, 3 gives ISR [0], ELR [2,3]. With 2 and 3 unfenced again,
+    fencing leader 0 elects ELR member 2 (a clean election): leader 2, ISR [2],
+    ELR [0,3], LastKnownELR empty."""
+    sc = kafka_scenario((0, 1, 2, 3), (0, 1, 2, 3), min_isr=3)
+    for b in (1, 2, 3):
+        sc.fence(b)
+    assert_leader_isr_elr(sc, 0, {0}, elr={2, 3})
+    sc.unfence(2)
+    sc.unfence(3)  # Kafka's fenceBrokers({0, 1}) keeps every other broker heartbeating
+    sc.fence(0)
+    assert_leader_isr_elr(sc, 2, {2}, elr={0, 3})
+
+
+def test_ReplicationControlManagerTest_testEligibleLeaderReplicas_UncleanShutdown():
+    """ReplicationControlManagerTest.testEligibleLeaderReplicas_UncleanShutdown: RF 4,
+    MinISR 3, fencing 1, 2, 3 gives ISR [0], ELR [2,3]. ELR member 3 comes back from
+    an unclean shutdown: it leaves the ELR ([2]). Then leader 0, the last ISR member,
+    does: ELR [2], LastKnownELR [0] (the last known leader).
+
+    Kafka's test runs the registration clean-up on leader 0 while it is unfenced; a
+    new incarnation can register only once the old session is gone, so here 0 is
+    fenced first (ELR [0,2] for a moment) and its registration takes it out again."""
+    sc = kafka_scenario((0, 1, 2, 3), (0, 1, 2, 3), min_isr=3)
+    for b in (1, 2, 3):
+        sc.fence(b)
+    assert_leader_isr_elr(sc, 0, {0}, elr={2, 3})
+    sc.restart(3, clean=False, unfence=False)
+    assert_leader_isr_elr(sc, 0, {0}, elr={2})
+    sc.restart(0, clean=False, unfence=False)
+    assert_leader_isr_elr(sc, NO_LEADER, set(), elr={2}, last_known_elr={0})
+
+
+# --------------------------------------------------------------- AlterPartition
+
+def test_ReplicationControlManagerTest_testInvalidAlterPartitionRequests():
+    """ReplicationControlManagerTest.testInvalidAlterPartitionRequests, its one
+    expressible case: an AlterPartition carrying a stale broker epoch is refused
+    (Kafka: StaleBrokerEpochException): leader 0's proposal is still in flight when 0
+    restarts with a new broker epoch.
+
+    Not expressible: a request from a replica that is not the leader in the current
+    leader epoch (INVALID_REQUEST; any leader change bumps the leader epoch), leader
+    or partition epochs ahead of the controller's (NOT_CONTROLLER), an ISR naming a
+    non-replica or leaving the leader out (leaders propose one follower at a time),
+    and leader recovery states."""
+    sc = kafka_scenario((0, 1, 2), (0, 1, 2))
+    req = propose_in_flight(sc, ProposeIsrShrink(0, 1))
+    sc.restart(0)
+    assert sc.state.registration(0).broker_epoch != req.broker_epoch
+    assert deliver_alter_partition(sc, req).error == "STALE_BROKER_EPOCH"
+
+
+def test_ReplicationControlManagerTest_testAlterPartitionShouldRejectFencedBrokers():
+    """ReplicationControlManagerTest.testAlterPartitionShouldRejectFencedBrokers:
+    replicas [1,2,3,4]; fencing 3 gives ISR [1,2,4] (partition epoch +1, leader epoch
+    kept). Leader 1 proposes 3 back: INELIGIBLE_REPLICA while 3 is fenced; once 3 is
+    unfenced the same proposal succeeds: ISR [1,2,3,4], leader epoch kept, partition
+    epoch +1.
+
+    Leader 1 proposes 3 after applying the partition change but before the fence
+    record that follows it (Kafka writes them in that order), so it does not know
+    3 is fenced."""
+    sc = kafka_scenario((0, 1, 2, 3, 4), (1, 2, 3, 4))
+    sc.deliver_fetch(3)
+    le, pe = epochs(sc)
+    sc.fence(3)
+    assert (sc.partition.replicas, sc.partition.isr, sc.partition.leader) == ((1, 2, 3, 4), {1, 2, 4}, 1)
+    assert epochs(sc) == (le, pe + 1)
+    sc.do(ReplicateMetadata(1, 1))
+    req = propose_in_flight(sc, ProposeIsrExpand(1, 3))
+    assert req.isr == {1, 2, 3, 4}
+    resp = deliver_alter_partition(sc, req)
+    assert resp.error == "INELIGIBLE_REPLICA"
+    sc.do(ReceiveAlterPartitionResponse(resp.id))
+    sc.unfence(3)
+    sc.sync_metadata(1)
+    resp = sc.expand(1, 3)
+    assert (resp.error, resp.isr, resp.leader_epoch, resp.partition_epoch) == (None, {1, 2, 3, 4}, le, pe + 2)
+
+
+def test_ReplicationControlManagerTest_testAlterPartitionShouldRejectBrokersWithStaleEpoch():
+    """ReplicationControlManagerTest.testAlterPartitionShouldRejectBrokersWithStaleEpoch
+    (AlterPartition version 3 and later, which carry the members' broker epochs):
+    replicas [1,2,3,4], ISR shrunk to [1,2,3]. Leader 1 proposes 4 back; before the
+    request arrives broker 4 fails silently, registers again and is unfenced: the
+    late request names 4's old broker epoch and is refused with INELIGIBLE_REPLICA.
+    (Versions before 3 carry no broker epochs: not modelled.)"""
+    sc = kafka_scenario((0, 1, 2, 3, 4), (1, 2, 3, 4))
+    sc.shrink(1, 4)
+    assert sc.partition.isr == {1, 2, 3}
+    sc.deliver_fetch(4)
+    req = propose_in_flight(sc, ProposeIsrExpand(1, 4))
+    sc.restart(4, clean=False)
+    assert sc.state.registration(4).broker_epoch not in (None, dict(req.added_broker_epochs)[4])
+    assert not sc.state.registration(4).fenced
+    assert deliver_alter_partition(sc, req).error == "INELIGIBLE_REPLICA"
+
+
+# --------------------------------------------------------------- reassignment
+
+def _reassigning_3_2_1_to_0_2_1() -> Scenario:
+    """Kafka's partition foo-1 of testReassignPartitions: [3,2,1] reassigned to [0,2,1]."""
+    sc = kafka_scenario((0, 1, 2, 3), (3, 2, 1))
+    sc.do(Reassign((0, 2, 1)))
+    return sc
+
+
+def test_ReplicationControlManagerTest_testReassignPartitions():
+    """ReplicationControlManagerTest.testReassignPartitions, partition foo-1: [3,2,1]
+    reassigned to [0,2,1] lists replicas [0,2,1,3], adding [0], removing [3].
+    Cancelling writes one change: replicas [2,1,3] (the current order without the
+    adding replica), leader 3 again (a leader epoch bump), no adding or removing
+    replicas. Not cancelled instead, leader 3's AlterPartition adding 0 to the ISR
+    completes the reassignment, which moves the leadership: NEW_LEADER_ELECTED, and
+    no reassignment remains.
+
+    Not restated: the other partitions (a reassignment to the same replicas in
+    another order, an unknown partition, a topic without reassignment: cancelling
+    with nothing in progress is refused)."""
+    sc = _reassigning_3_2_1_to_0_2_1()
+    p = sc.partition
+    assert (p.replicas, p.adding, p.removing) == ((0, 2, 1, 3), {0}, {3})
+
+    since = len(sc.state.controller.metadata_log)
+    sc.do(CancelReassignment())
+    assert new_partition_changes(sc, since) == [
+        PartitionChangeRecord(leader=3, replicas=(2, 1, 3), adding=frozenset(), removing=frozenset())]
+    assert why_not_enabled(sc.state, CancelReassignment()) is not None  # NO_REASSIGNMENT_IN_PROGRESS
+
+    sc = _reassigning_3_2_1_to_0_2_1()
+    sc.sync_all()
+    sc.deliver_fetch(0)
+    resp = sc.expand(3, 0)
+    assert resp.error == "NEW_LEADER_ELECTED"
+    assert not sc.partition.reassigning and sc.partition.replicas == (0, 2, 1)
+
+
+def test_ReplicationControlManagerTest_testDisallowReplicationFactorChangeNoEffectWhenCancelAlterPartition():
+    """ReplicationControlManagerTest.testDisallowReplicationFactorChangeNoEffectWhenCancelAlterPartition:
+    [0,1,2] reassigned to [1,2,3] lists replicas [1,2,3,0], adding [3], removing [0];
+    cancelling it succeeds and leaves no reassignment. (Kafka sends the cancellation
+    with allowReplicationFactorChange=false, a flag the model lacks and which, the
+    test shows, a cancellation ignores.)"""
+    sc = kafka_scenario((0, 1, 2, 3), (0, 1, 2))
+    sc.do(Reassign((1, 2, 3)))
+    p = sc.partition
+    assert (p.replicas, p.adding, p.removing) == ((1, 2, 3, 0), {3}, {0})
+    sc.do(CancelReassignment())
+    assert not sc.partition.reassigning
+
+
+def test_ReplicationControlManagerTest_testCancelReassignPartitions():
+    """ReplicationControlManagerTest.testCancelReassignPartitions, partitions foo-0 and
+    bar-0, after broker 3 is fenced:
+
+    foo-0 [1,2,3,4] (ISR [1,2,4]) reassigned to [1,2,4] completes at once: replicas
+    and ISR [1,2,4], leader 1, leader and partition epochs +1; cancelling it then
+    is refused (NO_REASSIGNMENT_IN_PROGRESS).
+
+    bar-0 [4,3,2] (ISR [4,2]) reassigned to [1,2,3,4,0]: replicas [1,2,3,4,0], adding
+    [0,1], leader 4, leader epoch kept, partition epoch +1. Cancelling writes one
+    change (leader 4 again, replicas [2,3,4], no adding replicas): replicas [2,3,4],
+    ISR [4,2], leader 4, leader and partition epochs +1.
+
+    Not restated: the AlterPartition Kafka sends for bar-0 (adding two replicas at
+    once; its result is not applied), foo-1 (the same replicas in another order),
+    and the invalid targets of foo-2 and foo-3."""
+    sc = kafka_scenario((0, 1, 2, 3, 4), (1, 2, 3, 4))
+    sc.fence(3)
+    assert (sc.partition.isr, sc.partition.leader) == ({1, 2, 4}, 1)
+    le, pe = epochs(sc)
+    sc.do(Reassign((1, 2, 4)))
+    p = sc.partition
+    assert (p.replicas, p.isr, p.leader, p.reassigning) == ((1, 2, 4), {1, 2, 4}, 1, False)
+    assert epochs(sc) == (le + 1, pe + 1)
+    assert why_not_enabled(sc.state, CancelReassignment()) is not None
+
+    sc = kafka_scenario((0, 1, 2, 3, 4), (4, 3, 2))
+    sc.fence(3)
+    assert (sc.partition.isr, sc.partition.leader) == ({4, 2}, 4)
+    le, pe = epochs(sc)
+    sc.do(Reassign((1, 2, 3, 4, 0)))
+    p = sc.partition
+    assert (p.replicas, p.isr, p.leader, p.adding, p.removing) == ((1, 2, 3, 4, 0), {4, 2}, 4, {0, 1}, set())
+    assert epochs(sc) == (le, pe + 1)
+    since = len(sc.state.controller.metadata_log)
+    sc.do(CancelReassignment())
+    assert new_partition_changes(sc, since) == [
+        PartitionChangeRecord(leader=4, replicas=(2, 3, 4), adding=frozenset())]
+    p = sc.partition
+    assert (p.replicas, p.isr, p.leader, p.reassigning) == ((2, 3, 4), {4, 2}, 4, False)
+    assert epochs(sc) == (le + 1, pe + 2)
+
+
+# ---------------------------------------------------------- unclean election
+
+@pytest.mark.parametrize("unclean_config", ["none", "static"])
+def test_ReplicationControlManagerTest_testMaybeTriggerUncleanLeaderElectionForLeaderlessPartitions(
+        unclean_config: str):
+    """ReplicationControlManagerTest.testMaybeTriggerUncleanLeaderElectionForLeaderlessPartitions,
+    ELR disabled (Variant.NO_ELR): with every broker fenced each partition keeps ISR
+    [4] and no leader. Unfencing 2: with unclean.leader.election.enable set
+    statically the unfencing itself elects 2 uncleanly (ISR [2]) where 2 is a
+    replica ([1,2,4], [0,2,4]), and [1,3,4] stays leaderless; without it nothing
+    changes. Either way the periodic unclean election then has nothing to do.
+
+    Not restated: the config set at run time (cluster, node or topic level) before
+    the periodic election. One scenario per partition of Kafka's topic."""
+    static = unclean_config == "static"
+    for assignment in ((1, 2, 4), (1, 3, 4), (0, 2, 4)):
+        sc = kafka_scenario((0, 1, 2, 3, 4), assignment, unclean_leader_election=static,
+                            variants={Variant.NO_ELR})
+        assert sc.partition.leader != NO_LEADER
+        for b in (0, 1, 2, 3, 4):
+            sc.fence(b)
+        assert (sc.partition.isr, sc.partition.leader) == ({4}, NO_LEADER)
+        sc.unfence(2)
+        if static and 2 in assignment:
+            assert (sc.partition.isr, sc.partition.leader) == ({2}, 2), assignment
+        else:
+            assert (sc.partition.isr, sc.partition.leader) == ({4}, NO_LEADER), assignment
+        assert why_not_enabled(sc.state, UncleanLeaderElection()) is not None

@@ -1,0 +1,332 @@
+"""Every rule of the Kafka profile changes what happens: each test tells one short
+story under the Kafka profile with the rule in force (Kafka 4.4.0's behaviour)
+and with only that rule switched off (the chapters' rule in its place), and
+asserts the two outcomes. A rule whose test passed with the rule off would be
+a rule that changes nothing.
+
+Stories that break a property (a finding about Kafka) run with
+``check_properties=False`` and name the property.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from model import (KAFKA, NO_LEADER, PROFILES, AlterPartitionRequest, AlterPartitionResponse,
+                   CancelReassignment, Config, FenceBroker, FetchRequest, FetchResponse, FenceBrokerRecord,
+                   PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
+                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, UnfenceBroker, why_not_enabled)
+
+from scenario import Scenario
+
+#: Every test is parametrized on whether its rule is in force.
+ON_OFF = pytest.mark.parametrize("follows", [True, False], ids=["kafka", "rule-off"])
+
+
+def config(rule: Rule, follows: bool, **fields: object) -> Config:
+    """The Kafka profile, with ``rule`` switched off unless ``follows``."""
+    rules = PROFILES[KAFKA] if follows else PROFILES[KAFKA] - {rule}
+    return Config(profile=KAFKA, rules=rules, **fields)
+
+
+def replicate_all(sc: Scenario, leader: int, *followers: int) -> None:
+    """Two fetch rounds of each follower: it has the leader's log and the leader
+    knows it (the HWM reaches it)."""
+    for _ in range(2):
+        for f in followers:
+            sc.deliver_fetch(f)
+
+
+# ------------------------------------------------------------------ controller
+
+@ON_OFF
+def test_last_known_leader_is_elected_once_isr_and_elr_are_empty(follows: bool):
+    """All three replicas fenced: leader 1 last. LastKnownELR records 1 (Kafka) or
+    stays empty (the chapters). Replica 2 and then 1 restart uncleanly: Kafka drops
+    them from the ELR and elects 1 when it is unfenced, uncleanly; the chapters move
+    them to the LastKnownELR and wait for unclean recovery."""
+    sc = Scenario(config(Rule.LAST_KNOWN_LEADER, follows, brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2))
+    for b in (3, 2, 1):
+        sc.fence(b)
+    assert (sc.partition.leader, sc.partition.isr, sc.partition.elr) == (NO_LEADER, frozenset(), {1, 2})
+    assert sc.partition.last_known_elr == ({1} if follows else frozenset())
+    sc.restart(2, clean=False, unfence=False)
+    sc.restart(1, clean=False)
+    p = sc.partition
+    if follows:
+        assert (p.leader, p.isr, p.elr, p.last_known_elr) == (1, {1}, frozenset(), frozenset())
+        assert [e.mechanism for e in sc.state.history.unclean_elections] == ["last_known_leader"]
+    else:
+        assert (p.leader, p.isr, p.elr, p.last_known_elr) == (NO_LEADER, frozenset(), frozenset(), {1, 2})
+
+
+@ON_OFF
+def test_completed_reassignment_leaves_removed_replica_in_elr(follows: bool):
+    """[1,2] -> [1,3] with MinISR 2: 1 is fenced (ISR [2], ELR [1]); 3 joins and the
+    expansion completes the move with the ISR [3] below MinISR. Kafka puts the
+    removed ISR member 2 in the ELR (ValidPartitionMetadata: not a replica) and
+    answers leader 2 NEW_LEADER_ELECTED."""
+    sc = Scenario(config(Rule.ELR_KEEPS_REMOVED_REPLICAS, follows, brokers=(1, 2, 3), assignment=(1, 2),
+                         min_isr=2), check_properties=not follows)  # ValidPartitionMetadata fails under Kafka
+    sc.do(Reassign((1, 3)))
+    sc.fence(1)
+    assert (sc.partition.leader, sc.partition.isr, sc.partition.elr) == (2, {2}, {1})
+    sc.sync_all()
+    sc.deliver_fetch(3)
+    resp = sc.expand(2, 3)
+    p = sc.partition
+    assert resp.error == "NEW_LEADER_ELECTED"
+    assert (p.replicas, p.leader, p.isr) == ((1, 3), 3, {3})
+    assert p.elr == ({1, 2} if follows else {1})
+
+
+@ON_OFF
+def test_fencing_the_last_isr_member_elects_uncleanly_at_once(follows: bool):
+    """unclean.leader.election.enable, RF 2, MinISR 1: follower 2 left the ISR; fencing
+    leader 1 elects 2 uncleanly in the same change (Kafka) instead of leaving the
+    partition leaderless for the periodic unclean election."""
+    sc = Scenario(config(Rule.UNCLEAN_ELECTION_IN_CHANGES, follows, brokers=(1, 2, 3), assignment=(1, 2),
+                         min_isr=1, unclean_leader_election=True))
+    sc.shrink(1, 2)
+    sc.fence(1)
+    if follows:
+        assert (sc.partition.leader, sc.partition.isr) == (2, {2})
+        assert [e.mechanism for e in sc.state.history.unclean_elections] == ["unclean_leader_election"]
+    else:
+        assert (sc.partition.leader, sc.partition.isr, sc.partition.elr) == (NO_LEADER, frozenset(), {1})
+
+
+@ON_OFF
+def test_replica_order_during_a_move(follows: bool):
+    """[1,2,3] -> [1,2,4]: Kafka lists the target first, then the removing replicas."""
+    sc = Scenario(config(Rule.REASSIGNMENT_REPLICA_ORDER, follows, brokers=(1, 2, 3, 4), assignment=(1, 2, 3)))
+    sc.do(Reassign((1, 2, 4)))
+    assert sc.partition.replicas == ((1, 2, 4, 3) if follows else (1, 2, 3, 4))
+    assert (sc.partition.adding, sc.partition.removing) == ({4}, {3})
+
+
+@ON_OFF
+def test_reassignment_completes_below_min_isr(follows: bool):
+    """[1,2,3] -> [1,2,4] with MinISR 3 after 2 left the ISR: when 4 joins, Kafka
+    completes the move with the final ISR [1,4] below MinISR; the chapters wait."""
+    sc = Scenario(config(Rule.REASSIGNMENT_COMPLETION, follows, brokers=(1, 2, 3, 4), assignment=(1, 2, 3),
+                         min_isr=3), check_properties=not follows)  # ValidPartitionMetadata: ELR keeps removed 3
+    sc.do(Reassign((1, 2, 4)))
+    sc.sync_all()
+    sc.shrink(1, 2)
+    sc.deliver_fetch(4)
+    sc.expand(1, 4)
+    p = sc.partition
+    if follows:
+        assert (p.replicas, p.isr, p.adding, p.removing) == ((1, 2, 4), {1, 4}, frozenset(), frozenset())
+        assert p.elr == {2, 3}
+    else:
+        assert (p.isr, p.adding, p.removing) == ({1, 3, 4}, {4}, {3})
+
+
+@ON_OFF
+def test_completion_that_only_adds_keeps_the_leader_epoch(follows: bool):
+    """[1,2,3] -> [1,2,3,4] completes when 4 joins; Kafka bumps the leader epoch only
+    when the replica set loses a member."""
+    sc = Scenario(config(Rule.LEADER_EPOCH_BUMP_ON_REMOVAL, follows, brokers=(1, 2, 3, 4), assignment=(1, 2, 3)))
+    before = sc.partition.leader_epoch
+    sc.do(Reassign((1, 2, 3, 4)))
+    sc.sync_all()
+    sc.deliver_fetch(4)
+    sc.expand(1, 4)
+    assert not sc.partition.reassigning
+    assert sc.partition.leader_epoch == (before if follows else before + 1)
+
+
+@ON_OFF
+def test_cancel_with_isr_below_min_isr(follows: bool):
+    """[1,2] -> [1,2,3] with MinISR 2, then 2 leaves the ISR: reverting keeps ISR [1],
+    below MinISR. Kafka allows it (one member is enough); the chapters refuse."""
+    sc = Scenario(config(Rule.CANCEL_WITH_ANY_ISR, follows, brokers=(1, 2, 3), assignment=(1, 2), min_isr=2))
+    sc.do(Reassign((1, 2, 3)))
+    sc.sync_all()
+    sc.shrink(1, 2)
+    assert (why_not_enabled(sc.state, CancelReassignment()) is None) == follows
+
+
+@ON_OFF
+def test_deposed_leader_gets_fenced_leader_epoch(follows: bool):
+    """Leader 1's shrink is still in flight when 1 is fenced and 2 elected: Kafka
+    answers FENCED_LEADER_EPOCH (the leader epoch is checked first), the chapters
+    NOT_LEADER_OR_FOLLOWER."""
+    sc = Scenario(config(Rule.ALTER_PARTITION_VALIDATION, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=1))
+    req = sc.do_sending(ProposeIsrShrink(1, 3), AlterPartitionRequest)
+    sc.fence(1)
+    resp = sc.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)
+    assert resp.error == ("FENCED_LEADER_EPOCH" if follows else "NOT_LEADER_OR_FOLLOWER")
+
+
+@ON_OFF
+def test_fencing_writes_the_partition_change_first(follows: bool):
+    """Fencing leader 1: Kafka's metadata log has the partition change, then the
+    fence record (a broker applying one record at a time sees them in that order)."""
+    sc = Scenario(config(Rule.METADATA_RECORD_ORDER, follows, brokers=(1, 2, 3), assignment=(1, 2, 3)))
+    sc.fence(1)
+    kinds = [type(r) for r in sc.state.controller.metadata_log[-2:]]
+    assert kinds == ([PartitionChangeRecord, FenceBrokerRecord] if follows
+                     else [FenceBrokerRecord, PartitionChangeRecord])
+
+
+# ---------------------------------------------------------------------- broker
+
+def _shrink_refused_by_stale_epoch(follows_rule: Rule, follows: bool) -> Scenario:
+    """Leader 1 proposes to shrink 3 out; meanwhile the controller fences 3 (a newer
+    partition epoch), so the proposal is answered INVALID_UPDATE_VERSION."""
+    sc = Scenario(config(follows_rule, follows, brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1))
+    req = sc.do_sending(ProposeIsrShrink(1, 3), AlterPartitionRequest)
+    sc.fence(3)
+    resp = sc.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)
+    assert resp.error == "INVALID_UPDATE_VERSION"
+    sc.do(ReceiveAlterPartitionResponse(resp.id))
+    return sc
+
+
+@ON_OFF
+def test_refused_change_stays_pending_until_new_metadata(follows: bool):
+    """Kafka rolls a refused change back only for INELIGIBLE_REPLICA: after
+    INVALID_UPDATE_VERSION leader 1 keeps its Maximal ISR and proposes nothing until
+    it applies the newer registration."""
+    sc = _shrink_refused_by_stale_epoch(Rule.ALTER_PARTITION_ERRORS_KEEP_PENDING, follows)
+    r = sc.replica(1)
+    assert r.pending_isr == ({1, 2} if follows else None)
+    assert (why_not_enabled(sc.state, ProposeIsrShrink(1, 2)) is None) != follows
+    sc.sync_metadata(1)
+    assert sc.replica(1).pending_isr is None and sc.replica(1).isr == {1, 2}
+
+
+@ON_OFF
+def test_one_alter_partition_in_flight_across_metadata(follows: bool):
+    """Leader 1's shrink of 3 is in flight when it applies a newer registration
+    (2 fenced): its pending change is dropped, but Kafka's AlterPartitionManager still
+    holds the request, so no new proposal until it is answered."""
+    sc = Scenario(config(Rule.ONE_ALTER_PARTITION_IN_FLIGHT, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=1))
+    req = sc.do_sending(ProposeIsrShrink(1, 3), AlterPartitionRequest)
+    sc.fence(2)
+    sc.sync_metadata(1)
+    assert sc.replica(1).pending_isr is None
+    assert sc.replica(1).pending_request == (req.id if follows else None)
+    assert (why_not_enabled(sc.state, ProposeIsrShrink(1, 3)) is None) != follows
+    resp = sc.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)
+    sc.do(ReceiveAlterPartitionResponse(resp.id))
+    assert why_not_enabled(sc.state, ProposeIsrShrink(1, 3)) is None
+
+
+@ON_OFF
+def test_leader_applies_registration_of_the_partition_epoch_it_knows(follows: bool):
+    """Leader 1 learns the new partition epoch from the AlterPartition response of a
+    shrink, then proposes another shrink; the metadata record of the first arrives:
+    Kafka's makeLeader applies it (same partition epoch), dropping the second
+    proposal from the Maximal ISR; the chapters ignore it."""
+    sc = Scenario(config(Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH, follows, brokers=(1, 2, 3),
+                         assignment=(1, 2, 3), min_isr=1))
+    sc.shrink(1, 3)
+    sc.do_sending(ProposeIsrShrink(1, 2), AlterPartitionRequest)
+    assert sc.replica(1).pending_isr == {1}
+    sc.sync_metadata(1)
+    assert sc.replica(1).pending_isr == (None if follows else {1})
+    assert sc.replica(1).isr == {1, 2}
+
+
+@ON_OFF
+def test_leader_does_not_propose_a_fenced_follower(follows: bool):
+    """Follower 3, out of the ISR, has caught up; the controller fences it and leader
+    1 applies that: Kafka's leader no longer proposes it; the chapters' leader does
+    (and the controller refuses)."""
+    sc = Scenario(config(Rule.LEADER_CHECKS_ISR_ELIGIBILITY, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=1))
+    sc.shrink(1, 3)
+    sc.sync_all()
+    sc.deliver_fetch(3)
+    assert why_not_enabled(sc.state, ProposeIsrExpand(1, 3)) is None
+    sc.fence(3)
+    sc.sync_metadata(1)
+    assert (why_not_enabled(sc.state, ProposeIsrExpand(1, 3)) is None) != follows
+
+
+@ON_OFF
+def test_fetch_from_a_previous_broker_session_is_fenced(follows: bool):
+    """Follower 3's fetch is still in flight when 3 restarts (a new broker epoch) and
+    leader 1 applies its new registration: Kafka answers the old fetch
+    NOT_LEADER_OR_FOLLOWER without recording it; the chapters serve it."""
+    sc = Scenario(config(Rule.STALE_BROKER_EPOCH_FETCH_FENCED, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=1))
+    req = sc.send_fetch(3)
+    sc.restart(3, clean=False)
+    sc.sync_metadata(1)
+    resp = sc.do_sending(ReceiveFetchRequest(req.id), FetchResponse)
+    assert resp.error == ("NOT_LEADER_OR_FOLLOWER" if follows else None)
+
+
+@ON_OFF
+def test_hwm_waits_for_a_caught_up_follower_outside_the_isr(follows: bool):
+    """Follower 3 was shrunk out, then fetched up to the leader's LEO: Kafka counts it
+    as caught up and the HWM waits for it; the chapters advance on ISR [1,2]."""
+    sc = Scenario(config(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS, follows, brokers=(1, 2, 3),
+                         assignment=(1, 2, 3), min_isr=1))
+    sc.shrink(1, 3)
+    sc.sync_all()
+    sc.deliver_fetch(3)
+    sc.produce(1)
+    replicate_all(sc, 1, 2)
+    assert sc.replica(1).hwm == (0 if follows else 1)
+
+
+@ON_OFF
+def test_stale_fetch_to_a_deposed_leader_is_fenced_first(follows: bool):
+    """Follower 3's fetch of leader epoch 1 reaches broker 1 after 1 was deposed and
+    became a follower in a newer epoch: Kafka compares the leader epoch first
+    (FENCED_LEADER_EPOCH); the chapters answer NOT_LEADER_OR_FOLLOWER."""
+    sc = Scenario(config(Rule.FETCH_ERROR_ORDER, follows, brokers=(1, 2, 3), assignment=(1, 2, 3)))
+    req = sc.send_fetch(3)
+    sc.fence(1)
+    sc.do(UnfenceBroker(1))
+    sc.sync_metadata(1)
+    resp = sc.do_sending(ReceiveFetchRequest(req.id), FetchResponse)
+    assert resp.error == ("FENCED_LEADER_EPOCH" if follows else "NOT_LEADER_OR_FOLLOWER")
+
+
+@ON_OFF
+def test_follower_lacking_the_diverging_epoch_truncates_in_rounds(follows: bool):
+    """Follower 3 holds four epoch-1 records and one of epoch 3; leader 2 (epoch 4,
+    elected uncleanly) holds two epoch-1 records and one of epoch 2. The leader
+    answers diverging epoch (2, end 3); 3 has no epoch 2, so Kafka truncates to its
+    own end of epoch 1 (4) and fetches again, where the chapters take min(4, 3)."""
+    sc = Scenario(config(Rule.TRUNCATION_IN_ROUNDS, follows, brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1,
+                         unclean_leader_election=True))
+    sc.produce(1, 2)
+    replicate_all(sc, 1, 2, 3)
+    sc.produce(1, 2)
+    sc.deliver_fetch(3)                       # only 3 gets offsets 2 and 3
+    sc.fence(1)                               # 2 leads epoch 2
+    sc.sync_metadata(2)
+    sc.produce(2)                             # 2 writes offset 2 in epoch 2
+    sc.fence(2)                               # 3 leads epoch 3
+    sc.sync_metadata(3)
+    sc.produce(3)                             # 3 writes offset 4 in epoch 3
+    sc.do(UnfenceBroker(2))
+    sc.do(FenceBroker(3))                     # unclean election of 2 (epoch 4)
+    assert sc.partition.leader == 2
+    sc.sync_metadata(2)
+    sc.do(UnfenceBroker(3))
+    sc.sync_metadata(3)
+    assert [r.epoch for r in sc.replica(3).log] == [1, 1, 1, 1, 3]
+    sc.deliver_fetch(3)
+    assert sc.replica(3).leo == (4 if follows else 3)
+    sc.deliver_fetch(3)
+    assert sc.replica(3).leo == 2
+
+
+def test_every_rule_has_a_test():
+    """One test per rule above (by the rule named in its ``config`` call)."""
+    import inspect
+    source = inspect.getsource(inspect.getmodule(test_every_rule_has_a_test))
+    missing = [r.name for r in Rule if f"Rule.{r.name}" not in source]
+    assert not missing, f"rules without a test: {missing}"
+
