@@ -3,7 +3,7 @@
 Usage:
   python benchmarks/time_to_find.py [--seeds 5] [--examples 1500] [--steps 400] [--jobs 1]
                                     [--variant NAME ...] [--bug NAME ...] [--no-bugs]
-                                    [--first-seed 0] [--no-shrink] [--raw FILE]
+                                    [--first-seed 0] [--no-shrink] [--raw FILE] [--profile NAME]
   python benchmarks/time_to_find.py --from-raw FILE [FILE ...]
 
 For each target (a ``model.Variant`` checked on the model, or a ``sut.bugs.Bug``
@@ -31,7 +31,10 @@ run; ``--no-shrink`` leaves it out and reduces the unshrunk trace instead, so
 the generation figures (found, time, examples, walk) of many seeds come at a
 fraction of the cost. ``--raw`` keeps every (target, seed) measurement as a JSON
 line, and ``--from-raw`` prints the table of several such files, so seeds run at
-different times (``--first-seed``) make one table.
+different times (``--first-seed``) make one table. ``--profile kafka-4.4.0`` runs
+the machine and the walk under the Kafka profile (``model.profile``); ``--without
+RULE`` switches rules of the profile off (the findings' rules, so that a failure is
+the flaw's and not a finding's).
 """
 
 from __future__ import annotations
@@ -53,14 +56,16 @@ from harness import PropertyViolated, SutDiverged, machine_for
 from harness.minimal_scenarios import MINIMAL
 from harness.reduce import reduce_counterexample
 from harness.random_walk import random_walk
-from model import UNCLEAN_RECOVERY_STRATEGIES, Config, Variant
+from model import CHAPTERS, PROFILES, UNCLEAN_RECOVERY_STRATEGIES, Config, Rule, Variant
 
 
-def hypothesis_run(target: object, seed: int, examples: int, steps: int, shrink: bool = True) -> dict[str, Any]:
+def hypothesis_run(target: object, seed: int, examples: int, steps: int, shrink: bool = True,
+                   profile: str = CHAPTERS, without: tuple[str, ...] = ()) -> dict[str, Any]:
     is_variant = isinstance(target, Variant)
     machine = machine_for(variants=frozenset({target}) if is_variant else frozenset(),
                           bugs=frozenset() if is_variant else frozenset({target}),
-                          compare_sut=not is_variant, name=f"TimeToFind_{target.name}_{seed}")  # type: ignore[attr-defined]
+                          compare_sut=not is_variant, name=f"TimeToFind_{target.name}_{seed}",  # type: ignore[attr-defined]
+                          profile=profile, rules=rules_of(profile, without))
     t0 = time.monotonic()
     result: dict[str, Any] = {"found": 0.0, "time": None, "examples": None, "shrunk": None, "reduced": None,
                               "reduced_on": None, "elapsed": None}
@@ -81,17 +86,26 @@ def hypothesis_run(target: object, seed: int, examples: int, steps: int, shrink:
     return result
 
 
-def random_config(rng: random.Random, target: object) -> Config:
+def rules_of(profile: str, without: tuple[str, ...]) -> frozenset[Rule]:
+    return PROFILES[profile] - {Rule[name] for name in without}
+
+
+def random_config(rng: random.Random, target: object, profile: str = CHAPTERS,
+                  without: tuple[str, ...] = ()) -> Config:
     n = rng.randint(3, 5)
     rf = rng.randint(2, n)
     brokers = tuple(range(1, n + 1))
+    rules = rules_of(profile, without)
+    strategies = ("none",) if Rule.LAST_KNOWN_LEADER in rules else UNCLEAN_RECOVERY_STRATEGIES
     return Config(brokers=brokers, assignment=brokers[:rf], min_isr=rng.randint(1, rf),
-                  unclean_recovery=rng.choice(UNCLEAN_RECOVERY_STRATEGIES),
+                  unclean_recovery=rng.choice(strategies),
                   unclean_leader_election=rng.random() < 0.5,
-                  variants=frozenset({target}) if isinstance(target, Variant) else frozenset())
+                  variants=frozenset({target}) if isinstance(target, Variant) else frozenset(),
+                  profile=profile, rules=rules)
 
 
-def random_walk_run(target: object, seed: int, budget_s: float, steps: int) -> Optional[float]:
+def random_walk_run(target: object, seed: int, budget_s: float, steps: int,
+                    profile: str = CHAPTERS, without: tuple[str, ...] = ()) -> Optional[float]:
     """Seconds until a plain uniform walk fails, or None within the budget."""
     rng = random.Random(seed)
     cluster_cls = None
@@ -100,7 +114,7 @@ def random_walk_run(target: object, seed: int, budget_s: float, steps: int) -> O
         cluster_cls = Cluster
     t0 = time.monotonic()
     while time.monotonic() - t0 < budget_s:
-        config = random_config(rng, target)
+        config = random_config(rng, target, profile, without)
         cluster = cluster_cls(config, bugs=frozenset({target})) if cluster_cls else None
         for action, state in random_walk(config, steps, rng.randrange(2**32), policy="uniform"):
             if cluster is not None:
@@ -112,12 +126,13 @@ def random_walk_run(target: object, seed: int, budget_s: float, steps: int) -> O
     return None
 
 
-def measure(target: object, seed: int, examples: int, steps: int,
-            shrink: bool = True) -> tuple[dict[str, Any], Optional[float]]:
+def measure(target: object, seed: int, examples: int, steps: int, shrink: bool = True, profile: str = CHAPTERS,
+            without: tuple[str, ...] = ()) -> tuple[dict[str, Any], Optional[float]]:
     """One seed of one target: the Hypothesis run, then the random walk given the
     time Hypothesis needed (or all of it when Hypothesis did not find it)."""
-    run = hypothesis_run(target, seed, examples, steps, shrink)
-    walk = random_walk_run(target, seed, (run["time"] if run["found"] else run["elapsed"]) or 1.0, steps)
+    run = hypothesis_run(target, seed, examples, steps, shrink, profile, without)
+    walk = random_walk_run(target, seed, (run["time"] if run["found"] else run["elapsed"]) or 1.0, steps,
+                           profile, without)
     return run, walk
 
 
@@ -161,6 +176,10 @@ def main() -> None:
                     help="skip Hypothesis's shrinking (most of the run's time) and reduce the unshrunk trace; "
                          "the shrunk column is then empty")
     ap.add_argument("--raw", metavar="FILE", help="also append one JSON line per (target, seed) to FILE")
+    ap.add_argument("--profile", default=CHAPTERS, choices=list(PROFILES),
+                    help="whose rules the model and the SUT follow")
+    ap.add_argument("--without", action="append", default=[], choices=[r.name for r in Rule], metavar="RULE",
+                    help="a rule of the profile switched off (repeatable)")
     ap.add_argument("--from-raw", metavar="FILE", nargs="+",
                     help="run nothing: print the table of the JSON lines of these --raw files")
     args = ap.parse_args()
@@ -176,7 +195,9 @@ def main() -> None:
     print_header()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     with ProcessPoolExecutor(args.jobs) as pool:
-        futures = {t: [pool.submit(measure, t, seed, args.examples, args.steps, not args.no_shrink) for seed in seeds]
+        futures = {t: [pool.submit(measure, t, seed, args.examples, args.steps, not args.no_shrink, args.profile,
+                                   tuple(args.without))
+                       for seed in seeds]
                    for t in targets}
         for target in targets:
             results = [f.result() for f in futures[target]]

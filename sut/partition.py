@@ -501,12 +501,13 @@ class Partition:
         if not self.is_leader or not state.is_inflight:
             return
         if error is not None:
-            if keep and error != INELIGIBLE_REPLICA:
+            if (keep and error != INELIGIBLE_REPLICA) or Bug.PENDING_ISR_NOT_ROLLED_BACK_ON_ERROR in self.bugs:
                 state.request_id = None
                 return
             self.partition_state = CommittedPartitionState(state.isr)
-        elif leader_epoch != self.leader_epoch or partition_epoch < self.partition_epoch or (
-                partition_epoch == self.partition_epoch and not keep):
+        elif (leader_epoch != self.leader_epoch or partition_epoch < self.partition_epoch or (
+                partition_epoch == self.partition_epoch and not keep)) \
+                and Bug.STALE_ALTER_PARTITION_RESPONSE_APPLIED not in self.bugs:
             state.request_id = None
             return
         else:

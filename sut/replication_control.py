@@ -83,6 +83,8 @@ class ReplicationControlManager:
         that may elect."""
         p = self.partition
         if self.config.follows(Rule.LAST_KNOWN_LEADER):
+            if Bug.UNCLEAN_REGISTRATION_KEEPS_ELR in self.bugs and p is not None and broker not in p.isr:
+                return  # BUG: the unclean broker keeps its ELR entry
             if not clean and p is not None and (broker in p.isr or broker in p.elr):
                 b = self._builder()
                 b.target_isr = p.isr - {broker}
