@@ -20,6 +20,7 @@ from collections import defaultdict
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
+import harness.lockstep as hl
 import harness.machine as hm
 import properties
 
@@ -37,8 +38,8 @@ def _instrument(timings: dict[str, float]) -> None:
         return timed
 
     hm.enabled_actions = wrap("enabled_actions", hm.enabled_actions)
-    hm.step = wrap("model step", hm.step)
-    hm.properties = type("P", (), {"check_all": staticmethod(wrap("properties", properties.check_all))})
+    hl.step = wrap("model step", hl.step)
+    hl.properties = type("P", (), {"check_all": staticmethod(wrap("properties", properties.check_all))})
     import sut
     sut.Cluster.apply = wrap("SUT apply", sut.Cluster.apply)
     sut.Cluster.snapshot = wrap("SUT snapshot", sut.Cluster.snapshot)

@@ -51,11 +51,11 @@ from typing import Any, Optional
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-import properties
 from harness import PropertyViolated, SutDiverged, machine_for
 from harness.minimal_scenarios import MINIMAL
 from harness.reduce import reduce_counterexample
-from harness.random_walk import random_walk
+from harness.lockstep import LockStep, sut_factory
+from harness.random_walk import choose, within_budget
 from model import CHAPTERS, PROFILES, UNCLEAN_RECOVERY_STRATEGIES, Config, Rule, Variant
 
 
@@ -106,23 +106,22 @@ def random_config(rng: random.Random, target: object, profile: str = CHAPTERS,
 
 def random_walk_run(target: object, seed: int, budget_s: float, steps: int,
                     profile: str = CHAPTERS, without: tuple[str, ...] = ()) -> Optional[float]:
-    """Seconds until a plain uniform walk fails, or None within the budget."""
+    """Seconds until a plain uniform walk, through the same lockstep check as the
+    machine, fails, or None within the budget."""
     rng = random.Random(seed)
-    cluster_cls = None
-    if not isinstance(target, Variant):
-        from sut import Cluster
-        cluster_cls = Cluster
     t0 = time.monotonic()
     while time.monotonic() - t0 < budget_s:
         config = random_config(rng, target, profile, without)
-        cluster = cluster_cls(config, bugs=frozenset({target})) if cluster_cls else None
-        for action, state in random_walk(config, steps, rng.randrange(2**32), policy="uniform"):
-            if cluster is not None:
-                cluster.apply(action)
-                if cluster.snapshot() != state:
-                    return time.monotonic() - t0
-            if properties.check_all(state):
-                return time.monotonic() - t0
+        lockstep = LockStep(config, None if isinstance(target, Variant) else sut_factory({target}))
+        walk_rng = random.Random(rng.randrange(2**32))
+        verdict = lockstep.check()
+        for _ in range(steps):
+            actions = within_budget(lockstep.state)
+            if verdict is not None or not actions:
+                break
+            verdict = lockstep.step(choose(actions, walk_rng, "uniform"))
+        if verdict is not None:
+            return time.monotonic() - t0
     return None
 
 

@@ -24,7 +24,8 @@ so readers (which skip dot-files, as Spark and pyarrow datasets do) never see
 half a file and concurrent workers never collide.
 
 Rows: one ``counterexamples`` row per failing property of the final exception
-(``failures_from_exception``; signature and id rules in ``harness.trace_codec``);
+(``failures_from_verdict`` of the ``Verdict`` it carries; signature and id rules in
+``harness.trace_codec``);
 ``examples_to_failure`` / ``time_to_failure_s`` are the machine's own
 ``RunStats.first_failure_examples`` (examples run when the first failure was
 found, the failing one included) and ``first_failure_s`` (seconds from the first
@@ -159,75 +160,26 @@ def _leaf_exceptions(exc: BaseException) -> Iterator[BaseException]:
         yield exc
 
 
-def _machine_frames(exc: BaseException) -> list[Any]:
-    """The frames of the exception's traceback that run a ReplicationMachine
-    method, outermost first."""
-    from .machine import ReplicationMachine
-    out = []
-    tb = exc.__traceback__
-    while tb is not None:
-        if isinstance(tb.tb_frame.f_locals.get("self"), ReplicationMachine):
-            out.append(tb.tb_frame)
-        tb = tb.tb_next
-    return out
-
-
-def _raised_in_sut(exc: BaseException) -> bool:
-    tb = exc.__traceback__
-    while tb is not None:
-        name = tb.tb_frame.f_globals.get("__name__", "")
-        if name == "sut" or name.startswith("sut."):
-            return True
-        tb = tb.tb_next
-    return False
+def failures_from_verdict(verdict: Any, bugs: Iterable[Any] = frozenset()) -> list[Failure]:
+    """The counterexamples a lockstep ``Verdict`` is: one per failing property of a
+    property verdict, one for any other kind. An enablement disagreement is a
+    divergence row (its template the disagreement, not a field path). ``bugs``: the
+    SUT bugs the run had enabled."""
+    kind = "divergence" if verdict.kind == "enablement" else verdict.kind
+    parts = [verdict.for_property(p) for p in verdict.properties] if verdict.kind == "property" else [verdict]
+    text = (lambda v: "\n".join(str(x) for x in v.violations)) if verdict.kind == "property" else \
+        (lambda v: "\n".join(v.differences) if v.differences else v.template)
+    return [Failure(v.properties[0], kind, text(v), v.template, v.config, tuple(v.trace), v.state,
+                    frozenset(bugs), template_is_path=v.template_is_path) for v in parts]
 
 
 def failures_from_exception(exc: BaseException, bugs: Iterable[Any] = frozenset()) -> list[Failure]:
-    """The counterexamples an exception out of a ReplicationMachine run carries:
-    one per failing property of a ``PropertyViolated``, one per ``SutDiverged``,
-    and — when the exception was raised inside the machine (its frame is in the
-    traceback) — a SUT refusing an action the model takes (a divergence) or any
-    other exception (a harness error). Exception groups are flattened.
-    ``bugs`` is used when the machine instance cannot be found."""
-    from model import ActionNotEnabled
-
-    from .failures import PropertyViolated, SutDiverged
-    from .replay import HARNESS_ERROR, SUT_DIFFERS
-    from .trace_codec import first_difference_path
-
-    out: list[Failure] = []
-    for e in _leaf_exceptions(exc):
-        frames = _machine_frames(e)
-        machine = frames[-1].f_locals["self"] if frames else None
-        run_bugs = frozenset(getattr(machine, "bugs", None) or bugs)
-        if isinstance(e, PropertyViolated):
-            for prop in e.property_names:
-                vs = [v for v in e.violations if v.property == prop]
-                out.append(Failure(prop, "property", "\n".join(str(v) for v in vs), vs[0].message,
-                                   e.state.config, tuple(e.trace), e.state, run_bugs))
-        elif isinstance(e, SutDiverged):
-            first = (e.differences or [""])[0]
-            path = None if first.startswith("enablement of ") else first_difference_path(e.differences)
-            out.append(Failure(SUT_DIFFERS, "divergence", "\n".join(e.differences), path or first,
-                               e.model_state.config, tuple(e.trace), e.model_state, run_bugs,
-                               template_is_path=path is not None))
-        elif machine is not None and getattr(machine, "state", None) is not None:
-            trace = tuple(machine.trace)
-            apply_frame = next((f for f in reversed(frames) if f.f_code.co_name == "_apply"), None)
-            if apply_frame is not None and machine.state is apply_frame.f_locals.get("before") \
-                    and "action" in apply_frame.f_locals:
-                trace += (apply_frame.f_locals["action"],)  # the model raised on this action
-            from_sut = _raised_in_sut(e)
-            if isinstance(e, ActionNotEnabled) and from_sut:
-                text = f"the SUT refuses {e.action!r}, which the model takes: {e.reason}"
-                out.append(Failure(SUT_DIFFERS, "divergence", text,
-                                   f"the SUT refuses {type(e.action).__name__}: {e.reason}",
-                                   machine.config, trace, machine.state, run_bugs))
-            else:
-                text = f"{type(e).__name__}{' from the SUT' if from_sut else ''}: {e}"
-                out.append(Failure(HARNESS_ERROR, "harness_error", text, text, machine.config, trace,
-                                   machine.state, run_bugs))
-    return out
+    """The counterexamples an exception out of a run carries: those of the
+    ``Verdict`` of every ``CheckFailed`` in it (exception groups are flattened).
+    Any other exception (a health check, an interrupt) carries none."""
+    from .failures import CheckFailed
+    return [f for e in _leaf_exceptions(exc) if isinstance(e, CheckFailed)
+            for f in failures_from_verdict(e.verdict, bugs)]
 
 
 #: The failure kinds reduction applies to. A harness error is kept as it happened.
@@ -255,14 +207,14 @@ def reduce_failure(f: Failure, max_seconds: float) -> Failure:
     try:
         reduced = reduce_counterexample(f.trace, f.config, bugs=f.bugs, max_seconds=max_seconds,
                                         prop=f.prop if f.kind == "property" else None)
-        exc = replay(reduced.trace, reduced.config, bugs=f.bugs).exception()
+        verdict = replay(reduced.trace, reduced.config, bugs=f.bugs).verdict
     except (ValueError, TraceNotEnabled):  # the trace does not replay to the same failure
         return f
     except Exception as e:  # a fault of reduction itself must not cost the counterexample
         warnings.warn(f"reduction of a {f.prop} counterexample failed ({type(e).__name__}: {e}); "
                       f"it is written as shrunk", CorpusWarning, stacklevel=2)
         return f
-    again = [g for g in failures_from_exception(exc, f.bugs) if g.prop == f.prop] if exc is not None else []
+    again = [g for g in failures_from_verdict(verdict, f.bugs) if g.prop == f.prop] if verdict is not None else []
     if not again:
         return f
     return attrs.evolve(again[0], shrunk_trace=f.trace, shrunk_config=f.config, reduction=reduced.changes)

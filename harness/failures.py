@@ -1,46 +1,74 @@
-"""The two ways a run fails, each with a report a Kafka engineer reads."""
+"""The exception a failed run raises: ``CheckFailed``, carrying the lockstep's
+``Verdict``; its subclass names the verdict's kind, so a test can expect one."""
 
 from __future__ import annotations
 
 from model import Action, ClusterState
-from properties import Violation
 
-from .report import describe, diff
-
-
-def _trace_tail(trace: tuple[Action, ...], n: int = 12) -> str:
-    start = max(0, len(trace) - n)
-    return "\n".join(f"  {i + 1:3}. {a!r}" for i, a in enumerate(trace[start:], start))
+from .lockstep import Verdict, trace_tail as _trace_tail  # noqa: F401  (re-exported for reports)
 
 
-class PropertyViolated(AssertionError):
+class CheckFailed(AssertionError):
+    """A lockstep check failed: ``verdict`` says what, and ``str()`` is its report.
+    ``failure_for(verdict)`` builds the subclass of its kind."""
+
+    kind = "check"
+
+    def __init__(self, verdict: Verdict) -> None:
+        self.verdict = verdict
+        super().__init__(verdict.text)
+
+    @property
+    def state(self) -> ClusterState:
+        """The model state at the failure."""
+        return self.verdict.state
+
+    @property
+    def trace(self) -> tuple[Action, ...]:
+        return self.verdict.trace
+
+    @property
+    def property_names(self) -> tuple[str, ...]:
+        return self.verdict.properties
+
+
+class PropertyViolated(CheckFailed):
     """A protocol property failed on the model state."""
 
     kind = "property"
 
-    def __init__(self, violations: tuple[Violation, ...], state: ClusterState, trace: tuple[Action, ...]) -> None:
-        self.violations, self.state, self.trace = violations, state, trace
-        lines = [f"{v}" for v in violations]
-        super().__init__(
-            "property violated after step " + str(len(trace)) + ":\n  " + "\n  ".join(lines)
-            + "\n\n" + describe(state) + "\n\nlast steps:\n" + _trace_tail(trace))
-
     @property
-    def property_names(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(v.property for v in self.violations))
+    def violations(self) -> tuple:
+        return self.verdict.violations
 
 
-class SutDiverged(AssertionError):
-    """The SUT's snapshot differs from the model state after the same actions."""
+class SutDiverged(CheckFailed):
+    """The implementation differs from the model after the same actions: its state,
+    its refusal of an action the model took, or its enablement of a probe."""
 
     kind = "divergence"
 
-    def __init__(self, model_state: ClusterState, sut_state: ClusterState, trace: tuple[Action, ...],
-                 enablement: tuple[str, ...] = ()) -> None:
-        self.model_state, self.sut_state, self.trace = model_state, sut_state, trace
-        self.differences = list(enablement) or diff(model_state, sut_state)
-        last = f" ({trace[-1]!r})" if trace else ""
-        super().__init__(
-            f"SUT differs from model after step {len(trace)}{last}:\n  "
-            + "\n  ".join(self.differences) + "\n\nmodel:\n" + describe(model_state)
-            + "\n\nlast steps:\n" + _trace_tail(trace))
+    @property
+    def model_state(self) -> ClusterState:
+        return self.verdict.state
+
+    @property
+    def sut_state(self) -> ClusterState | None:
+        return self.verdict.implementation_state
+
+    @property
+    def differences(self) -> list[str]:
+        return list(self.verdict.differences)
+
+
+class HarnessFailure(CheckFailed):
+    """An exception in the model, the implementation or the harness itself."""
+
+    kind = "harness_error"
+
+
+def failure_for(verdict: Verdict) -> CheckFailed:
+    """The exception carrying ``verdict``, of its kind's class."""
+    cls = {"property": PropertyViolated, "divergence": SutDiverged, "enablement": SutDiverged,
+           "harness_error": HarnessFailure}[verdict.kind]
+    return cls(verdict)

@@ -11,20 +11,21 @@ from typing import Any, Optional
 import attrs
 
 from hypothesis import event, note
+from hypothesis.errors import HypothesisException
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-import properties
 from model import (ACTION_TYPES, NO_LEADER, Action, AlterPartitionRequest, AlterPartitionResponse, ClusterState, Config, FetchRequest,
                    FetchResponse, ProposeIsrExpand, ProposeIsrShrink, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
                    Consume, ControlledShutdown, DropMessage, FenceBroker, Flush, ListOffsets, Produce, Reassign,
                    CancelReassignment, ReplicateMetadata, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker, Variant, enabled_actions,
                    CHAPTERS, PROFILES,
-                   family_of, initial_state, step, why_not_enabled)
+                   family_of, why_not_enabled)
 
 from .coverage import events_between
-from .failures import PropertyViolated, SutDiverged
+from .failures import CheckFailed, failure_for
+from .lockstep import LockStep, Verdict, error_verdict, sut_factory
 from .strategies import configs
 
 
@@ -88,21 +89,6 @@ RECEIVERS = {FetchRequest: ReceiveFetchRequest, FetchResponse: ReceiveFetchRespo
              AlterPartitionRequest: ReceiveAlterPartition, AlterPartitionResponse: ReceiveAlterPartitionResponse}
 
 
-def enablement_disagreements(state: ClusterState, cluster: Any) -> tuple[str, ...]:
-    """The probe actions on whose enablement the SUT and the model disagree. The
-    SUT must refuse what the model refuses, and accept what it accepts: a SUT that
-    enables a step the protocol forbids (say, an ISR expansion before the LESO)
-    shows no state difference until it takes that step, which the machine, drawing
-    only the model's enabled actions, never would."""
-    out = []
-    for action in probe_actions(state):
-        model_ok = why_not_enabled(state, action) is None
-        if cluster.is_enabled(action) != model_ok:
-            out.append(f"enablement of {action!r}: model={'enabled' if model_ok else 'refused'} "
-                       f"sut={'refused' if model_ok else 'enabled'}")
-    return tuple(out)
-
-
 @attrs.define
 class RunStats:
     """What one machine run (all its examples) did: the ``runs`` table's baseline
@@ -116,23 +102,6 @@ class RunStats:
     family_counts: Counter = attrs.Factory(Counter)
     action_counts: Counter = attrs.Factory(Counter)
     event_counts: Counter = attrs.Factory(Counter)
-
-
-def probe_actions(state: ClusterState) -> list[Action]:
-    """Actions whose enablement depends on protocol rules rather than on which
-    messages exist: per broker the lifecycle and client actions, per presumed
-    leader its ISR proposals, and the controller-level recoveries and reads."""
-    brokers = state.config.brokers
-    out: list[Action] = []
-    for b in brokers:
-        out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), SendFetch(b),
-                Produce(b, state.history.next_value)]
-        replica = state.broker(b).replica
-        if replica is not None and replica.role.value == "leader":
-            out += [ProposeIsrExpand(b, f) for f in brokers if f != b]
-            out += [ProposeIsrShrink(b, f) for f in brokers if f != b]
-    out += [UncleanRecovery(), UncleanLeaderElection(), CancelReassignment(), Consume(), ListOffsets()]
-    return out
 
 
 class ReplicationMachine(RuleBasedStateMachine):
@@ -161,13 +130,11 @@ class ReplicationMachine(RuleBasedStateMachine):
         super().__init__()
         self.config: Optional[Config] = None
         self.state: Optional[ClusterState] = None
-        self.cluster = None
-        self.trace: list[Action] = []
+        self.lockstep: Optional[LockStep] = None
         self._enabled_for: Optional[tuple] = None
         self.fault_spacing = 0
         self.weights: dict[type, int] = {}
         self._since_fault = 0
-        self._checked: Optional[ClusterState] = None
         self._enabled: dict[str, list[Action]] = {}
 
     # ------------------------------------------------------------------ set-up
@@ -187,13 +154,11 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.weights = swarm_weights(swarm)
         note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}; "
              f"swarm: {', '.join(f'{c.__name__} x{f:g}' for c, f in swarm.items() if f != 1) or 'none'}")
-        self.state = initial_state(self.config)
-        if self.compare_sut:
-            from sut import Cluster  # the SUT is only needed when compared
-            self.cluster = Cluster(self.config, bugs=self.bugs)
+        self.lockstep = LockStep(self.config, sut_factory(self.bugs) if self.compare_sut else None)
+        self.state = self.lockstep.state
         self._check()
         for _ in range(warm_up):
-            self._replicate_one_write()
+            self._guarded(self._replicate_one_write)
 
     def _replicate_one_write(self) -> None:
         """Warm-up: the leader takes a write and every follower fetches it and then
@@ -379,15 +344,14 @@ class ReplicationMachine(RuleBasedStateMachine):
         return ReplicateMetadata(broker, count)
 
     def _apply(self, action: Action) -> Optional[int]:
-        """Apply one action to the model and the SUT, record it, report coverage and
-        check everything; returns the id of the message it sent, if any."""
-        assert self.state is not None
+        """Apply one action through the lockstep check (the model, every property, the
+        SUT), record it and report coverage; raises the failure of a verdict. Returns
+        the id of the message it sent, if any."""
+        assert self.state is not None and self.lockstep is not None
         before = self.state
-        self.state = step(before, action)
-        self.trace.append(action)
+        verdict = self.lockstep.step(action)
+        self.state = self.lockstep.state
         self._since_fault = 0 if isinstance(action, FAULTS) else self._since_fault + 1
-        if self.cluster is not None:
-            self.cluster.apply(action)
         stats = type(self).run_stats
         stats.steps += 1
         stats.family_counts[family_of(action)] += 1
@@ -395,26 +359,34 @@ class ReplicationMachine(RuleBasedStateMachine):
         for name in events_between(before, self.state, action):
             event(name)
             stats.event_counts[name] += 1
-        self._check()
+        if verdict is not None:
+            self._fail(verdict)
         return before.network.next_id if self.state.network.next_id > before.network.next_id else None
 
+    @property
+    def trace(self) -> list[Action]:
+        """Every action taken so far in this example."""
+        return [] if self.lockstep is None else self.lockstep.trace
+
     def _check(self) -> None:
-        if self.state is None or self._checked is self.state:
-            return
-        violations = properties.check_all(self.state)
-        if violations:
-            self._note_failure()
-            raise PropertyViolated(violations, self.state, tuple(self.trace))
-        if self.cluster is not None:
-            snapshot = self.cluster.snapshot()
-            if snapshot != self.state:
-                self._note_failure()
-                raise SutDiverged(self.state, snapshot, tuple(self.trace))
-            disagreements = enablement_disagreements(self.state, self.cluster)
-            if disagreements:
-                self._note_failure()
-                raise SutDiverged(self.state, snapshot, tuple(self.trace), disagreements)
-        self._checked = self.state
+        if self.lockstep is not None and (verdict := self.lockstep.check()) is not None:
+            self._fail(verdict)
+
+    def _fail(self, verdict: Verdict) -> None:
+        self._note_failure()
+        raise failure_for(verdict)
+
+    def _guarded(self, body: Any) -> None:
+        """Run a rule's body; an exception of the harness itself becomes a harness
+        error verdict (with the state and trace so far), so every failure of a run
+        carries a verdict."""
+        try:
+            body()
+        except (CheckFailed, HypothesisException):
+            raise
+        except Exception as e:
+            assert self.state is not None
+            self._fail(error_verdict(self.state, tuple(self.trace), e))
 
     def _note_failure(self) -> None:
         stats = type(self).run_stats
@@ -428,49 +400,49 @@ class ReplicationMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def lifecycle(self, data: st.DataObject) -> None:
         """Start, unfence, fence, controlled/unclean (lossy or not) shutdown, flush."""
-        self._do("lifecycle", data)
+        self._guarded(lambda: self._do("lifecycle", data))
 
     @precondition(lambda self: self.enabled("metadata"))
     @rule(data=st.data())
     def metadata(self, data: st.DataObject) -> None:
         """A broker applies a batch of metadata records (§2.3.2)."""
-        self._do("metadata", data)
+        self._guarded(lambda: self._do("metadata", data))
 
     @precondition(lambda self: self.enabled("fetch"))
     @rule(data=st.data())
     def fetch(self, data: st.DataObject) -> None:
         """Send a fetch, or deliver a fetch request or response."""
-        self._do("fetch", data)
+        self._guarded(lambda: self._do("fetch", data))
 
     @precondition(lambda self: self.enabled("isr"))
     @rule(data=st.data())
     def isr(self, data: st.DataObject) -> None:
         """ISR shrink/expand proposals and AlterPartition delivery (§2.9)."""
-        self._do("isr", data)
+        self._guarded(lambda: self._do("isr", data))
 
     @precondition(lambda self: self.enabled("reassignment"))
     @rule(data=st.data())
     def reassignment(self, data: st.DataObject) -> None:
         """Start or cancel a reassignment (ch4)."""
-        self._do("reassignment", data)
+        self._guarded(lambda: self._do("reassignment", data))
 
     @precondition(lambda self: self.enabled("recovery"))
     @rule(data=st.data())
     def recovery(self, data: st.DataObject) -> None:
         """Unclean recovery (§5.3) or legacy unclean leader election (ch7)."""
-        self._do("recovery", data)
+        self._guarded(lambda: self._do("recovery", data))
 
     @precondition(lambda self: self.enabled("network"))
     @rule(data=st.data())
     def network(self, data: st.DataObject) -> None:
         """Drop an in-flight fetch message."""
-        self._do("network", data)
+        self._guarded(lambda: self._do("network", data))
 
     @precondition(lambda self: self.enabled("client"))
     @rule(data=st.data())
     def client(self, data: st.DataObject) -> None:
         """Produce (acks=all), consume, ListOffsets."""
-        self._do("client", data)
+        self._guarded(lambda: self._do("client", data))
 
     def teardown(self) -> None:
         type(self).run_stats.examples += 1

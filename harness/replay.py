@@ -19,16 +19,11 @@ from typing import Any, Iterable, Optional, Sequence
 
 import attrs
 
-import properties
-from model import ActionNotEnabled, ClusterState, Config, Variant, initial_state, step
+from model import ActionNotEnabled, ClusterState, Config, Variant
 from properties import Violation
 
-from .failures import PropertyViolated, SutDiverged, _trace_tail
-from .report import describe, diff
-
-#: Pseudo-property names of the failures that are not property violations.
-SUT_DIFFERS = "SutDiffersFromModel"
-HARNESS_ERROR = "HarnessError"
+from .failures import CheckFailed, failure_for
+from .lockstep import HARNESS_ERROR, SUT_DIFFERS, LockStep, Verdict, sut_factory  # noqa: F401 (re-exported)
 
 
 class TraceNotEnabled(Exception):
@@ -52,76 +47,78 @@ def sut_available() -> bool:
 class ReplayResult:
     """What a replay found.
 
-    violations: the property violations at the failing step (empty: none).
-    divergence: the SUT-vs-model diff lines at the failing step (None: none).
-    error: an unexpected exception (``"Type: message"``) at the failing step.
-    failed_at: number of steps applied when the failure showed (0: the initial
-      state; None: the whole trace ran without failure).
+    verdict: the lockstep's verdict at the failing step (None: no failure).
     state: the model state at the failure (or after the last step); sut_state the
-      SUT's snapshot then (None without SUT). trace: the steps applied.
+      SUT's snapshot then (None without SUT). trace: the steps applied (the failing
+      one last). compared_sut: whether the SUT was compared.
+    The other fields read the verdict: violations (empty: none), divergence (the
+    differences, None without one), error (an exception's "Type: message"),
+    failed_at (steps applied when the failure showed, 0 for the initial state,
+    None without failure), sut_refused, enablement.
     """
 
-    violations: tuple[Violation, ...]
-    divergence: Optional[tuple[str, ...]]
-    error: Optional[str]
-    failed_at: Optional[int]
+    verdict: Optional[Verdict]
     state: ClusterState
     sut_state: Optional[ClusterState]
     trace: tuple
     config: Config
     bugs: frozenset = frozenset()
     compared_sut: bool = False
-    sut_refused: Optional[str] = None
-    enablement: bool = False  # the divergence is a disagreement on which actions are enabled
 
     @property
     def failed(self) -> bool:
-        return self.failed_at is not None
+        return self.verdict is not None
+
+    @property
+    def failed_at(self) -> Optional[int]:
+        return None if self.verdict is None else len(self.trace)
+
+    @property
+    def violations(self) -> tuple[Violation, ...]:
+        return () if self.verdict is None else self.verdict.violations
+
+    @property
+    def divergence(self) -> Optional[tuple[str, ...]]:
+        v = self.verdict
+        return v.differences if v is not None and v.kind in ("divergence", "enablement") else None
+
+    @property
+    def error(self) -> Optional[str]:
+        v = self.verdict
+        return v.template if v is not None and v.kind == "harness_error" else None
+
+    @property
+    def enablement(self) -> bool:
+        return self.verdict is not None and self.verdict.kind == "enablement"
+
+    @property
+    def sut_refused(self) -> Optional[str]:
+        v = self.verdict
+        if v is None or v.kind != "divergence" or v.implementation_state is not None:
+            return None
+        return v.differences[0] if v.differences else None
 
     @property
     def kind(self) -> Optional[str]:
-        if self.violations:
-            return "property"
-        if self.divergence is not None:
-            return "divergence"
-        if self.error is not None:
-            return "harness_error"
-        return None
+        return None if self.verdict is None else ("divergence" if self.verdict.kind == "enablement"
+                                                  else self.verdict.kind)
 
     @property
     def property_names(self) -> tuple[str, ...]:
         """The failing properties (``SutDiffersFromModel`` / ``HarnessError`` for the other kinds)."""
-        if self.violations:
-            return tuple(dict.fromkeys(v.property for v in self.violations))
-        if self.divergence is not None:
-            return (SUT_DIFFERS,)
-        if self.error is not None:
-            return (HARNESS_ERROR,)
-        return ()
+        return () if self.verdict is None else self.verdict.properties
 
-    def exception(self) -> Optional[AssertionError]:
+    def exception(self) -> Optional[CheckFailed]:
         """The exception the machine raised for this failure (None: no failure)."""
-        if self.violations:
-            return PropertyViolated(self.violations, self.state, self.trace)
-        if self.divergence is not None and self.sut_state is not None and self.sut_refused is None:
-            return SutDiverged(self.state, self.sut_state, self.trace, self.divergence if self.enablement else ())
-        return None
+        return None if self.verdict is None else failure_for(self.verdict)
 
     def report(self) -> str:
         """The failure report pytest printed (the machine's exception text), or a
         one-line "no failure" summary."""
-        if not self.failed:
+        if self.verdict is None:
             return (f"no failure: all {len(self.trace)} steps replayed, every property holds"
                     + (" and the SUT matches the model" if self.compared_sut else ""))
-        exc = self.exception()
-        if exc is not None:
-            return str(exc)
-        n = len(self.trace)
-        if self.sut_refused is not None:
-            return (f"SUT differs from model after step {n}: {self.sut_refused}\n\nmodel:\n"
-                    + describe(self.state) + "\n\nlast steps:\n" + _trace_tail(self.trace))
-        return (f"harness error after step {n}: {self.error}\n\nmodel:\n" + describe(self.state)
-                + "\n\nlast steps:\n" + _trace_tail(self.trace))
+        return self.verdict.text
 
 
 def _effective_config(config: Config, variants: Iterable[Variant]) -> Config:
@@ -133,10 +130,10 @@ def _effective_config(config: Config, variants: Iterable[Variant]) -> Config:
 
 def replay(trace: Sequence[Any], config: Config, variants: Iterable[Variant] = frozenset(),
            bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None) -> ReplayResult:
-    """Re-execute ``trace`` from ``initial_state(config)`` on the model — and on
-    ``sut.Cluster(config, bugs=bugs)`` when comparing — checking every property
-    and the SUT snapshot after every step, as the machine does; stops at the
-    first failure. Deterministic.
+    """Re-execute ``trace`` from ``initial_state(config)`` through the lockstep check
+    (``harness.lockstep``: the model, every property, and ``sut.Cluster(config,
+    bugs=bugs)`` with its snapshot and enablement when comparing), as the machine
+    does; stops at the first verdict. Deterministic.
 
     ``variants`` are added to ``config.variants``. ``compare_sut``: True/False, or
     None (default) to compare exactly when no variant is on — the rule
@@ -148,60 +145,25 @@ def replay(trace: Sequence[Any], config: Config, variants: Iterable[Variant] = f
     bugs = frozenset(bugs)
     if compare_sut is None:
         compare_sut = not config.variants
-    cluster = None
-    if compare_sut and sut_available():
-        from sut import Cluster
-        cluster = Cluster(config, bugs=bugs)
+    compared = bool(compare_sut and sut_available())
+    lockstep = LockStep(config, sut_factory(bugs) if compared else None)
     trace = tuple(trace)
-    state = initial_state(config)
-    applied: list = []
 
-    def result(violations: tuple = (), divergence: Optional[tuple] = None, error: Optional[str] = None,
-               failed: bool = False, sut_state: Optional[ClusterState] = None,
-               refused: Optional[str] = None, enablement: bool = False) -> ReplayResult:
-        return ReplayResult(tuple(violations), divergence, error, len(applied) if failed else None, state,
-                            sut_state, tuple(applied), config, bugs, cluster is not None, refused, enablement)
+    def result(verdict: Optional[Verdict]) -> ReplayResult:
+        impl = lockstep.implementation
+        snapshot = verdict.implementation_state if verdict is not None else (
+            impl.snapshot() if impl is not None else None)
+        return ReplayResult(verdict, lockstep.state, snapshot, tuple(lockstep.trace), config, bugs, compared)
 
-    def check() -> Optional[ReplayResult]:
-        # The machine's checks, in its order (ReplicationMachine._check).
-        violations = properties.check_all(state)
-        if violations:
-            return result(violations, failed=True)
-        if cluster is not None:
-            snapshot = cluster.snapshot()
-            if snapshot != state:
-                return result(divergence=tuple(diff(state, snapshot)), failed=True, sut_state=snapshot)
-            from .machine import enablement_disagreements
-            disagreements = enablement_disagreements(state, cluster)
-            if disagreements:
-                return result(divergence=disagreements, failed=True, sut_state=snapshot, enablement=True)
-        return None
-
-    found = check()
-    if found is not None:
-        return found
+    verdict = lockstep.check()
     for i, action in enumerate(trace):
+        if verdict is not None:
+            break
         try:
-            new_state = step(state, action)
+            verdict = lockstep.step(action)
         except ActionNotEnabled as e:
             raise TraceNotEnabled(i, action, e.reason, len(trace)) from None
-        except Exception as e:  # a model crash is reported, as the machine's run would have
-            applied.append(action)
-            return result(error=f"{type(e).__name__}: {e}", failed=True)
-        state = new_state
-        applied.append(action)
-        if cluster is not None:
-            try:
-                cluster.apply(action)
-            except ActionNotEnabled as e:
-                refused = f"the SUT refuses {action!r}, which the model takes: {e.reason}"
-                return result(divergence=(refused,), failed=True, refused=refused)
-            except Exception as e:
-                return result(error=f"{type(e).__name__} from the SUT: {e}", failed=True)
-        found = check()
-        if found is not None:
-            return found
-    return result(sut_state=cluster.snapshot() if cluster is not None else None)
+    return result(verdict)
 
 
 def replay_counterexample(row: dict[str, Any], compare_sut: Optional[bool] = None) -> ReplayResult:
@@ -216,9 +178,7 @@ def reproduces(result: ReplayResult, prop: str, kind: str) -> bool:
     properties (a divergence or harness error: the same kind of failure)."""
     if kind == "property":
         return prop in result.property_names and bool(result.violations)
-    if kind == "divergence":
-        return result.divergence is not None
-    return result.error is not None
+    return result.kind == kind
 
 
 class _CallableModule(types.ModuleType):

@@ -1,7 +1,8 @@
-"""What a failing run's exception becomes in the corpus: one row per failing
-property, a SUT refusing an action the model takes (a divergence), any other
-exception inside the machine (a harness error, with the step being applied),
-exception groups flattened — and the signature rule that deduplicates them."""
+"""What a failing run's exception becomes in the corpus: the rows of the lockstep
+``Verdict`` it carries — one per failing property, a SUT refusing an action the
+model takes (a divergence), any other exception inside the machine (a harness
+error, with the step being applied) — exception groups flattened; and the
+signature rule that deduplicates them."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ import json
 import pytest
 from hypothesis.stateful import run_state_machine_as_test
 
-import harness.machine
+import attrs
+
+import harness.lockstep
 from harness.corpus import counterexample_rows, failures_from_exception
-from harness.failures import PropertyViolated
+from harness.failures import PropertyViolated, SutDiverged
 from harness.machine import machine_for
 from harness.replay import replay
 from harness.trace_codec import normalize, signature
-from model import ActionNotEnabled, Produce
+from model import Produce
 from properties import Violation
 
 from corpus_support import FIND, HWM_CONFIG, HWM_TRACE
@@ -29,7 +32,9 @@ def rows(exc, bugs=frozenset()):
 def test_one_row_per_failing_property():
     result = replay(HWM_TRACE, HWM_CONFIG)
     extra = Violation("LogMatching", "replicas 1 and 2 differ at offset 0 below min(local HWM) = 1: …", (1, 2), (0, 1))
-    exc = PropertyViolated(result.violations + (extra,), result.state, result.trace)
+    verdict = result.verdict
+    exc = PropertyViolated(attrs.evolve(verdict, violations=verdict.violations + (extra,),
+                                        properties=verdict.properties + ("LogMatching",)))
     out = rows(exc)
     assert [r["property"] for r in out] == ["LeaderCandidateCompleteness", "LogMatching"]
     assert out[1]["violation"] == str(extra)
@@ -43,7 +48,7 @@ def test_exception_groups_are_flattened():
     assert [f.prop for f in failures_from_exception(group)] == ["LeaderCandidateCompleteness"] * 2
 
 
-def test_an_exception_without_a_machine_is_not_a_counterexample():
+def test_an_exception_without_a_verdict_is_not_a_counterexample():
     assert failures_from_exception(RuntimeError("health check")) == []
 
 
@@ -54,14 +59,14 @@ def find(machine):
 
 
 def test_a_crash_in_the_model_is_a_harness_error_with_the_step_being_applied(monkeypatch):
-    real_step = harness.machine.step
+    real_step = harness.lockstep.step
 
     def crashing_step(state, action):
         if isinstance(action, Produce) and action.value == 3:
             raise ZeroDivisionError(f"model crashed on {action!r}")
         return real_step(state, action)
 
-    monkeypatch.setattr(harness.machine, "step", crashing_step)
+    monkeypatch.setattr(harness.lockstep, "step", crashing_step)
     exc = find(machine_for(compare_sut=False, name="Crashing"))
     (row,) = rows(exc)
     assert row["kind"] == "harness_error" and row["property"] == "HarnessError"
@@ -76,7 +81,7 @@ def test_the_sut_refusing_an_action_the_model_takes_is_a_divergence(monkeypatch)
     from sut import Cluster
     monkeypatch.setattr(Cluster, "_g_receive_fetch_request", lambda self, a: "refused by the test")
     exc = find(machine_for(compare_sut=True, name="Refusing"))
-    assert isinstance(exc, ActionNotEnabled)
+    assert isinstance(exc, SutDiverged) and exc.verdict.kind == "divergence"
     (row,) = rows(exc)
     assert row["kind"] == "divergence" and row["property"] == "SutDiffersFromModel"
     assert row["violation"].startswith("the SUT refuses ReceiveFetchRequest(msg=")

@@ -4,11 +4,12 @@ compound steps and swarm weights do what they say."""
 import pytest
 
 from harness import machine_for
+from harness.lockstep import LockStep
 from harness.machine import ReplicationMachine, swarm_weights
 from harness.minimal_scenarios import commit_one_on_rf2
 from model import (ACTION_TYPES, NO_LEADER, BrokerStatus, Config, FenceBroker, FetchResponse, ReceiveFetchRequest,
                    Reassign, ReplicateMetadata, SendFetch, StartBroker, UncleanRecovery, UncleanShutdown,
-                   UnfenceBroker, initial_state)
+                   UnfenceBroker)
 
 ModelOnly = machine_for(compare_sut=False, name="ModelOnlyMachine")
 TestModelOnly = ModelOnly.TestCase
@@ -26,7 +27,8 @@ def _machine(config: Config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), mi
              **scale: float) -> ReplicationMachine:
     """A model-only machine placed in ``config``'s initial state, without Hypothesis."""
     m = machine_for(compare_sut=False, name="Probe")()
-    m.config, m.state = config, initial_state(config)
+    m.config, m.lockstep = config, LockStep(config)
+    m.state = m.lockstep.state
     m.weights = swarm_weights({c: scale[c.__name__] for c in ACTION_TYPES if c.__name__ in scale})
     return m
 

@@ -12,8 +12,9 @@ Two walk policies per configuration, 7,500 steps each:
 Walks restart from the initial state every ``WALK`` steps (several seeds). The
 configurations named ``kafka-…`` run under the Kafka profile.
 
-A failure prints a field-by-field diff of the first differing part, the seed and
-the last 20 actions (``difftools.LockStep``).
+Each step goes through the harness's lockstep check (``harness.lockstep``); a
+failure prints its verdict: a field-by-field diff of the first differing part
+(or the enablement disagreement), the model state, the last steps, the seed.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from harness.random_walk import DEFAULT_WEIGHTS, choose
 from model import (KAFKA, CancelReassignment, Config, ControlledShutdown, DropMessage, FenceBroker,
                    FetchResponse, Reassign, StartBroker, UncleanShutdown, UnfenceBroker)
 
-from difftools import Divergence, LockStep, probe_actions
+from difftools import expect_agreement, lockstep, probe_actions
 
 CONFIGS = {
     "3b-rf3-min2-balanced": Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, unclean_recovery="balanced"),
@@ -64,27 +65,24 @@ LOW_CHURN.update({StartBroker: 1.0, UnfenceBroker: 1.5, FenceBroker: 0.08, Contr
 def walk(config: Config, policy: str, seed: int, steps: int, stats: Counter) -> None:
     rng = random.Random(seed)
     probe_rng = random.Random(seed ^ 0x5EED)
-    label = f"policy={policy} seed={seed}"
-    ls = LockStep(config, label=label)
+    label = f"policy={policy} seed={seed} config={config!r}"
+    ls = lockstep(config)
     for i in range(steps):
         if i and i % WALK == 0:
             stats["acked"] += len(ls.state.history.acked)
-            ls = LockStep(config, label=label)
+            ls = lockstep(config)
         enabled = model.enabled_actions(ls.state)
-        for a in enabled:
-            if (problem := ls.agree_on_enablement(a)):
-                raise Divergence(problem)
+        expect_agreement(ls.probe(enabled), label)
         candidates = probe_actions(ls.state, probe_rng)
         for a in probe_rng.sample(candidates, min(PROBES_PER_STEP, len(candidates))):
-            if (problem := ls.agree_on_enablement(a)):
-                raise Divergence(problem)
+            expect_agreement(ls.probe([a]), label)
             stats["probes"] += 1
             stats["probes disabled"] += a not in enabled
         if policy == "family":
             action = choose(enabled, rng, "family")
         else:
             action = choose(enabled, rng, "weighted", LOW_CHURN)
-        ls.step(action)
+        expect_agreement(ls.step(action), label)
         stats[type(action).__name__] += 1
         stats["steps"] += 1
         stats["diverging responses"] += sum(

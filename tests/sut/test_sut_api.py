@@ -97,9 +97,11 @@ def test_mirrored_step_runs_model_scenarios_on_the_sut_too():
     assert mirror.why_not_enabled(a, StartBroker(1)) is not None
     assert (mirror.steps, mirror.refusals, mirror.unmirrored) == (4, 1, 0)
     # A SUT that disagrees is reported.
+    from difftools import lockstep
     broken = MirroredStep()
-    broken.clusters[s1] = Cluster(Config(), {Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH})
-    broken.clusters[s1].apply(Produce(1, 1))
+    buggy = lockstep(Config(), {Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH})
+    assert buggy.step(Produce(1, 1)) is None
+    broken.locksteps[s1] = buggy
     from model import ControlledShutdown
     with pytest.raises(Divergence, match="flushed"):
         broken(s1, ControlledShutdown(1))

@@ -1,0 +1,265 @@
+"""The one lockstep check: the reference model and an implementation under test
+take the same actions, and after every step, in one fixed order:
+
+1. the model takes the action (``model.step``; a refusal is the caller's to
+   handle, as ``ActionNotEnabled``), any other model exception is a harness error;
+2. every property (``properties.check_all``) is checked on the model state;
+3. the implementation takes the action: refusing it, or raising, is a failure;
+4. the implementation's state must equal the model state (a field-by-field diff);
+5. the implementation must agree with the model on the enablement of the probe
+   actions (a SUT that would take a forbidden step is caught before it takes it).
+
+Each step returns ``None`` or a ``Verdict``: a value saying what failed, with the
+report a Kafka engineer reads, the signature template the corpus dedups on, the
+model state and the trace. The machine, replay, reduction, the corpus and the
+test helpers all check through ``LockStep``; nothing else compares the model with
+an implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Optional
+
+import attrs
+
+import properties
+from model import (Action, ActionNotEnabled, ClusterState, Config, ProposeIsrExpand, ProposeIsrShrink, Produce,
+                   SendFetch, StartBroker, UnfenceBroker, FenceBroker, UncleanRecovery, UncleanLeaderElection,
+                   CancelReassignment, Consume, ListOffsets, initial_state, step, why_not_enabled)
+from properties import Violation
+
+from .report import describe, diff
+
+#: Pseudo-property names of the failures that are not property violations.
+SUT_DIFFERS = "SutDiffersFromModel"
+HARNESS_ERROR = "HarnessError"
+
+#: What a verdict can say: a property failed on the model; the implementation's
+#: state differs from the model's (or it refused an action the model took); it
+#: disagrees on whether an action is enabled; an exception in the model or the
+#: implementation.
+KINDS = ("property", "divergence", "enablement", "harness_error")
+
+
+def trace_tail(trace: tuple, n: int = 12) -> str:
+    """The last ``n`` steps, numbered from 1."""
+    start = max(0, len(trace) - n)
+    return "\n".join(f"  {i + 1:3}. {a!r}" for i, a in enumerate(trace[start:], start))
+
+
+@attrs.frozen
+class Verdict:
+    """What one lockstep step found wrong.
+
+    kind: one of ``KINDS``. properties: the failing properties, in order (for the
+    other kinds ``SutDiffersFromModel`` or ``HarnessError``). text: the report.
+    template: what the corpus signature is made of (the first violation's message,
+    the first differing field path, the refusal or the error); template_is_path:
+    whether it is a field path. state: the model state at the failure (its config
+    the run's). trace: every action taken, the failing one last. violations,
+    differences: the details; implementation_state: the implementation's state
+    when one was compared."""
+
+    kind: str
+    properties: tuple[str, ...]
+    text: str
+    template: str
+    state: ClusterState
+    trace: tuple
+    template_is_path: bool = False
+    violations: tuple[Violation, ...] = ()
+    differences: tuple[str, ...] = ()
+    implementation_state: Optional[ClusterState] = None
+
+    @property
+    def config(self) -> Config:
+        return self.state.config
+
+    def for_property(self, prop: str) -> "Verdict":
+        """This verdict narrowed to one failing property (the corpus keeps a row per
+        property)."""
+        vs = tuple(v for v in self.violations if v.property == prop)
+        return attrs.evolve(self, properties=(prop,), violations=vs, template=vs[0].message if vs else self.template)
+
+
+def _property_verdict(violations: tuple[Violation, ...], state: ClusterState, trace: tuple) -> Verdict:
+    text = ("property violated after step " + str(len(trace)) + ":\n  " + "\n  ".join(str(v) for v in violations)
+            + "\n\n" + describe(state) + "\n\nlast steps:\n" + trace_tail(trace))
+    return Verdict("property", tuple(dict.fromkeys(v.property for v in violations)), text, violations[0].message,
+                   state, trace, violations=violations)
+
+
+def _divergence_verdict(state: ClusterState, other: Optional[ClusterState], trace: tuple,
+                        differences: tuple[str, ...], kind: str = "divergence") -> Verdict:
+    from .trace_codec import first_difference_path
+    last = f" ({trace[-1]!r})" if trace else ""
+    text = (f"SUT differs from model after step {len(trace)}{last}:\n  " + "\n  ".join(differences)
+            + "\n\nmodel:\n" + describe(state) + "\n\nlast steps:\n" + trace_tail(trace))
+    first = differences[0] if differences else ""
+    path = first_difference_path(list(differences)) if kind == "divergence" else None
+    return Verdict(kind, (SUT_DIFFERS,), text, path or first, state, trace, template_is_path=path is not None,
+                   differences=differences, implementation_state=other)
+
+
+def refusal_verdict(state: ClusterState, trace: tuple, action: Action, reason: str) -> Verdict:
+    """The implementation refused ``action``, which the model took (the last of ``trace``)."""
+    refused = f"the SUT refuses {action!r}, which the model takes: {reason}"
+    text = (f"SUT differs from model after step {len(trace)}: {refused}\n\nmodel:\n" + describe(state)
+            + "\n\nlast steps:\n" + trace_tail(trace))
+    return Verdict("divergence", (SUT_DIFFERS,), text, f"the SUT refuses {type(action).__name__}: {reason}",
+                   state, trace, differences=(refused,))
+
+
+def error_verdict(state: ClusterState, trace: tuple, error: BaseException, where: str = "") -> Verdict:
+    """An exception in the model, the implementation (``where``: " from the SUT")
+    or the harness, after ``trace``."""
+    message = f"{type(error).__name__}{where}: {error}"
+    text = (f"harness error after step {len(trace)}: {message}\n\nmodel:\n" + describe(state)
+            + "\n\nlast steps:\n" + trace_tail(trace))
+    return Verdict("harness_error", (HARNESS_ERROR,), text, message, state, trace)
+
+
+# ------------------------------------------------------------------ enablement probes
+
+def probe_actions(state: ClusterState) -> list[Action]:
+    """Actions whose enablement depends on protocol rules rather than on which
+    messages exist: per broker the lifecycle and client actions, per presumed
+    leader its ISR proposals, and the controller-level recoveries and reads."""
+    brokers = state.config.brokers
+    out: list[Action] = []
+    for b in brokers:
+        out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), SendFetch(b),
+                Produce(b, state.history.next_value)]
+        replica = state.broker(b).replica
+        if replica is not None and replica.role.value == "leader":
+            out += [ProposeIsrExpand(b, f) for f in brokers if f != b]
+            out += [ProposeIsrShrink(b, f) for f in brokers if f != b]
+    out += [UncleanRecovery(), UncleanLeaderElection(), CancelReassignment(), Consume(), ListOffsets()]
+    return out
+
+
+def enablement_disagreements(state: ClusterState, implementation: Any,
+                             actions: Optional[Iterable[Action]] = None) -> tuple[str, ...]:
+    """The actions (default ``probe_actions``) on whose enablement the
+    implementation and the model disagree. It must refuse what the model refuses,
+    and accept what it accepts: an implementation that enables a step the protocol
+    forbids (say, an ISR expansion before the LESO) shows no state difference until
+    it takes that step, which a run drawing only the model's enabled actions never
+    would."""
+    out = []
+    for action in probe_actions(state) if actions is None else actions:
+        model_ok = why_not_enabled(state, action) is None
+        if implementation.is_enabled(action) != model_ok:
+            out.append(f"enablement of {action!r}: model={'enabled' if model_ok else 'refused'} "
+                       f"sut={'refused' if model_ok else 'enabled'}")
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------- the check
+
+def sut_factory(bugs: Iterable[Any] = frozenset()) -> Callable[[Config], Any]:
+    """Builds the bundled SUT (``sut.Cluster``) with ``bugs`` for a config."""
+    bugs = frozenset(bugs)
+
+    def build(config: Config) -> Any:
+        from sut import Cluster
+        return Cluster(config, bugs=bugs)
+    return build
+
+
+class LockStep:
+    """The model and, when ``implementation`` is given (a callable building one from
+    the config, such as ``sut_factory()``), an implementation under test, taking
+    the same actions from the initial state.
+
+    ``step(action)`` applies the action to both and checks (see the module doc);
+    ``check()`` checks the current state (the initial one, say); ``probe(actions)``
+    checks that the implementation agrees on the enablement of ``actions``. Each
+    returns None or the ``Verdict``; after a verdict the lockstep is spent
+    (stepping it further is undefined). ``fork()`` branches it.
+
+    probes: check the enablement of ``probe_actions`` after every step (the
+    machine does; the default). check_properties: check every property of the
+    model state (off for tests that compare the implementation only, on states
+    whose properties are not theirs to judge, such as the Kafka profile's
+    findings). A state already checked is not checked again.
+    """
+
+    def __init__(self, config: Config, implementation: Optional[Callable[[Config], Any]] = None,
+                 probes: bool = True, check_properties: bool = True) -> None:
+        self.config = config
+        self.state: ClusterState = initial_state(config)
+        self.trace: list[Action] = []
+        self.implementation = None if implementation is None else implementation(config)
+        self.probes = probes
+        self.check_properties = check_properties
+        self._checked: Optional[ClusterState] = None
+
+    def fork(self) -> "LockStep":
+        """An independent copy (the implementation deep-copied), so a test can
+        branch from a state it reached."""
+        import copy
+        other = copy.copy(self)
+        other.trace = list(self.trace)
+        other.implementation = copy.deepcopy(self.implementation)
+        return other
+
+    def probe(self, actions: Iterable[Action]) -> Optional[Verdict]:
+        """An enablement verdict when the implementation and the model disagree on
+        whether any of ``actions`` is enabled in the current state, else None."""
+        if self.implementation is None:
+            return None
+        disagreements = enablement_disagreements(self.state, self.implementation, actions)
+        if not disagreements:
+            return None
+        return _divergence_verdict(self.state, None, tuple(self.trace), disagreements, "enablement")
+
+    def step(self, action: Action) -> Optional[Verdict]:
+        """Apply ``action`` to the model (raises ActionNotEnabled as ``model.step``
+        does, the lockstep unchanged) and the implementation, then check."""
+        try:
+            new_state = step(self.state, action)
+        except ActionNotEnabled:
+            raise
+        except Exception as e:  # a model crash is a harness error of this step
+            self.trace.append(action)
+            return error_verdict(self.state, tuple(self.trace), e)
+        self.state = new_state
+        self.trace.append(action)
+        found = self._check_properties()
+        if found is not None or self.implementation is None:
+            return found
+        try:
+            self.implementation.apply(action)
+        except ActionNotEnabled as e:
+            return refusal_verdict(self.state, tuple(self.trace), action, e.reason)
+        except Exception as e:
+            return error_verdict(self.state, tuple(self.trace), e, " from the SUT")
+        return self._check_implementation()
+
+    def check(self) -> Optional[Verdict]:
+        """Check the current state (properties, then the implementation)."""
+        return self._check_properties() or (None if self.implementation is None else self._check_implementation())
+
+    def _check_properties(self) -> Optional[Verdict]:
+        if self._checked is self.state or not self.check_properties:
+            return None
+        violations = properties.check_all(self.state)
+        if violations:
+            return _property_verdict(violations, self.state, tuple(self.trace))
+        if self.implementation is None:
+            self._checked = self.state
+        return None
+
+    def _check_implementation(self) -> Optional[Verdict]:
+        if self._checked is self.state:
+            return None
+        snapshot = self.implementation.snapshot()
+        if snapshot != self.state:
+            return _divergence_verdict(self.state, snapshot, tuple(self.trace), tuple(diff(self.state, snapshot)))
+        if self.probes:
+            disagreements = enablement_disagreements(self.state, self.implementation)
+            if disagreements:
+                return _divergence_verdict(self.state, snapshot, tuple(self.trace), disagreements, "enablement")
+        self._checked = self.state
+        return None
