@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test test-long install fuzz bench clean measure-budgets
+.PHONY: test install golden fuzz bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,25 +16,15 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
-# worksteal: an idle worker takes queued tests from a busy one (the campaign
-# searches are long and collected first, see tests/conftest.py).
+# worksteal: an idle worker takes queued tests from a busy one (the longest tests
+# are collected first, see tests/conftest.py).
 test: $(STAMP)
 	$(BIN)/python -m pytest -n auto --dist worksteal
 
-# The derandomized searches for the flaws too rare, or too slow to find, for the
-# default suite (minutes each, see LONG_SEARCH in tests/variants/test_campaigns.py and
-# tests/harness/test_bugs_caught.py). CI runs them.
-test-long: $(STAMP)
-	$(BIN)/python -m pytest -n auto --dist worksteal -m long_search
-
-# After a change to the machine every derandomized stream changes: re-measure the
-# examples each campaign test needs (one line per flaw), then set the budgets.
-measure-budgets: $(STAMP)
-	rm -f measured-budgets.tsv
-	-REPLICHECK_SEARCH_LOG=$(CURDIR)/measured-budgets.tsv $(BIN)/python -m pytest -n auto --dist worksteal -q \
-		-m 'long_search or not long_search' \
-		tests/variants/test_campaigns.py tests/harness/test_bugs_caught.py
-	sort measured-budgets.tsv
+# Rebuild the golden corpus (tests/golden/corpus: each flaw's shortest
+# counterexample, replayed by the suite) after a change that alters the traces.
+golden: $(STAMP)
+	$(BIN)/python tests/golden/build.py
 
 # The main job: the correct protocol + SUT, every variant and every SUT bug under a
 # wall-clock budget (MINUTES), then the Spark report. WORKERS defaults to the cores;

@@ -212,6 +212,23 @@ def regression_failure(decoded: Any, row: dict[str, Any], result: Any) -> Option
             + result.report())
 
 
+def check_regression(row: dict[str, Any]) -> None:
+    """Replay a ``counterexamples`` row and apply the regression rule: raises
+    ``CorpusRegression`` saying why it breaks it, ``TraceNotEnabled`` or
+    ``TraceDecodeError`` when it cannot be replayed; skips (pytest) a divergence
+    when the sut package is not importable."""
+    from .corpus import decode_counterexample
+    from .replay import replay, sut_available
+
+    decoded = decode_counterexample(row)
+    if decoded.kind == "divergence" and not sut_available():
+        pytest.skip("a divergence counterexample needs the sut package to replay")
+    result = replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs)
+    problem = regression_failure(decoded, row, result)
+    if problem is not None:
+        raise CorpusRegression(problem)
+
+
 class CounterexampleItem(pytest.Item):
     """One counterexample of ``--replay-corpus``, replayed as a regression test."""
 
@@ -221,16 +238,7 @@ class CounterexampleItem(pytest.Item):
         self.add_marker("corpus_replay")
 
     def runtest(self) -> None:
-        from .corpus import decode_counterexample
-        from .replay import replay, sut_available
-
-        decoded = decode_counterexample(self.row)
-        if decoded.kind == "divergence" and not sut_available():
-            pytest.skip("a divergence counterexample needs the sut package to replay")
-        result = replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs)
-        problem = regression_failure(decoded, self.row, result)
-        if problem is not None:
-            raise CorpusRegression(problem)
+        check_regression(self.row)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         from .replay import TraceNotEnabled

@@ -23,20 +23,6 @@ import pytest  # noqa: E402
 
 
 @pytest.fixture
-def reproducible_generation(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make a derandomized run depend on nothing but the test: Hypothesis mixes
-    constants from the source of every loaded local module into about 5% of its
-    draws, so which modules a worker happened to import before (other tests, lazy
-    imports) would change the stream and the examples a campaign test needs.
-    The patch empties that pool and gives the test a fresh cache of the constants
-    each kind of draw may use (entries cached by an earlier test in the worker would
-    still carry the old pool). Private API: if it moves, this fails loudly."""
-    from hypothesis.internal.conjecture import providers
-    monkeypatch.setattr(providers, "_get_local_constants", lambda: providers.Constants())
-    monkeypatch.setattr(providers, "CONSTANTS_CACHE", type(providers.CONSTANTS_CACHE)(1024))
-
-
-@pytest.fixture
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Runs a scenario test written against the model (``scenario``'s steps) on the
     reference model ("model"), or mirrored on the SUT ("sut": same actions, the
@@ -54,9 +40,9 @@ def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
     return request.param
 
 
-#: Test files whose tests run the longest (derandomized campaign searches, the tiny
-#: end-to-end campaign), by file name.
-_LONGEST = ("test_campaigns.py", "test_bugs_caught.py", "test_end_to_end.py")
+#: Test files whose tests run the longest (the tiny end-to-end campaign, the
+#: differential walks), by file name.
+_LONGEST = ("test_end_to_end.py", "test_differential_walks.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
