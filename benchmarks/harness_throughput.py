@@ -3,7 +3,7 @@
 Usage: python benchmarks/harness_throughput.py [--examples 300] [--steps 100] [--workers 1 2]
 
 A checked step = the model's step + the SUT's apply + every property + the
-snapshot comparison. Runs the machine under Hypothesis (generate phase only, as
+outcome and observation comparisons + the enablement probes. Runs the machine under Hypothesis (generate phase only, as
 a fuzzing campaign spends most of its time) with the SUT compared and without,
 on one worker and on several worker processes (like ``pytest -n 2``), and
 prints the throughput and the share of time in each part. Shares come from
@@ -24,7 +24,7 @@ import harness.lockstep as hl
 import harness.machine as hm
 import properties
 
-PARTS = ("enabled_actions", "model step", "properties", "SUT apply", "SUT snapshot")
+PARTS = ("enabled_actions", "model step", "properties", "SUT apply", "SUT observe")
 
 
 def _instrument(timings: dict[str, float]) -> None:
@@ -42,7 +42,7 @@ def _instrument(timings: dict[str, float]) -> None:
     hl.properties = type("P", (), {"check_all": staticmethod(wrap("properties", properties.check_all))})
     import sut
     sut.Cluster.apply = wrap("SUT apply", sut.Cluster.apply)
-    sut.Cluster.snapshot = wrap("SUT snapshot", sut.Cluster.snapshot)
+    sut.Cluster.observe = wrap("SUT observe", sut.Cluster.observe)
 
 
 def run_one(args: tuple[bool, int, int, int]) -> tuple[int, float, dict[str, float]]:

@@ -1,5 +1,5 @@
 """SUT throughput beside the model's: steps per second of ``Cluster.apply`` and the
-cost of ``Cluster.snapshot()`` on one core.
+cost of ``Cluster.observe()`` on one core.
 
 Usage: python benchmarks/sut_throughput.py [--steps N] [--seeds K] [--restart R]
 
@@ -7,8 +7,9 @@ Seeded family-policy walks (``harness.random_walk.choose``) are drawn from the
 model first, restarting from the initial state every --restart steps; then the
 same action sequence is replayed, timed separately, through ``model.step``,
 through ``Cluster.apply`` (a fresh cluster at every restart), and through
-``Cluster.apply`` followed by ``snapshot()``. Before timing, one replay checks
-that the SUT's snapshot equals the model state after every step.
+``Cluster.apply`` followed by ``observe()``. Before timing, one replay through the
+lockstep check (``harness.lockstep``, outcomes and observations) checks that the
+SUT agrees with the model after every step.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import random
 import time
 from typing import Any
 
+from harness.lockstep import LockStep, sut_factory
 from harness.random_walk import choose
 from model import Config, enabled_actions, initial_state, step
 from sut import Cluster
@@ -50,11 +52,10 @@ def draw_walks(config: Config, steps: int, seeds: int, restart: int) -> list[lis
 
 def verify(config: Config, segments: list[list[Any]]) -> None:
     for seg in segments:
-        state, cluster = initial_state(config), Cluster(config)
+        lockstep = LockStep(config, sut_factory(), probes=False, check_properties=False)
         for action in seg:
-            state = step(state, action)
-            cluster.apply(action)
-            assert cluster.snapshot() == state, f"SUT differs from the model after {action!r}"
+            verdict = lockstep.step(action)
+            assert verdict is None, verdict.text
 
 
 def measure(config: Config, segments: list[list[Any]]) -> dict[str, float]:
@@ -77,11 +78,11 @@ def measure(config: Config, segments: list[list[Any]]) -> dict[str, float]:
         for action in seg:
             cluster.apply(action)
             t0 = time.perf_counter()
-            cluster.snapshot()
+            cluster.observe()
             t_snap += time.perf_counter() - t0
     return {"model steps/s": n / t_model, "sut apply steps/s": n / t_apply,
-            "apply µs": 1e6 * t_apply / n, "snapshot µs": 1e6 * t_snap / n,
-            "apply+snapshot steps/s": n / (t_apply + t_snap), "Cluster() µs": 1e6 * t_init / len(segments)}
+            "apply µs": 1e6 * t_apply / n, "observe µs": 1e6 * t_snap / n,
+            "apply+observe steps/s": n / (t_apply + t_snap), "Cluster() µs": 1e6 * t_init / len(segments)}
 
 
 def main() -> None:
@@ -91,7 +92,7 @@ def main() -> None:
     ap.add_argument("--restart", type=int, default=200, help="restart the walk every N steps (default 200)")
     args = ap.parse_args()
     header = (f"{'configuration':28} {'model steps/s':>14} {'SUT apply steps/s':>18} {'apply µs':>9} "
-              f"{'snapshot µs':>12} {'apply+snapshot steps/s':>23} {'Cluster() µs':>13}")
+              f"{'observe µs':>12} {'apply+observe steps/s':>23} {'Cluster() µs':>13}")
     print(header)
     print("-" * len(header))
     for name, config in CONFIGS.items():
@@ -99,7 +100,7 @@ def main() -> None:
         verify(config, segments)
         r = measure(config, segments)
         print(f"{name:28} {r['model steps/s']:14,.0f} {r['sut apply steps/s']:18,.0f} {r['apply µs']:9.1f} "
-              f"{r['snapshot µs']:12.1f} {r['apply+snapshot steps/s']:23,.0f} {r['Cluster() µs']:13.1f}")
+              f"{r['observe µs']:12.1f} {r['apply+observe steps/s']:23,.0f} {r['Cluster() µs']:13.1f}")
 
 
 if __name__ == "__main__":

@@ -163,9 +163,10 @@ def _leaf_exceptions(exc: BaseException) -> Iterator[BaseException]:
 def failures_from_verdict(verdict: Any, bugs: Iterable[Any] = frozenset()) -> list[Failure]:
     """The counterexamples a lockstep ``Verdict`` is: one per failing property of a
     property verdict, one for any other kind. An enablement disagreement is a
-    divergence row (its template the disagreement, not a field path). ``bugs``: the
-    SUT bugs the run had enabled."""
-    kind = "divergence" if verdict.kind == "enablement" else verdict.kind
+    divergence row (its template the disagreement, not a field path), and so is a
+    differing outcome (its template the outcome's field path). ``bugs``: the SUT
+    bugs the run had enabled."""
+    kind = "divergence" if verdict.kind in ("enablement", "outcome") else verdict.kind
     parts = [verdict.for_property(p) for p in verdict.properties] if verdict.kind == "property" else [verdict]
     text = (lambda v: "\n".join(str(x) for x in v.violations)) if verdict.kind == "property" else \
         (lambda v: "\n".join(v.differences) if v.differences else v.template)

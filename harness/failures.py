@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from model import Action, ClusterState
+from model import Action, ClusterState, Observation
 
 from .lockstep import Verdict, trace_tail as _trace_tail  # noqa: F401  (re-exported for reports)
 
@@ -43,8 +43,9 @@ class PropertyViolated(CheckFailed):
 
 
 class SutDiverged(CheckFailed):
-    """The implementation differs from the model after the same actions: its state,
-    its refusal of an action the model took, or its enablement of a probe."""
+    """The implementation differs from the model after the same actions: its
+    observed state, an action's outcome, its refusal of an action the model took,
+    or its enablement of a probe."""
 
     kind = "divergence"
 
@@ -53,8 +54,9 @@ class SutDiverged(CheckFailed):
         return self.verdict.state
 
     @property
-    def sut_state(self) -> ClusterState | None:
-        return self.verdict.implementation_state
+    def observed(self) -> Observation | None:
+        """The implementation's observation (None: the failure was not a state difference)."""
+        return self.verdict.observed
 
     @property
     def differences(self) -> list[str]:
@@ -69,6 +71,6 @@ class HarnessFailure(CheckFailed):
 
 def failure_for(verdict: Verdict) -> CheckFailed:
     """The exception carrying ``verdict``, of its kind's class."""
-    cls = {"property": PropertyViolated, "divergence": SutDiverged, "enablement": SutDiverged,
+    cls = {"property": PropertyViolated, "divergence": SutDiverged, "outcome": SutDiverged, "enablement": SutDiverged,
            "harness_error": HarnessFailure}[verdict.kind]
     return cls(verdict)

@@ -5,9 +5,16 @@ take the same actions, and after every step, in one fixed order:
    handle, as ``ActionNotEnabled``), any other model exception is a harness error;
 2. every property (``properties.check_all``) is checked on the model state;
 3. the implementation takes the action: refusing it, or raising, is a failure;
-4. the implementation's state must equal the model state (a field-by-field diff);
-5. the implementation must agree with the model on the enablement of the probe
-   actions (a SUT that would take a forbidden step is caught before it takes it).
+4. its outcome (``model.Outcome``: produce responses, records consumed, the
+   ListOffsets answer, the messages sent) must equal the model's;
+5. its observable projection (``model.Observation``) must equal the model's;
+6. it must agree with the model on the enablement of the probe actions (an
+   implementation that would take a forbidden step is caught before it takes it).
+
+An implementation is any object built from a ``model.Config`` with
+``apply(action) -> model.Outcome`` (raising ``model.ActionNotEnabled`` when the
+action is not enabled), ``is_enabled(action) -> bool`` and ``observe() ->
+model.Observation``; it keeps no ghost history (that is the model's).
 
 Each step returns ``None`` or a ``Verdict``: a value saying what failed, with the
 report a Kafka engineer reads, the signature template the corpus dedups on, the
@@ -23,9 +30,10 @@ from typing import Any, Callable, Iterable, Optional
 import attrs
 
 import properties
-from model import (Action, ActionNotEnabled, ClusterState, Config, ProposeIsrExpand, ProposeIsrShrink, Produce,
-                   SendFetch, StartBroker, UnfenceBroker, FenceBroker, UncleanRecovery, UncleanLeaderElection,
-                   CancelReassignment, Consume, ListOffsets, initial_state, step, why_not_enabled)
+from model import (Action, ActionNotEnabled, ClusterState, Config, Observation, ProposeIsrExpand, ProposeIsrShrink,
+                   Produce, SendFetch, StartBroker, UnfenceBroker, FenceBroker, UncleanRecovery,
+                   UncleanLeaderElection, CancelReassignment, Consume, ListOffsets, initial_state, observe, outcome,
+                   step, why_not_enabled)
 from properties import Violation
 
 from .report import describe, diff
@@ -35,10 +43,10 @@ SUT_DIFFERS = "SutDiffersFromModel"
 HARNESS_ERROR = "HarnessError"
 
 #: What a verdict can say: a property failed on the model; the implementation's
-#: state differs from the model's (or it refused an action the model took); it
-#: disagrees on whether an action is enabled; an exception in the model or the
-#: implementation.
-KINDS = ("property", "divergence", "enablement", "harness_error")
+#: observable state differs from the model's (or it refused an action the model
+#: took); an action's outcome differs; it disagrees on whether an action is
+#: enabled; an exception in the model or the implementation.
+KINDS = ("property", "divergence", "outcome", "enablement", "harness_error")
 
 
 def trace_tail(trace: tuple, n: int = 12) -> str:
@@ -57,8 +65,8 @@ class Verdict:
     the first differing field path, the refusal or the error); template_is_path:
     whether it is a field path. state: the model state at the failure (its config
     the run's). trace: every action taken, the failing one last. violations,
-    differences: the details; implementation_state: the implementation's state
-    when one was compared."""
+    differences: the details; observed: the implementation's observation when
+    one was compared."""
 
     kind: str
     properties: tuple[str, ...]
@@ -69,7 +77,7 @@ class Verdict:
     template_is_path: bool = False
     violations: tuple[Violation, ...] = ()
     differences: tuple[str, ...] = ()
-    implementation_state: Optional[ClusterState] = None
+    observed: Optional[Observation] = None
 
     @property
     def config(self) -> Config:
@@ -89,16 +97,17 @@ def _property_verdict(violations: tuple[Violation, ...], state: ClusterState, tr
                    state, trace, violations=violations)
 
 
-def _divergence_verdict(state: ClusterState, other: Optional[ClusterState], trace: tuple,
+def _divergence_verdict(state: ClusterState, observed: Optional[Observation], trace: tuple,
                         differences: tuple[str, ...], kind: str = "divergence") -> Verdict:
     from .trace_codec import first_difference_path
     last = f" ({trace[-1]!r})" if trace else ""
-    text = (f"SUT differs from model after step {len(trace)}{last}:\n  " + "\n  ".join(differences)
+    what = "the outcome of the last step" if kind == "outcome" else "the observed state"
+    text = (f"SUT differs from model after step {len(trace)}{last} in {what}:\n  " + "\n  ".join(differences)
             + "\n\nmodel:\n" + describe(state) + "\n\nlast steps:\n" + trace_tail(trace))
     first = differences[0] if differences else ""
-    path = first_difference_path(list(differences)) if kind == "divergence" else None
+    path = first_difference_path(list(differences)) if kind != "enablement" else None
     return Verdict(kind, (SUT_DIFFERS,), text, path or first, state, trace, template_is_path=path is not None,
-                   differences=differences, implementation_state=other)
+                   differences=differences, observed=observed)
 
 
 def refusal_verdict(state: ClusterState, trace: tuple, action: Action, reason: str) -> Verdict:
@@ -217,24 +226,29 @@ class LockStep:
     def step(self, action: Action) -> Optional[Verdict]:
         """Apply ``action`` to the model (raises ActionNotEnabled as ``model.step``
         does, the lockstep unchanged) and the implementation, then check."""
+        before = self.state
         try:
-            new_state = step(self.state, action)
+            new_state = step(before, action)
         except ActionNotEnabled:
             raise
         except Exception as e:  # a model crash is a harness error of this step
             self.trace.append(action)
-            return error_verdict(self.state, tuple(self.trace), e)
+            return error_verdict(before, tuple(self.trace), e)
         self.state = new_state
         self.trace.append(action)
         found = self._check_properties()
         if found is not None or self.implementation is None:
             return found
         try:
-            self.implementation.apply(action)
+            got = self.implementation.apply(action)
         except ActionNotEnabled as e:
             return refusal_verdict(self.state, tuple(self.trace), action, e.reason)
         except Exception as e:
             return error_verdict(self.state, tuple(self.trace), e, " from the SUT")
+        expected = outcome(before, new_state, action)
+        if got != expected:
+            return _divergence_verdict(self.state, None, tuple(self.trace),
+                                       tuple(diff(expected, got, root="outcome")), "outcome")
         return self._check_implementation()
 
     def check(self) -> Optional[Verdict]:
@@ -254,12 +268,13 @@ class LockStep:
     def _check_implementation(self) -> Optional[Verdict]:
         if self._checked is self.state:
             return None
-        snapshot = self.implementation.snapshot()
-        if snapshot != self.state:
-            return _divergence_verdict(self.state, snapshot, tuple(self.trace), tuple(diff(self.state, snapshot)))
+        expected, observed = observe(self.state), self.implementation.observe()
+        if observed != expected:
+            return _divergence_verdict(self.state, observed, tuple(self.trace),
+                                       tuple(diff(expected, observed, root="observed")))
         if self.probes:
             disagreements = enablement_disagreements(self.state, self.implementation)
             if disagreements:
-                return _divergence_verdict(self.state, snapshot, tuple(self.trace), disagreements, "enablement")
+                return _divergence_verdict(self.state, observed, tuple(self.trace), disagreements, "enablement")
         self._checked = self.state
         return None

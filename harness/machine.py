@@ -1,12 +1,12 @@
 """The stateful harness: a Hypothesis RuleBasedStateMachine that drives the
 reference model (and the SUT beside it) through interleavings of every action
-family, checking every property and the SUT's snapshot after every step."""
+family, checking every property, the SUT's outcomes and its observation after every step."""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import attrs
 
@@ -110,7 +110,9 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     Class attributes select the run: ``variants`` (protocol flaws switched into
     the model), ``bugs`` (SUT bugs), ``compare_sut`` (apply every action to
-    ``sut.Cluster`` too and compare snapshots), ``lossy_budget`` (lossy unclean
+    ``sut.Cluster`` too and compare outcomes and observations), ``implementation``
+    (a factory ``Config -> implementation`` to compare instead of the bundled SUT,
+    see ``harness.lockstep``), ``lossy_budget`` (lossy unclean
     shutdowns allowed per run; None: MinISR - 1, the fault budget of §6.2),
     ``unclean_leader_election`` (None: drawn), ``profile`` and ``model_rules``
     (whose rules the model and the SUT follow, ``model.profile``; the rules default
@@ -122,6 +124,7 @@ class ReplicationMachine(RuleBasedStateMachine):
     model_rules: Optional[frozenset] = None  # None: the profile's (``rules`` is Hypothesis's)
     bugs: frozenset = frozenset()
     compare_sut: bool = False
+    implementation: Optional[Any] = None  # staticmethod-wrapped factory, set by machine_for
     run_stats: RunStats = RunStats()  # replaced per subclass by machine_for
     lossy_budget: Optional[int] = None
     unclean_leader_election: Optional[bool] = None
@@ -154,7 +157,8 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.weights = swarm_weights(swarm)
         note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}; "
              f"swarm: {', '.join(f'{c.__name__} x{f:g}' for c, f in swarm.items() if f != 1) or 'none'}")
-        self.lockstep = LockStep(self.config, sut_factory(self.bugs) if self.compare_sut else None)
+        factory = self.implementation or (sut_factory(self.bugs) if self.compare_sut else None)
+        self.lockstep = LockStep(self.config, factory)
         self.state = self.lockstep.state
         self._check()
         for _ in range(warm_up):
@@ -459,16 +463,20 @@ class ReplicationMachine(RuleBasedStateMachine):
 def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = frozenset(),
                 compare_sut: Optional[bool] = None, lossy_budget: Optional[int] = None,
                 unclean_leader_election: Optional[bool] = None, name: Optional[str] = None,
-                profile: str = CHAPTERS, rules: Optional[frozenset] = None) -> type:
+                profile: str = CHAPTERS, rules: Optional[frozenset] = None,
+                implementation: Optional[Callable[[Config], Any]] = None) -> type:
     """A ReplicationMachine subclass for one run selection. ``compare_sut`` defaults
     to True unless variants are on (a variant run checks the properties on the
     model; the SUT implements the correct protocol). ``profile``: whose rules
     (``model.PROFILES``; ValueError names the allowed ones); ``rules``: the rules in
-    force instead of the profile's (say, the profile's minus one)."""
+    force instead of the profile's (say, the profile's minus one).
+    ``implementation``: a factory building the implementation under test from a
+    ``Config`` (the interface of ``harness.lockstep``), compared instead of the
+    bundled SUT; ``bugs`` then only name the run."""
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {tuple(PROFILES)}, got {profile!r}")
     if compare_sut is None:
-        compare_sut = not variants
+        compare_sut = implementation is not None or not variants
     label = name or "ReplicationMachine" + "".join(
         f"_{x.name if hasattr(x, 'name') else x}" for x in sorted(variants | frozenset(bugs), key=str)) + (
         "" if profile == CHAPTERS else "_" + profile.replace("-", "_").replace(".", "_"))
@@ -476,4 +484,5 @@ def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = fr
         "variants": frozenset(variants), "bugs": frozenset(bugs), "compare_sut": compare_sut,
         "lossy_budget": lossy_budget, "unclean_leader_election": unclean_leader_election,
         "profile": profile, "model_rules": None if rules is None else frozenset(rules), "run_stats": RunStats(),
+        "implementation": None if implementation is None else staticmethod(implementation),
     })

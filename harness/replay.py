@@ -1,7 +1,7 @@
 """Deterministic replay of a trace: the model (and the SUT beside it) take the
-recorded actions one by one from the initial state, every property and the SUT's
-snapshot are checked after every step exactly as ``ReplicationMachine`` checks
-them, and the first failure stops the replay.
+recorded actions one by one from the initial state through the lockstep check
+(``harness.lockstep``), exactly as ``ReplicationMachine`` checks them, and the
+first failure stops the replay.
 
 ``replay(trace, config, variants=frozenset(), bugs=frozenset(), compare_sut=None)``
 returns a ``ReplayResult``; ``replay_counterexample(row)`` replays a corpus row.
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import attrs
 
-from model import ActionNotEnabled, ClusterState, Config, Variant
+from model import ActionNotEnabled, ClusterState, Config, Observation, Variant
 from properties import Violation
 
 from .failures import CheckFailed, failure_for
@@ -48,8 +48,8 @@ class ReplayResult:
     """What a replay found.
 
     verdict: the lockstep's verdict at the failing step (None: no failure).
-    state: the model state at the failure (or after the last step); sut_state the
-      SUT's snapshot then (None without SUT). trace: the steps applied (the failing
+    state: the model state at the failure (or after the last step); observed: the
+      SUT's observation then (None without SUT). trace: the steps applied (the failing
       one last). compared_sut: whether the SUT was compared.
     The other fields read the verdict: violations (empty: none), divergence (the
     differences, None without one), error (an exception's "Type: message"),
@@ -59,7 +59,7 @@ class ReplayResult:
 
     verdict: Optional[Verdict]
     state: ClusterState
-    sut_state: Optional[ClusterState]
+    observed: Optional[Observation]
     trace: tuple
     config: Config
     bugs: frozenset = frozenset()
@@ -80,7 +80,7 @@ class ReplayResult:
     @property
     def divergence(self) -> Optional[tuple[str, ...]]:
         v = self.verdict
-        return v.differences if v is not None and v.kind in ("divergence", "enablement") else None
+        return v.differences if v is not None and v.kind in ("divergence", "outcome", "enablement") else None
 
     @property
     def error(self) -> Optional[str]:
@@ -94,13 +94,13 @@ class ReplayResult:
     @property
     def sut_refused(self) -> Optional[str]:
         v = self.verdict
-        if v is None or v.kind != "divergence" or v.implementation_state is not None:
+        if v is None or v.kind != "divergence" or v.observed is not None:
             return None
         return v.differences[0] if v.differences else None
 
     @property
     def kind(self) -> Optional[str]:
-        return None if self.verdict is None else ("divergence" if self.verdict.kind == "enablement"
+        return None if self.verdict is None else ("divergence" if self.verdict.kind in ("enablement", "outcome")
                                                   else self.verdict.kind)
 
     @property
@@ -129,31 +129,33 @@ def _effective_config(config: Config, variants: Iterable[Variant]) -> Config:
 
 
 def replay(trace: Sequence[Any], config: Config, variants: Iterable[Variant] = frozenset(),
-           bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None) -> ReplayResult:
+           bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
+           implementation: Optional[Callable[[Config], Any]] = None) -> ReplayResult:
     """Re-execute ``trace`` from ``initial_state(config)`` through the lockstep check
     (``harness.lockstep``: the model, every property, and ``sut.Cluster(config,
-    bugs=bugs)`` with its snapshot and enablement when comparing), as the machine
+    bugs=bugs)`` with its outcomes, observation and enablement when comparing), as the machine
     does; stops at the first verdict. Deterministic.
 
     ``variants`` are added to ``config.variants``. ``compare_sut``: True/False, or
     None (default) to compare exactly when no variant is on — the rule
     ``machine_for`` uses, since variants change the model only and the SUT
     implements the correct protocol. Without the ``sut`` package no comparison
-    is made. Raises ``TraceNotEnabled`` when the model does not enable a step.
+    is made. ``implementation``: a factory of another implementation under test
+    to compare instead of the SUT (``harness.lockstep``'s interface). Raises
+    ``TraceNotEnabled`` when the model does not enable a step.
     """
     config = _effective_config(config, variants)
     bugs = frozenset(bugs)
     if compare_sut is None:
         compare_sut = not config.variants
-    compared = bool(compare_sut and sut_available())
-    lockstep = LockStep(config, sut_factory(bugs) if compared else None)
+    compared = implementation is not None or bool(compare_sut and sut_available())
+    lockstep = LockStep(config, implementation or (sut_factory(bugs) if compared else None))
     trace = tuple(trace)
 
     def result(verdict: Optional[Verdict]) -> ReplayResult:
         impl = lockstep.implementation
-        snapshot = verdict.implementation_state if verdict is not None else (
-            impl.snapshot() if impl is not None else None)
-        return ReplayResult(verdict, lockstep.state, snapshot, tuple(lockstep.trace), config, bugs, compared)
+        observed = verdict.observed if verdict is not None else (impl.observe() if impl is not None else None)
+        return ReplayResult(verdict, lockstep.state, observed, tuple(lockstep.trace), config, bugs, compared)
 
     verdict = lockstep.check()
     for i, action in enumerate(trace):

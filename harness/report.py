@@ -81,10 +81,11 @@ def _walk_diff(path: str, a: object, b: object) -> Iterator[str]:
     yield f"{path}: model={a!r} sut={b!r}"
 
 
-def diff(model_state: object, sut_state: object, limit: int = 20) -> list[str]:
-    """Field-by-field differences (``path: model=… sut=…``), at most ``limit`` lines."""
+def diff(model_state: object, sut_state: object, limit: int = 20, root: str = "state") -> list[str]:
+    """Field-by-field differences (``root.path: model=… sut=…``) of two attrs
+    values (states, observations, outcomes), at most ``limit`` lines."""
     out: list[str] = []
-    for line in _walk_diff("state", model_state, sut_state):
+    for line in _walk_diff(root, model_state, sut_state):
         out.append(line)
         if len(out) >= limit:
             out.append("…")

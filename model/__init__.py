@@ -3,7 +3,9 @@ partition replicated on a KRaft-era Kafka cluster (chapters 2–8 of the
 replication protocol description).
 
 Public face: ``Config``, ``initial_state``, ``enabled_actions``, ``step``,
-``ActionNotEnabled``, the state types and the action classes.
+``ActionNotEnabled``, the state types and the action classes, and what an
+implementation under test is compared on: ``observe`` (the observable projection)
+and ``outcome`` (what an action visibly did).
 """
 
 from .actions import (ACTION_TYPES, FAMILIES, Action, CancelReassignment, Consume,
@@ -17,6 +19,8 @@ from .profile import CHAPTERS, KAFKA, KAFKA_RELEASE, PROFILES, RULE_DOCS, Rule, 
 from .errors import ActionNotEnabled
 from .initial import initial_state
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset
+from .observation import (BrokerObservation, ListOffsetsResult, Observation, Outcome, ReplicaObservation, observe,
+                      observe_replica, outcome)
 from .replica import hwm_quorum
 from .state import (NO_LEADER, NO_LEADER_CHANGE, AckedWrite, AlterPartitionRequest,
                     AlterPartitionResponse, Broker, BrokerRegistration, BrokerStatus, ClusterState,

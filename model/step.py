@@ -23,6 +23,7 @@ from .profile import Rule
 from .state import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
                     ClusterState, FetchRequest, FetchResponse, ListOffsetsAnswer, PendingWrite,
                     Record, Role, merge)
+from .observation import list_offsets_result
 from .update import remove_message, send, set_broker, set_history, set_replica
 
 ACTIVE = (BrokerStatus.STARTING, BrokerStatus.RUNNING)
@@ -390,11 +391,8 @@ def _g_list_offsets(s: ClusterState, a: ListOffsets) -> Optional[str]:
 
 def _e_list_offsets(s: ClusterState, a: ListOffsets) -> ClusterState:
     leader, _ = _current_leader(s)
-    r = s.replica(leader)  # type: ignore[arg-type]
-    assert r is not None and r.leso is not None
-    known = r.hwm >= r.leso or s.config.has(Variant.LIST_OFFSETS_BEFORE_LESO)
-    answer = ListOffsetsAnswer(leader, r.leader_epoch, r.hwm if known else None,  # type: ignore[arg-type]
-                               s.history.true_hwm)
+    result = list_offsets_result(s, leader, before_leso=s.config.has(Variant.LIST_OFFSETS_BEFORE_LESO))  # type: ignore[arg-type]
+    answer = ListOffsetsAnswer(result.broker, result.leader_epoch, result.hwm, s.history.true_hwm)
     answers = s.history.list_offsets
     if answers and attrs.evolve(answers[-1], true_hwm=answer.true_hwm) == answer:
         return s

@@ -3,8 +3,9 @@ of the KRaft-era partition replication protocol, written the way Kafka's broker
 and controller are written (mutable objects with Kafka's names), with a
 catalogue of switchable implementation mistakes (``sut.bugs``).
 
-``Cluster(config, bugs=frozenset())``: ``apply(action)``, ``is_enabled(action)``,
-``snapshot() -> model.ClusterState`` (the abstraction function).
+``Cluster(config, bugs=frozenset())``, an implementation under test as
+``harness.lockstep`` expects one: ``apply(action) -> model.Outcome``,
+``is_enabled(action)``, ``observe() -> model.Observation``.
 """
 
 from .bugs import DOCS, Bug, BugDoc

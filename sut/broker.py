@@ -12,7 +12,7 @@ from model import BrokerStatus, Config
 
 from .bugs import Bug
 from .controller import QuorumController
-from .history import ClientHistory
+from .purgatory import ClientResponses
 from .metadata import MetadataDelta, MetadataImage
 from .network import InMemoryNetwork
 from .replica_manager import ReplicaManager
@@ -39,15 +39,14 @@ class BrokerLifecycleManager:
 
 class BrokerServer:
     def __init__(self, broker_id: int, config: Config, controller: QuorumController, network: InMemoryNetwork,
-                 history: ClientHistory, bugs: frozenset) -> None:
+                 responses: ClientResponses, bugs: frozenset) -> None:
         self.broker_id = broker_id
         self.controller = controller
-        self.history = history
         self.bugs = bugs
         self.lifecycle = BrokerLifecycleManager()
         self.clean_shutdown_marker: Optional[int] = None   # broker epoch written at controlled shutdown
         self.image = MetadataImage()
-        self.replica_manager = ReplicaManager(broker_id, config, network, history, bugs, self.lifecycle,
+        self.replica_manager = ReplicaManager(broker_id, config, network, responses, bugs, self.lifecycle,
                                               lambda: self.image)
 
     # ------------------------------------------------------------ lifecycle (ch8)
@@ -55,9 +54,7 @@ class BrokerServer:
     def startup(self) -> None:
         """Register with the controller, presenting the clean-shutdown marker (§5.2,
         §8.1); the marker is consumed. The broker is STARTING and fenced."""
-        epoch, clean = self.controller.register_broker(self.broker_id, self.clean_shutdown_marker)
-        if not clean:
-            self.history.registered_unclean(self.broker_id)
+        epoch, _ = self.controller.register_broker(self.broker_id, self.clean_shutdown_marker)
         self.lifecycle.state = BrokerStatus.STARTING
         self.lifecycle.broker_epoch = epoch
         self.clean_shutdown_marker = None
@@ -88,7 +85,6 @@ class BrokerServer:
             p = self.replica_manager.partition
             if p is not None:
                 p.log.lose_unflushed()
-            self.history.lossy_shutdown()
         self.clean_shutdown_marker = None
         self.lifecycle.state = BrokerStatus.OFFLINE_DIRTY
 

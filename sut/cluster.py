@@ -1,34 +1,38 @@
-"""``Cluster``: the SUT's entry point. It wires a controller, the brokers, the
-network and the client history, boots the cluster (registration, unfencing,
-partition creation, metadata replication — the model's initial state is where
-this ends), applies actions by delegating to the components, and takes
-snapshots (``snapshot.py``). Whether an action is enabled is decided by the
-``Enablement`` mixin (``enablement.py``).
+"""``Cluster``: the SUT's entry point, an implementation under test as
+``harness.lockstep`` expects one. It wires a controller, the brokers, the network
+and the clients (produce responses, the consumer's position), boots the cluster
+(registration, unfencing, partition creation, metadata replication — the model's
+initial state is where this ends), applies actions by delegating to the
+components and returns their ``model.Outcome``, and gives its
+``model.Observation`` (``observe.py``). Whether an action is enabled is decided
+by the ``Enablement`` mixin (``enablement.py``). It keeps no ghost history.
 """
 
 from __future__ import annotations
 
 from model import (ActionNotEnabled, AlterPartitionResponse,
-                   CancelReassignment, ClusterState, Config, Consume, ControlledShutdown, DropMessage,
+                   CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
                    FenceBroker, Flush, ListOffsets, ProposeIsrExpand,
                    ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
                    UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker)
+from model import ListOffsetsResult, Observation, Outcome
 
-from . import snapshot as _snapshot
+from . import observe as _observe
 from .broker import BrokerServer
 from .bugs import Bug
 from .controller import QuorumController
 from .enablement import Enablement, Reason
-from .history import ClientHistory
 from .network import InMemoryNetwork
+from .purgatory import ClientResponses
 
 
 class Cluster(Enablement):
     """One partition on a KRaft cluster, implemented with mutable objects.
 
     ``apply(action)`` raises ``ActionNotEnabled`` exactly when the action is not
-    enabled; ``snapshot()`` returns the state as a ``model.ClusterState``.
+    enabled, else returns its ``model.Outcome``; ``observe()`` returns the
+    ``model.Observation``.
     A cluster holds no closures: ``copy.deepcopy`` gives an independent branch.
     The SUT implements the correct protocol: ``config.variants`` (protocol
     flaws of the model) are not implemented; its mistakes are ``sut.bugs``.
@@ -70,13 +74,12 @@ class Cluster(Enablement):
         self.config = config
         self.bugs = bugs
         self.network = InMemoryNetwork()
-        self.history = ClientHistory()
-        self.history.observer = self
-        self.controller = QuorumController(config, self.network, self.history, bugs)
+        self.responses = ClientResponses()
+        self.consumer_position = 0   # the consumer's next offset
+        self.controller = QuorumController(config, self.network, bugs)
         self.brokers: dict[int, BrokerServer] = {
-            b: BrokerServer(b, config, self.controller, self.network, self.history, bugs)
+            b: BrokerServer(b, config, self.controller, self.network, self.responses, bugs)
             for b in config.brokers}
-        self._abstract_metadata_log: list = []
         self._bootstrap()
 
     # ------------------------------------------------------------------ boot
@@ -112,26 +115,23 @@ class Cluster(Enablement):
     def is_enabled(self, action: object) -> bool:
         return self.why_not_enabled(action) is None
 
-    def apply(self, action: object) -> None:
-        """Apply ``action``; raises ActionNotEnabled (with the reason) when it is not enabled."""
+    def apply(self, action: object) -> Outcome:
+        """Apply ``action`` and return what it visibly did; raises ActionNotEnabled
+        (with the reason) when it is not enabled."""
         guard, effect = self._handler(action)
         reason = getattr(self, guard)(action)
         if reason is not None:
             raise ActionNotEnabled(action, reason)
-        getattr(self, effect)(action)
+        first_id = self.network.next_id
+        self.responses.take()
+        result = getattr(self, effect)(action) or {}
+        appended, acknowledged, failed = self.responses.take()
+        return Outcome(appended=appended, acknowledged=acknowledged, failed=failed,
+                       sent=tuple(m for m in self.network.in_flight.values() if m.id >= first_id), **result)
 
-    def snapshot(self) -> ClusterState:
-        """The abstraction function (``snapshot.py``)."""
-        return _snapshot.cluster_state(self)
-
-    # --------------------------------------------------------------- helpers
-
-    def peek_replica(self, broker: int):
-        """For the history's ghost checks: (broker epoch, log records) of a replica."""
-        b = self.brokers.get(broker)
-        if b is None or b.replica_manager.partition is None:
-            return None
-        return b.lifecycle.broker_epoch, b.replica_manager.partition.log.view()
+    def observe(self) -> Observation:
+        """The observable projection (``observe.py``)."""
+        return _observe.observation(self)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -211,15 +211,16 @@ class Cluster(Enablement):
     # -------------------------------------------------------------- clients
 
     def _e_produce(self, a: Produce) -> None:
-        value = self.history.take_value()
-        self.brokers[a.broker].replica_manager.append_records(value)
+        self.brokers[a.broker].replica_manager.append_records(a.value)
 
-    def _e_consume(self, a: Consume) -> None:
+    def _e_consume(self, a: Consume) -> dict:
         p, _ = self._current_leader()
         assert p is not None
-        self.history.consume(p.log.read(len(self.history.consumed), p.log.high_watermark))
+        records = tuple(p.log.read(self.consumer_position, p.log.high_watermark))
+        self.consumer_position += len(records)
+        return {"consumed": records}
 
-    def _e_list_offsets(self, a: ListOffsets) -> None:
+    def _e_list_offsets(self, a: ListOffsets) -> dict:
         p, _ = self._current_leader()
         assert p is not None
-        self.history.list_offsets_answered(p.broker_id, p.leader_epoch, p.fetch_offset_for_timestamp())
+        return {"list_offsets": ListOffsetsResult(p.broker_id, p.leader_epoch, p.fetch_offset_for_timestamp())}

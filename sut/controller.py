@@ -10,20 +10,18 @@ from typing import Optional
 from model import AlterPartitionRequest, AlterPartitionResponse, Config, Rule
 
 from .cluster_control import ClusterControlManager
-from .history import ClientHistory
 from .network import InMemoryNetwork
 from .metadata import ApiMessage, FenceBrokerRecord, RegisterBrokerRecord, UnfenceBrokerRecord
 from .replication_control import LogInfo, ReplicationControlManager
 
 
 class QuorumController:
-    def __init__(self, config: Config, network: InMemoryNetwork, history: ClientHistory, bugs: frozenset) -> None:
+    def __init__(self, config: Config, network: InMemoryNetwork, bugs: frozenset) -> None:
         self.network = network
         self.config = config
         self.metadata_log: list[ApiMessage] = []
         self.cluster = ClusterControlManager(config.brokers)
-        self.replication = ReplicationControlManager(config, self.cluster, self._append, history, bugs)
-        self.history = history
+        self.replication = ReplicationControlManager(config, self.cluster, self._append, bugs)
         # Kafka's ClusterControlManager writes a registration's (and a fencing's)
         # partition changes before its own record; the broker epoch is then the
         # batch's first offset.

@@ -35,7 +35,7 @@ class PartitionRegistration:
         self.last_known_elr = frozenset(last_known_elr)
         self.adding = frozenset(adding)
         self.removing = frozenset(removing)
-        self._abstract = None  # memo of the snapshot value
+        self._abstract = None  # memo of the observed value
 
     @property
     def is_reassigning(self) -> bool:
@@ -69,38 +69,38 @@ class PartitionRegistration:
 
 class RegisterBrokerRecord:
     """A BrokerRegistration accepted (§8.1); ``broker_epoch`` is its log offset."""
-    __slots__ = ("broker_id", "broker_epoch", "clean", "_abstract")
+    __slots__ = ("broker_id", "broker_epoch", "clean")
 
     def __init__(self, broker_id: int, broker_epoch: int, clean: bool) -> None:
-        self.broker_id, self.broker_epoch, self.clean, self._abstract = broker_id, broker_epoch, clean, None
+        self.broker_id, self.broker_epoch, self.clean = broker_id, broker_epoch, clean
 
 
 class FenceBrokerRecord:
-    __slots__ = ("broker_id", "_abstract")
+    __slots__ = ("broker_id",)
 
     def __init__(self, broker_id: int) -> None:
-        self.broker_id, self._abstract = broker_id, None
+        self.broker_id = broker_id
 
 
 class UnfenceBrokerRecord:
-    __slots__ = ("broker_id", "_abstract")
+    __slots__ = ("broker_id",)
 
     def __init__(self, broker_id: int) -> None:
-        self.broker_id, self._abstract = broker_id, None
+        self.broker_id = broker_id
 
 
 class PartitionRecord:
     """Creation of the partition with its full registration."""
-    __slots__ = ("registration", "_abstract")
+    __slots__ = ("registration",)
 
     def __init__(self, registration: PartitionRegistration) -> None:
-        self.registration, self._abstract = registration, None
+        self.registration = registration
 
 
 class PartitionChangeRecord:
     """A delta of the partition registration: only changed fields are set (None:
     unchanged; leader NO_LEADER_CHANGE: unchanged), §2.3.2."""
-    __slots__ = ("leader", "isr", "elr", "last_known_elr", "replicas", "adding", "removing", "_abstract")
+    __slots__ = ("leader", "isr", "elr", "last_known_elr", "replicas", "adding", "removing")
 
     def __init__(self, leader: int = NO_LEADER_CHANGE, isr: Optional[frozenset[int]] = None,
                  elr: Optional[frozenset[int]] = None, last_known_elr: Optional[frozenset[int]] = None,
@@ -108,7 +108,6 @@ class PartitionChangeRecord:
                  removing: Optional[frozenset[int]] = None) -> None:
         self.leader, self.isr, self.elr, self.last_known_elr = leader, isr, elr, last_known_elr
         self.replicas, self.adding, self.removing = replicas, adding, removing
-        self._abstract = None
 
     def is_empty(self) -> bool:
         return (self.leader == NO_LEADER_CHANGE and self.isr is None and self.elr is None

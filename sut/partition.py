@@ -16,7 +16,7 @@ from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
 from .errors import (FENCED_LEADER_EPOCH, INELIGIBLE_REPLICA, NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE,
                      UNKNOWN_LEADER_EPOCH)
-from .history import ClientHistory
+from .purgatory import DelayedProducePurgatory
 from .log import UnifiedLog
 from .metadata import MetadataImage, PartitionRegistration
 
@@ -148,7 +148,7 @@ NO_STATE = CommittedPartitionState(frozenset())
 class Partition:
     """The replica hosted by ``broker_id``: its log and the state it acts on."""
 
-    def __init__(self, broker_id: int, config: Config, history: ClientHistory,
+    def __init__(self, broker_id: int, config: Config, delayed_produce: DelayedProducePurgatory,
                  alter_partition_manager: AlterPartitionManager, bugs: frozenset,
                  metadata_cache: Callable[[], MetadataImage]) -> None:
         self.broker_id = broker_id
@@ -156,7 +156,7 @@ class Partition:
         self.config = config
         self.metadata_cache = metadata_cache
         self.min_isr = config.min_isr
-        self.history = history
+        self.delayed_produce = delayed_produce   # the broker's purgatory of acks=all writes
         self.bugs = bugs
         self.log = UnifiedLog(bugs)
         self.role = ReplicaRole.OFFLINE
@@ -269,8 +269,8 @@ class Partition:
         """Kafka's ``maybeIncrementLeaderHW``: advance the HWM to the lowest LEO
         among the leader and every follower in
         the Maximal ISR, only while the ISR has at least MinISR members (§2.7,
-        §6.5.2). An unknown follower LEO blocks. Reports the advance to the
-        history (acks and the committed log)."""
+        §6.5.2). An unknown follower LEO blocks. Completes the waiting writes
+        below the new HWM (``tryCompleteDelayedRequests``)."""
         state = self.partition_state
         if len(state.isr) < self.min_isr:
             return False
@@ -295,14 +295,14 @@ class Partition:
         if new_hw <= log.high_watermark:
             return False
         log.update_high_watermark(new_hw)
-        self.history.hwm_advanced(self.broker_id, new_hw, log.view())
+        self.delayed_produce.check_and_complete(new_hw)
         return True
 
     def on_isr_changed(self) -> None:
         """After the committed ISR changed: below MinISR the waiting writes fail
         (NOT_ENOUGH_REPLICAS_AFTER_APPEND, §2.6); otherwise the HWM may move."""
         if len(self.partition_state.isr) < self.min_isr:
-            self.history.fail_pending(self.broker_id)
+            self.delayed_produce.fail_all()
         else:
             self.maybe_increment_leader_hw()
 
@@ -312,10 +312,10 @@ class Partition:
         """An acks=all produce: rejected (NOT_ENOUGH_REPLICAS) while the ISR is below
         MinISR, else appended in the leader epoch and waiting for the HWM."""
         if len(self.partition_state.isr) < self.min_isr and Bug.PRODUCE_IGNORES_MIN_ISR not in self.bugs:
-            self.history.write_failed(value)
+            self.delayed_produce.rejected(value)
             return
         offset = self.log.append_as_leader(value, self.leader_epoch)
-        self.history.write_pending(value, self.broker_id, offset)
+        self.delayed_produce.watch(value, offset)
         self.maybe_increment_leader_hw()
 
     def fetch_offset_for_timestamp(self) -> Optional[int]:
@@ -356,7 +356,6 @@ class Partition:
             known = self.metadata_cache().alive_broker_epoch(src)
             if known is not None and known > broker_epoch:
                 return {"error": NOT_LEADER_OR_FOLLOWER}
-        self.history.fetch_served(src, broker_epoch, fetch_offset)
         remote = self.remote_replicas.get(src)
         if remote is None:
             remote = self.remote_replicas[src] = Replica(src)

@@ -13,7 +13,7 @@ from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
 from .errors import NOT_LEADER_OR_FOLLOWER
 from .fetcher import ReplicaFetcherThread
-from .history import ClientHistory
+from .purgatory import ClientResponses, DelayedProducePurgatory
 from .metadata import MetadataImage, PartitionRegistration
 from .network import InMemoryNetwork
 from .partition import Partition
@@ -23,14 +23,14 @@ if TYPE_CHECKING:
 
 
 class ReplicaManager:
-    def __init__(self, broker_id: int, config: Config, network: InMemoryNetwork, history: ClientHistory,
+    def __init__(self, broker_id: int, config: Config, network: InMemoryNetwork, responses: ClientResponses,
                  bugs: frozenset, lifecycle: "BrokerLifecycleManager",
                  metadata_cache: Callable[[], MetadataImage]) -> None:
         self.broker_id = broker_id
         self.config = config
         self.metadata_cache = metadata_cache   # the broker's current image (KRaftMetadataCache)
         self.network = network
-        self.history = history
+        self.delayed_produce_purgatory = DelayedProducePurgatory(responses)
         self.bugs = bugs
         self.lifecycle = lifecycle   # the broker epoch of the current session
         self.alter_partition_manager = AlterPartitionManager(broker_id, network, lifecycle)
@@ -57,7 +57,8 @@ class ReplicaManager:
             self.alter_partition_manager.forget()
             return
         if partition is None:
-            partition = self.partition = Partition(me, self.config, self.history, self.alter_partition_manager,
+            partition = self.partition = Partition(me, self.config, self.delayed_produce_purgatory,
+                                                   self.alter_partition_manager,
                                                    self.bugs, self.metadata_cache)
         if reg.leader == me:
             self.fetcher = None
@@ -74,7 +75,7 @@ class ReplicaManager:
         """The leader steps down: its waiting produce requests fail (§2.6, §2.10.4)."""
         if Bug.PENDING_WRITES_KEPT_ON_STEP_DOWN in self.bugs:
             return
-        self.history.fail_pending(self.broker_id)
+        self.delayed_produce_purgatory.fail_all()
 
     def shutdown(self) -> None:
         """The broker stops: waiting writes fail, the replica goes offline and the
@@ -82,7 +83,7 @@ class ReplicaManager:
         self.fetcher = None
         self.alter_partition_manager.forget()
         if self.partition is not None:
-            self.history.fail_pending(self.broker_id)
+            self.delayed_produce_purgatory.fail_all()
             self.partition.make_offline()
 
     # -------------------------------------------------------------- queries

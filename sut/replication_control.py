@@ -11,11 +11,10 @@ from typing import Callable, Optional
 from model import NO_LEADER, AlterPartitionRequest, Config, Rule
 
 from .bugs import Bug
-from .change_builder import UNCLEAN_LEADER_ELECTION, PartitionChangeBuilder
+from .change_builder import PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
 from .errors import (FENCED_LEADER_EPOCH, INELIGIBLE_REPLICA, INVALID_REQUEST, INVALID_UPDATE_VERSION,
                      NEW_LEADER_ELECTED, NOT_LEADER_OR_FOLLOWER, STALE_BROKER_EPOCH)
-from .history import ClientHistory
 from .metadata import ApiMessage, PartitionRecord, PartitionRegistration
 
 INITIAL_LEADER_EPOCH = 1      # the chapters' numbering (§3.1, §4.4)
@@ -26,14 +25,13 @@ LogInfo = Callable[[int], Optional[tuple[int, int]]]
 
 class ReplicationControlManager:
     def __init__(self, config: Config, cluster: ClusterControlManager, append: Callable[[ApiMessage], None],
-                 history: ClientHistory, bugs: frozenset) -> None:
+                 bugs: frozenset) -> None:
         self.config = config
         self.min_isr = config.min_isr
         self.unclean_recovery_strategy = config.unclean_recovery
         self.unclean_leader_election_enable = config.unclean_leader_election
         self.cluster = cluster
         self.append = append
-        self.history = history
         self.bugs = bugs
         self.partition: Optional[PartitionRegistration] = None
 
@@ -55,9 +53,6 @@ class ReplicationControlManager:
         if record is not None:
             self.append(record)
             self.partition = builder.partition.merge(record)
-        if builder.election is not None:
-            assert self.partition is not None
-            self.history.unclean_election(builder.election, self.partition.leader, self.partition.leader_epoch)
 
     def _change(self, b: PartitionChangeBuilder, unclean_shutdown: frozenset[int] = frozenset(),
                 unclean: bool = True) -> None:
@@ -314,10 +309,6 @@ class ReplicationControlManager:
             b.apply_elr_rules(p.isr - b.target_isr)
         b.bump_leader_epoch = True
         self._commit(b)
-        if forced and b.election is None:
-            assert self.partition is not None
-            self.history.unclean_election(UNCLEAN_LEADER_ELECTION, b.target_replicas[0],
-                                          self.partition.leader_epoch)
 
     # ------------------------------------------------------------ unclean recovery (§5.3)
 
@@ -364,7 +355,6 @@ class ReplicationControlManager:
         b.target_last_known_elr = p.last_known_elr - {best}
         b.apply_elr_rules()
         self._commit(b)
-        self.history.unclean_election(self.unclean_recovery_strategy, best, self.partition.leader_epoch)
 
     def unclean_leader_election_candidate(self) -> Optional[int]:
         """Legacy unclean election (ch7): with no leader and an empty ISR, the first
@@ -388,5 +378,3 @@ class ReplicationControlManager:
         b.target_elr = frozenset()
         b.target_last_known_elr = frozenset()
         self._commit(b)
-        assert self.partition is not None
-        self.history.unclean_election("unclean_leader_election", leader, self.partition.leader_epoch)

@@ -26,7 +26,7 @@ import pytest  # noqa: E402
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Runs a scenario test written against the model (``scenario``'s steps) on the
     reference model ("model"), or mirrored on the SUT ("sut": same actions, the
-    SUT's snapshot must equal the model state after every step and it must refuse
+    SUT's outcomes and observation must equal the model's after every step and it must refuse
     exactly what the model refuses). Folders opt in with ``pytest_generate_tests``
     and ``engines.parametrize_engines``."""
     if request.param == "sut":

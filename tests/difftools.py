@@ -37,9 +37,10 @@ def expect_agreement(verdict: Optional[Verdict], headline: str = "") -> None:
 
 def probe_actions(state: ClusterState, rng) -> list:
     """Candidate actions around ``state``, mostly NOT enabled: every action class
-    for every broker (and an unknown one), metadata counts out of range, a wrong
-    produce value, message ids of every kind (and ones not in flight), random
-    reassignment targets (some invalid)."""
+    for every broker (and an unknown one), metadata counts out of range, message
+    ids of every kind (and ones not in flight), random reassignment targets (some
+    invalid). A Produce carries the model's next value only: which values are
+    valid is the model's bookkeeping, not the implementation's."""
     from model import (CancelReassignment, Consume, ControlledShutdown, DropMessage, FenceBroker, Flush,
                        ListOffsets, ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign,
                        ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest,
@@ -52,7 +53,7 @@ def probe_actions(state: ClusterState, rng) -> list:
     for b in brokers + [unknown]:
         out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), ControlledShutdown(b),
                 UncleanShutdown(b, True), UncleanShutdown(b, False), Flush(b), SendFetch(b),
-                Produce(b, nv), Produce(b, nv + 1)]
+                Produce(b, nv)]
         if b in brokers:
             pending = state.pending_metadata(b)
             out += [ReplicateMetadata(b, c) for c in sorted({0, 1, pending, pending + 1})]
@@ -76,8 +77,8 @@ class MirroredStep:
 
     It keeps one ``LockStep`` per model state it has produced (states reached from
     ``initial_state`` through it); stepping from a state forks that lockstep, so
-    tests that branch from an old state work. After each step the SUT's snapshot
-    must equal the model's new state; a refusal by the model must be a refusal by
+    tests that branch from an old state work. After each step the SUT's outcome and
+    observation must equal the model's; a refusal by the model must be a refusal by
     the SUT. States it has not seen (hand-built) are stepped on the model only;
     ``unmirrored`` counts them.
     """

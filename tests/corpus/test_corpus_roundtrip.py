@@ -90,8 +90,8 @@ def test_shrunk_counterexample_round_trips(tmp_path):
 
 
 BUGS = {
-    # the buggy SUT's snapshot differs from the model
-    Bug.PRODUCE_IGNORES_MIN_ISR: (FIND, "state."),
+    # the buggy SUT appends a write the model refuses: the Produce's outcome differs
+    Bug.PRODUCE_IGNORES_MIN_ISR: (FIND, "outcome.appended"),
     # the buggy SUT enables an ISR expansion the model refuses (no state differs yet)
     Bug.ISR_EXPANSION_IGNORES_LESO: (FIND,
                                      "enablement of ProposeIsrExpand(leader=N, follower=N): model=refused"),

@@ -1,6 +1,6 @@
 """Every worked example runs twice: on the reference model, and mirrored on the
-SUT (same actions, same numbers; the SUT's snapshot must equal the model state
-after every step and refuse exactly what the model refuses)."""
+SUT (same actions, same numbers; the SUT's outcomes and observation must equal the
+model's after every step, and it must refuse exactly what the model refuses)."""
 
 from __future__ import annotations
 

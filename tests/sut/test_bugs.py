@@ -1,6 +1,6 @@
 """Every bug of the catalogue (``sut.bugs``) is a real, reachable code path: for
 each, a short hand-written action sequence after which the buggy SUT's
-snapshot differs from the model (or it refuses an action the model takes, or
+outcome or observation differs from the model's (or it refuses an action the model takes, or
 enables one the model refuses), while the correct SUT matches the model after
 every step.
 

@@ -1,6 +1,6 @@
 """Differential random walks: the SUT and the reference model take the same
-seeded walk over ``model.enabled_actions``; after EVERY step the SUT's snapshot
-must equal the model state, and the SUT must agree with the model on whether
+seeded walk over ``model.enabled_actions``; after EVERY step the SUT's outcome and
+observation must equal the model's, and the SUT must agree with the model on whether
 each enabled action — and a sample of disabled ones — is enabled.
 
 Two walk policies per configuration, 7,500 steps each:

@@ -1,8 +1,9 @@
 """The SUT is an independent implementation: from ``model`` it may import only the
-state types and constants it builds snapshots from, the action classes it
-accepts, ``Config``/``Variant``/``Rule`` and ``ActionNotEnabled`` — never model logic
-(``step``, ``enabled_actions``, ``merge``, ``materialize``, ``initial_state``,
-the ``controller``/``replica``/``log``/``update`` helpers, ...).
+state types and constants, the observation and outcome types it answers with, the
+action classes it accepts, ``Config``/``Variant``/``Rule`` and ``ActionNotEnabled``
+— never model logic (``step``, ``enabled_actions``, ``observe``, ``outcome``,
+``merge``, ``materialize``, ``initial_state``, the
+``controller``/``replica``/``log``/``update`` helpers, ...).
 
 Every file of ``sut/`` is parsed with ``ast``; the checker is itself tested on
 snippets that break the rule.
@@ -18,6 +19,7 @@ import pytest
 
 import model
 import model.actions
+import model.observation
 import model.state
 
 SUT_DIR = Path(__file__).resolve().parents[2] / "sut"
@@ -30,11 +32,13 @@ def _classes_of(module: object) -> set[str]:
 
 STATE_NAMES = _classes_of(model.state) | {"NO_LEADER", "NO_LEADER_CHANGE", "MetadataRecord", "Message"}
 ACTION_NAMES = _classes_of(model.actions) | {"Action"}
+OBSERVATION_NAMES = _classes_of(model.observation)
 OTHER_NAMES = {"Config", "Variant", "Rule", "ActionNotEnabled"}
-ALLOWED = STATE_NAMES | ACTION_NAMES | OTHER_NAMES
+ALLOWED = STATE_NAMES | ACTION_NAMES | OBSERVATION_NAMES | OTHER_NAMES
 ALLOWED_BY_MODULE = {
     "model": ALLOWED,
     "model.state": STATE_NAMES,
+    "model.observation": OBSERVATION_NAMES,
     "model.actions": ACTION_NAMES,
     "model.config": {"Config", "Variant"},
     "model.profile": {"Rule"},
@@ -100,11 +104,13 @@ def test_sut_imports_only_state_types_and_actions_from_model(path: Path):
 
 def test_the_allowed_names_exclude_model_logic():
     for logic in ("step", "enabled_actions", "why_not_enabled", "initial_state", "merge", "materialize",
-                  "end_offset_for_epoch", "epoch_entries", "truncation_offset", "family_of"):
+                  "end_offset_for_epoch", "epoch_entries", "truncation_offset", "family_of", "observe",
+                  "outcome", "observe_replica", "list_offsets_result"):
         assert logic not in ALLOWED
     for kind in ("ClusterState", "Replica", "FetchRequest", "PartitionChangeRecord", "NO_LEADER"):
         assert kind in STATE_NAMES
     assert {"Produce", "Reassign", "UncleanRecovery"} <= ACTION_NAMES
+    assert {"Observation", "Outcome", "ReplicaObservation"} <= OBSERVATION_NAMES
 
 
 @pytest.mark.parametrize("snippet, fragment", [
@@ -112,6 +118,8 @@ def test_the_allowed_names_exclude_model_logic():
     ("from model import enabled_actions as ea", "import enabled_actions"),
     ("from model import merge", "import merge"),
     ("from model import initial_state", "import initial_state"),
+    ("from model import observe", "import observe"),
+    ("from model.observation import outcome", "import outcome"),
     ("from model.controller import elect", "model logic"),
     ("from model.log import end_offset_for_epoch", "model logic"),
     ("from model.state import materialize", "import materialize"),

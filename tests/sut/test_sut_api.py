@@ -1,5 +1,6 @@
-"""The SUT's public face: ``Cluster(config, bugs)``, ``apply``, ``is_enabled``,
-``snapshot``; plus independence of deep copies (branching a run)."""
+"""The SUT's public face, the implementation interface of ``harness.lockstep``:
+``Cluster(config, bugs)``, ``apply`` (returning the action's ``model.Outcome``),
+``is_enabled``, ``observe``; plus independence of deep copies (branching a run)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import copy
 import pytest
 
 import model
-from model import (ActionNotEnabled, Config, FenceBroker, Produce, ReplicateMetadata, SendFetch, StartBroker,
-                   initial_state)
+from model import (ActionNotEnabled, Config, FenceBroker, ListOffsets, ListOffsetsResult, Outcome, Produce,
+                   ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
+                   initial_state, observe)
 from sut import Bug, Cluster
 
 CONFIGS = [
@@ -21,20 +23,20 @@ CONFIGS = [
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=["default", "5-brokers", "rf1"])
-def test_a_new_cluster_is_the_models_initial_state(config: Config):
-    assert Cluster(config).snapshot() == initial_state(config)
+def test_a_new_cluster_shows_the_models_initial_state(config: Config):
+    assert Cluster(config).observe() == observe(initial_state(config))
 
 
 def test_apply_refuses_a_disabled_action_with_a_reason():
     c = Cluster(Config())
-    before = c.snapshot()
+    before = c.observe()
     with pytest.raises(ActionNotEnabled) as exc:
         c.apply(StartBroker(1))   # broker 1 is running
     assert exc.value.action == StartBroker(1) and exc.value.reason
     assert not c.is_enabled(StartBroker(1))
-    assert c.snapshot() == before
+    assert c.observe() == before
     with pytest.raises(ActionNotEnabled):
-        c.apply(Produce(1, 2))    # the next value is 1
+        c.apply(Produce(2, 1))    # broker 2 is a follower
     with pytest.raises(ActionNotEnabled):
         c.apply(ReplicateMetadata(9, 1))
 
@@ -51,15 +53,28 @@ def test_apply_rejects_a_non_action_and_unknown_bugs():
         Cluster(object())  # type: ignore[arg-type]
 
 
-def test_snapshots_are_values_that_later_steps_do_not_change():
+def test_apply_returns_what_the_action_visibly_did():
+    """On RF 2 (MinISR 1) a write is appended at offset 0, its fetch request is sent,
+    and the follower's next fetch acknowledges it; ListOffsets answers the HWM."""
+    config = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1)
+    c = Cluster(config)
+    assert c.apply(Produce(1, 1)) == Outcome(appended=((1, 0),))
+    (request,) = c.apply(SendFetch(2)).sent
+    (response,) = c.apply(ReceiveFetchRequest(request.id)).sent
+    assert response.records and not c.apply(ReceiveFetchResponse(response.id)).acknowledged
+    (request,) = c.apply(SendFetch(2)).sent
+    assert c.apply(ReceiveFetchRequest(request.id)).acknowledged == ((1, 0),)
+    assert c.apply(ListOffsets()).list_offsets == ListOffsetsResult(1, 1, 1)
+
+
+def test_observations_are_values_that_later_steps_do_not_change():
     c = Cluster(Config())
     c.apply(Produce(1, 1))
-    snap = c.snapshot()
+    seen = c.observe()
     c.apply(SendFetch(2))
     c.apply(FenceBroker(1))
-    state = model.step(initial_state(Config()), Produce(1, 1))
-    assert snap == state
-    assert c.snapshot() != snap
+    assert seen == observe(model.step(initial_state(Config()), Produce(1, 1)))
+    assert c.observe() != seen
 
 
 def test_a_deep_copy_is_an_independent_branch():
@@ -71,14 +86,23 @@ def test_a_deep_copy_is_an_independent_branch():
     branch.apply(ReplicateMetadata(2, 2))
     c.apply(SendFetch(2))
     s = model.step(initial_state(config), Produce(1, 1))
-    assert c.snapshot() == model.step(s, SendFetch(2))
-    assert branch.snapshot() == model.step(model.step(s, FenceBroker(1)), ReplicateMetadata(2, 2))
+    assert c.observe() == observe(model.step(s, SendFetch(2)))
+    assert branch.observe() == observe(model.step(model.step(s, FenceBroker(1)), ReplicateMetadata(2, 2)))
 
 
 def test_every_bug_leaves_the_initial_state_alone():
     config = Config()
     for bug in Bug:
-        assert Cluster(config, {bug}).snapshot() == initial_state(config), bug
+        assert Cluster(config, {bug}).observe() == observe(initial_state(config)), bug
+
+
+def test_the_sut_keeps_no_ghost_history():
+    """Nothing of ``model.History`` (the True HWM, acknowledged writes, consumed
+    records, unclean elections) is in the SUT: it answers with outcomes."""
+    c = Cluster(Config())
+    c.apply(Produce(1, 1))
+    names = {n for obj in (c, c.controller, c.brokers[1], c.brokers[1].replica_manager) for n in vars(obj)}
+    assert not names & {"history", "committed", "acked", "true_hwm", "unclean_elections"}
 
 
 def test_mirrored_step_runs_model_scenarios_on_the_sut_too():

@@ -1,0 +1,75 @@
+"""Any implementation of the interface of ``harness.lockstep`` can be put under test,
+not only the bundled SUT: these two are written against the interface alone
+(``apply`` returning the ``model.Outcome``, ``is_enabled``, ``observe``), with the
+bundled SUT behind them as their engine.
+
+``Faithful`` passes every check; ``LateAcks`` acknowledges each write one action
+late — the same broker state, the same messages, only a produce response held
+back — and the lockstep check catches it on the outcome."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from harness import SutDiverged, machine_for
+from harness.replay import replay
+from model import (Config, Observation, Outcome, Produce, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
+                   Action)
+from sut import Cluster
+
+
+class Faithful:
+    """Every call passed through to an engine."""
+
+    def __init__(self, config: Config) -> None:
+        self.engine = Cluster(config)
+
+    def apply(self, action: Action) -> Outcome:
+        return self.engine.apply(action)
+
+    def is_enabled(self, action: Action) -> bool:
+        return self.engine.is_enabled(action)
+
+    def observe(self) -> Observation:
+        return self.engine.observe()
+
+
+class LateAcks(Faithful):
+    """Delivers the acknowledgements of each action with the next action's outcome."""
+
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        self.held: tuple = ()
+
+    def apply(self, action: Action) -> Outcome:
+        out = self.engine.apply(action)
+        held, self.held = self.held, out.acknowledged
+        return attrs.evolve(out, acknowledged=held)
+
+
+RF2 = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1)
+#: A write replicated to follower 2; its second fetch (offset 1) lets leader 1's HWM
+#: pass the write, which acknowledges it (step 6).
+COMMIT_ONE = (Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2), SendFetch(2),
+              ReceiveFetchRequest(3))
+
+SHORT = settings(max_examples=15, stateful_step_count=30, derandomize=True, database=None, deadline=None,
+                 suppress_health_check=list(HealthCheck), phases=[Phase.generate])
+
+
+def test_a_late_acknowledgement_is_an_outcome_divergence_at_the_step_it_belongs_to():
+    result = replay(COMMIT_ONE, RF2, implementation=LateAcks)
+    assert result.failed_at == 6 and result.verdict.kind == "outcome" and result.kind == "divergence"
+    assert result.divergence == ("outcome.acknowledged: model=((1, 0),) sut=()",)
+    assert replay(COMMIT_ONE, RF2, implementation=Faithful).verdict is None
+
+
+def test_the_machine_puts_another_implementation_under_test():
+    run_state_machine_as_test(machine_for(implementation=Faithful, name="FaithfulMachine"), settings=SHORT)
+    with pytest.raises(SutDiverged) as caught:
+        run_state_machine_as_test(machine_for(implementation=LateAcks, name="LateAcksMachine"), settings=SHORT)
+    assert caught.value.verdict.kind == "outcome"
+    assert caught.value.verdict.template == "outcome.acknowledged"
