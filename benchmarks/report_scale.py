@@ -39,6 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import model  # noqa: E402  (the action registry)
+
 VARIANTS = ["TRUNCATE_TO_HWM", "NO_LAST_FETCHED_EPOCH", "NO_FETCH_LEADER_EPOCH_FENCING", "NO_MAXIMAL_ISR",
             "ISR_JOIN_WITHOUT_LESO", "ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH", "ALTER_PARTITION_WITHOUT_BROKER_EPOCH",
             "NO_ELR", "UNCLEAN_REGISTRATION_KEEPS_ELR", "ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR",
@@ -51,16 +53,8 @@ PROPERTIES = ["LeaderCompleteness", "LogMatching", "LeaderCandidateCompleteness"
               "UncleanExclusion", "AppliedHwmMonotonicity", "MinIsrRecoveryQuorum", "MetadataLogMatching",
               "ConsistentRead", "NoCommittedRecordLostGlobally", "AckedWritesLinearizable", "StrongIsr",
               "SutDiffersFromModel", "HarnessError"]
-ACTIONS = {  # action -> (family, weight)
-    "StartBroker": ("lifecycle", 3.0), "UnfenceBroker": ("lifecycle", 3.0), "FenceBroker": ("lifecycle", 0.6),
-    "ControlledShutdown": ("lifecycle", 0.3), "UncleanShutdown": ("lifecycle", 0.3), "Flush": ("lifecycle", 1.5),
-    "ReplicateMetadata": ("metadata", 5.0), "SendFetch": ("fetch", 6.0), "ReceiveFetchRequest": ("fetch", 6.0),
-    "ReceiveFetchResponse": ("fetch", 6.0), "ProposeIsrShrink": ("isr", 0.6), "ProposeIsrExpand": ("isr", 2.0),
-    "ReceiveAlterPartition": ("isr", 2.5), "ReceiveAlterPartitionResponse": ("isr", 2.5),
-    "Reassign": ("reassignment", 0.2), "CancelReassignment": ("reassignment", 0.2),
-    "UncleanRecovery": ("recovery", 0.4), "UncleanLeaderElection": ("recovery", 0.3), "DropMessage": ("network", 0.3),
-    "Produce": ("client", 4.0), "Consume": ("client", 1.0), "ListOffsets": ("client", 1.0),
-}
+#: action -> (family, weight): the action registry's families and random-walk weights.
+ACTIONS = {k.name: (k.family, k.weight) for k in model.ACTIONS}
 EVENTS = ["follower truncated on a diverging epoch", "partition has no leader", "ELR became non-empty",
           "LastKnownELR became non-empty", "leader elected", "reassignment started", "reassignment completed",
           "unclean election: balanced", "True HWM advanced", "write acknowledged", "write negatively acknowledged",

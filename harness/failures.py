@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from model import Action, ClusterState, Observation
 
-from .lockstep import Verdict, trace_tail as _trace_tail  # noqa: F401  (re-exported for reports)
+from .lockstep import Verdict
 
 
 class CheckFailed(AssertionError):

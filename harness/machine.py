@@ -15,13 +15,10 @@ from hypothesis.errors import HypothesisException
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from model import (ACTION_TYPES, NO_LEADER, Action, AlterPartitionRequest, AlterPartitionResponse, ClusterState, Config, FetchRequest,
-                   FetchResponse, ProposeIsrExpand, ProposeIsrShrink, ReceiveAlterPartition,
-                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
-                   Consume, ControlledShutdown, DropMessage, FenceBroker, Flush, ListOffsets, Produce, Reassign,
-                   CancelReassignment, ReplicateMetadata, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker, Variant, enabled_actions,
-                   CHAPTERS, PROFILES,
-                   family_of, why_not_enabled)
+from model import (ACTION_TYPES, ACTIONS, CHAPTERS, NO_LEADER, PROFILES, Action, ClusterState, Config,
+                   ControlledShutdown, FenceBroker, Produce, Reassign, ReplicateMetadata, SendFetch, StartBroker,
+                   UncleanRecovery, UncleanShutdown, UnfenceBroker, Variant, enabled_actions, family_of,
+                   why_not_enabled)
 
 from .coverage import events_between
 from .failures import CheckFailed, failure_for
@@ -29,25 +26,19 @@ from .lockstep import LockStep, Verdict, error_verdict, sut_factory
 from .strategies import configs
 
 
-EXCHANGE_STARTERS = (SendFetch, ProposeIsrShrink, ProposeIsrExpand)
+#: Actions that send a request without delivering a message: the start of an
+#: exchange the machine may carry through (``model.ActionKind.sends``).
+EXCHANGE_STARTERS = tuple(k.cls for k in ACTIONS if k.sends and not k.receives)
 
-#: Actions that disturb a healthy partition: crashes, fencing, reassignments,
-#: message loss, and a leader giving up on a slow follower.
-FAULTS = (FenceBroker, ControlledShutdown, UncleanShutdown, Reassign, CancelReassignment, DropMessage,
-          ProposeIsrShrink)
+#: Actions that disturb a healthy partition (``model.ActionKind.fault``): crashes,
+#: fencing, reassignments, message loss, and a leader giving up on a slow follower.
+FAULTS = tuple(k.cls for k in ACTIONS if k.fault)
 MAX_FAULT_SPACING = 24
 MAX_WARM_UP = 4
 
-#: Relative weight of an action class among the enabled classes of its family.
-#: Flush is as rare as a fault: Kafka leaves flushing to the OS by default
-#: (log.flush.interval.messages is unbounded), so a crash usually finds records unflushed.
-RULE_WEIGHTS: dict[type, int] = {
-    StartBroker: 6, UnfenceBroker: 6, Flush: 1, FenceBroker: 1, ControlledShutdown: 1, UncleanShutdown: 1,
-    SendFetch: 2, ReceiveFetchRequest: 3, ReceiveFetchResponse: 3,
-    ProposeIsrExpand: 3, ReceiveAlterPartition: 3, ReceiveAlterPartitionResponse: 3, ProposeIsrShrink: 1,
-    CancelReassignment: 1, Reassign: 1,
-    Produce: 3, Consume: 2, ListOffsets: 2,
-}
+#: Relative weight of an action class among the enabled classes of its family
+#: (``model.ActionKind.family_weight``).
+RULE_WEIGHTS: dict[type, int] = {k.cls: k.family_weight for k in ACTIONS}
 
 #: Swarm testing: each example scales some class weights by a factor drawn from
 #: the class's levels (the first, 1, is where shrinking goes). Leaving a fault out
@@ -56,20 +47,15 @@ RULE_WEIGHTS: dict[type, int] = {
 #: restarts (1/4: start and unfence scaled 1 while the rest of the family is
 #: scaled 4) keep a crashed or fenced broker out long enough for more to happen
 #: meanwhile. Healthy replication (metadata, fetch, ISR expansion, produce) is
-#: never scaled.
-SWARM_LEVELS: dict[type, tuple[float, ...]] = {
-    **{c: (1, 0, 4) for c in (FenceBroker, ControlledShutdown, UncleanShutdown, Flush, Reassign,
-                              CancelReassignment, DropMessage, ProposeIsrShrink, UncleanRecovery,
-                              UncleanLeaderElection, Consume, ListOffsets)},
-    StartBroker: (1, 0.25), UnfenceBroker: (1, 0.25),
-}
+#: never scaled (``model.ActionKind.swarm``).
+SWARM_LEVELS: dict[type, tuple[float, ...]] = {k.cls: k.swarm for k in ACTIONS if len(k.swarm) > 1}
 SWARM_SCALE = 4  # weights are kept integral: every weight is multiplied by this
 
 
 def swarm_weights(factors: dict[type, float]) -> dict[type, int]:
     """Every action class's weight in one example: RULE_WEIGHTS (1 when absent)
     times SWARM_SCALE times the class's drawn swarm factor (1 when absent)."""
-    return {c: round(RULE_WEIGHTS.get(c, 1) * SWARM_SCALE * factors.get(c, 1)) for c in ACTION_TYPES}
+    return {c: round(RULE_WEIGHTS[c] * SWARM_SCALE * factors.get(c, 1)) for c in ACTION_TYPES}
 
 
 def catch_up(state: ClusterState, broker: int) -> ReplicateMetadata:
@@ -85,8 +71,8 @@ RESTART_PHASES = (
     lambda s, b: UnfenceBroker(b),
 )
 
-RECEIVERS = {FetchRequest: ReceiveFetchRequest, FetchResponse: ReceiveFetchResponse,
-             AlterPartitionRequest: ReceiveAlterPartition, AlterPartitionResponse: ReceiveAlterPartitionResponse}
+#: Message class name -> the action delivering it (``model.ActionKind.receives``).
+RECEIVERS: dict[str, type] = {k.receives: k.cls for k in ACTIONS if k.receives and k.receives != "any"}
 
 
 @attrs.define
@@ -183,7 +169,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         for _ in range(hops):
             if sent is None:
                 break
-            receive = RECEIVERS[type(self.state.network.get(sent))](sent)  # type: ignore[union-attr]
+            receive = RECEIVERS[type(self.state.network.get(sent)).__name__](sent)  # type: ignore[union-attr]
             if why_not_enabled(self.state, receive) is not None:  # type: ignore[arg-type]
                 break
             sent = self._apply(receive)

@@ -21,27 +21,14 @@ import random
 from collections import deque
 from typing import Callable, Iterator, Mapping, Optional, Sequence
 
-from model import (Action, CancelReassignment, ClusterState, Config, Consume, ControlledShutdown,
-                   DropMessage, FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
-                   Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
-                   ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
-                   UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker,
-                   enabled_actions, family_of, initial_state, step)
+from model import (ACTIONS, Action, ClusterState, Config, UncleanShutdown, enabled_actions, family_of,
+                   initial_state, step)
 
 POLICIES = ("uniform", "family", "weighted")
 
-#: Relative weight of each action class for the ``weighted`` policy.
-DEFAULT_WEIGHTS: Mapping[type, float] = {
-    StartBroker: 3.0, UnfenceBroker: 3.0, FenceBroker: 0.15, ControlledShutdown: 0.15,
-    UncleanShutdown: 0.1, Flush: 2.0,
-    ReplicateMetadata: 5.0,
-    SendFetch: 6.0, ReceiveFetchRequest: 6.0, ReceiveFetchResponse: 6.0,
-    ProposeIsrShrink: 0.6, ProposeIsrExpand: 3.0, ReceiveAlterPartition: 4.0, ReceiveAlterPartitionResponse: 4.0,
-    Reassign: 0.15, CancelReassignment: 0.3,
-    UncleanRecovery: 2.0, UncleanLeaderElection: 2.0,
-    DropMessage: 0.3,
-    Produce: 4.0, Consume: 1.5, ListOffsets: 1.5,
-}
+#: Relative weight of each action class for the ``weighted`` policy
+#: (``model.ActionKind.weight``).
+DEFAULT_WEIGHTS: Mapping[type, float] = {k.cls: k.weight for k in ACTIONS}
 
 TRAIL = 30  # actions shown in a failure report
 

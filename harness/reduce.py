@@ -35,7 +35,8 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 import attrs
 
-from model import MIN_BROKERS, ActionNotEnabled, Config, Produce, Reassign, ReplicateMetadata, initial_state, step
+from model import (MIN_BROKERS, ActionNotEnabled, Config, Produce, ReplicateMetadata, initial_state,
+                   kind_of, step)
 
 from .replay import ReplayResult, TraceNotEnabled, replay
 
@@ -118,23 +119,23 @@ def moves(n: int) -> Iterator[list[int]]:
 
 # ------------------------------------------------------- smaller configurations
 
-_BROKER_FIELDS = ("broker", "follower", "leader")
-
-
 def rename_brokers(action: Any, names: Mapping[int, int]) -> Optional[Any]:
-    """``action`` with every broker id it names mapped through ``names`` (a
-    reassignment target loses the brokers ``names`` lacks); None when it names a
-    broker ``names`` lacks, or a target is left empty."""
-    if isinstance(action, Reassign):
-        target = tuple(names[b] for b in action.target if b in names)
-        return Reassign(target) if target else None
+    """``action`` with every broker id it names (``model.ActionKind.broker_fields``)
+    mapped through ``names`` (a tuple of them, a reassignment target, loses the
+    brokers ``names`` lacks); None when it names a broker ``names`` lacks, or a
+    target is left empty."""
     changes = {}
-    for field in _BROKER_FIELDS:
-        if hasattr(action, field):
-            broker = getattr(action, field)
-            if broker not in names:
+    for field in kind_of(action).broker_fields:
+        value = getattr(action, field)
+        if isinstance(value, tuple):
+            value = tuple(names[b] for b in value if b in names)
+            if not value:
                 return None
-            changes[field] = names[broker]
+        elif value not in names:
+            return None
+        else:
+            value = names[value]
+        changes[field] = value
     return attrs.evolve(action, **changes) if changes else action
 
 

@@ -1,7 +1,9 @@
 """The counterexample corpus schema (Parquet, hive-partitioned by ``run_date``).
 
-This module depends on pyarrow only, so readers (``spark_reports``) can import it
-without the model. Changes are additive only: a new column gets a new
+This module depends on pyarrow and the model's action registry only
+(``model.actions``, data), so readers (``spark_reports``) take the schema and the
+action vocabulary from here and need nothing else of the model or the harness.
+Changes are additive only: a new column gets a new
 ``SCHEMA_VERSION``; readers accept every version up to theirs and refuse newer
 files with a clear error.
 
@@ -20,7 +22,15 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from model.actions import ACTIONS
+
 SCHEMA_VERSION = 2
+
+#: Action class name -> family (``model.ActionKind.family``): the reports' action
+#: vocabulary, the lift baseline of actions that never occur in a failing trace.
+ACTION_FAMILIES: dict[str, str] = {k.name: k.family for k in ACTIONS}
+#: Action class names that always send one message (``model.ActionKind.sends``).
+SENDS_ONE_MESSAGE: tuple[str, ...] = tuple(k.name for k in ACTIONS if k.sends)
 
 COUNTEREXAMPLES = "counterexamples"
 RUNS = "runs"

@@ -8,12 +8,7 @@ implementation under test is compared on: ``observe`` (the observable projection
 and ``outcome`` (what an action visibly did).
 """
 
-from .actions import (ACTION_TYPES, FAMILIES, Action, CancelReassignment, Consume,
-                      ControlledShutdown, DropMessage, FenceBroker, Flush, ListOffsets,
-                      ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
-                      ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
-                      ReplicateMetadata, SendFetch, StartBroker, UncleanLeaderElection,
-                      UncleanRecovery, UncleanShutdown, UnfenceBroker, family_of)
+from .actions import *  # noqa: F403  (every action class and the action registry)
 from .config import MAX_BROKERS, MIN_BROKERS, UNCLEAN_RECOVERY_STRATEGIES, VARIANT_DOCS, Config, Variant
 from .profile import CHAPTERS, KAFKA, KAFKA_RELEASE, PROFILES, RULE_DOCS, Rule, RuleDoc
 from .errors import ActionNotEnabled

@@ -1,12 +1,17 @@
-"""The closed family of actions (the TLA+ ``Next`` relation, one class per action).
+"""The closed family of actions (the TLA+ ``Next`` relation, one class per action),
+and the action registry.
 
 Each action is a frozen attrs value whose repr reads as a scenario step, e.g.
-``FenceBroker(broker=2)``. ``FAMILIES`` groups them as the harness drives them.
+``FenceBroker(broker=2)``. ``ACTIONS`` describes each class once (its family,
+whether it is a fault, the message it sends or delivers, its broker fields, its
+default weights); ``FAMILIES``, ``ACTION_TYPES``, the machine's weights and
+faults, the random walk's weights, reduction's broker renaming, the trace codec
+and the reports' action vocabulary are derived from it.
 """
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Optional, Union
 
 import attrs
 
@@ -153,23 +158,99 @@ Action = Union[
     Produce, Consume, ListOffsets,
 ]
 
-FAMILIES: dict[str, tuple[type, ...]] = {
-    "lifecycle": (StartBroker, UnfenceBroker, FenceBroker, ControlledShutdown, UncleanShutdown, Flush),
-    "metadata": (ReplicateMetadata,),
-    "fetch": (SendFetch, ReceiveFetchRequest, ReceiveFetchResponse),
-    "isr": (ProposeIsrShrink, ProposeIsrExpand, ReceiveAlterPartition, ReceiveAlterPartitionResponse),
-    "reassignment": (Reassign, CancelReassignment),
-    "recovery": (UncleanRecovery, UncleanLeaderElection),
-    "network": (DropMessage,),
-    "client": (Produce, Consume, ListOffsets),
-}
+@attrs.frozen
+class ActionKind:
+    """What the framework knows of one action class, beside its guard and effect
+    (``model.step``): the one place a new action is described.
 
-ACTION_TYPES: tuple[type, ...] = tuple(t for ts in FAMILIES.values() for t in ts)
+    family: the harness's family (one machine rule per family). fault: it
+      disturbs a healthy partition (crash, fencing, reassignment, message loss, a
+      leader giving up on a follower): the machine spaces faults apart.
+    sends: the message class it always sends (a request, or the response to the
+      message it delivers), else None. receives: the message class it delivers
+      (its ``msg`` field), "any" for any message in flight, else None.
+    broker_fields: its fields holding broker ids (a tuple of them for ``Reassign``).
+    weight: its default weight for the random walk's ``weighted`` policy (across
+      all classes). family_weight: its weight among the enabled classes of its
+      family in the machine. swarm: the machine's swarm-testing levels for it (the
+      first, 1, is where shrinking goes; 0 leaves it out of an example).
+    """
+
+    cls: type
+    family: str
+    fault: bool = False
+    sends: Optional[str] = None
+    receives: Optional[str] = None
+    broker_fields: tuple[str, ...] = ()
+    weight: float = 1.0
+    family_weight: int = 1
+    swarm: tuple[float, ...] = (1,)
+
+    @property
+    def name(self) -> str:
+        return self.cls.__name__
+
+
+_RARE = (1, 0, 4)         # swarm: as is, left out, or the example's theme
+_SLOW = (1, 0.25)         # swarm: restarts slowed (the rest of the family scaled up)
+
+#: Every action, in family order. Weights: Flush is as rare as a fault in the
+#: machine (Kafka leaves flushing to the OS by default, so a crash usually finds
+#: records unflushed); faults are rare and the data path frequent in the walk.
+ACTIONS: tuple[ActionKind, ...] = (
+    ActionKind(StartBroker, "lifecycle", broker_fields=("broker",), weight=3.0, family_weight=6, swarm=_SLOW),
+    ActionKind(UnfenceBroker, "lifecycle", broker_fields=("broker",), weight=3.0, family_weight=6, swarm=_SLOW),
+    ActionKind(FenceBroker, "lifecycle", fault=True, broker_fields=("broker",), weight=0.15, swarm=_RARE),
+    ActionKind(ControlledShutdown, "lifecycle", fault=True, broker_fields=("broker",), weight=0.15, swarm=_RARE),
+    ActionKind(UncleanShutdown, "lifecycle", fault=True, broker_fields=("broker",), weight=0.1, swarm=_RARE),
+    ActionKind(Flush, "lifecycle", broker_fields=("broker",), weight=2.0, swarm=_RARE),
+    ActionKind(ReplicateMetadata, "metadata", broker_fields=("broker",), weight=5.0),
+    ActionKind(SendFetch, "fetch", sends="FetchRequest", broker_fields=("follower",), weight=6.0, family_weight=2),
+    ActionKind(ReceiveFetchRequest, "fetch", sends="FetchResponse", receives="FetchRequest", weight=6.0,
+               family_weight=3),
+    ActionKind(ReceiveFetchResponse, "fetch", receives="FetchResponse", weight=6.0, family_weight=3),
+    ActionKind(ProposeIsrShrink, "isr", fault=True, sends="AlterPartitionRequest",
+               broker_fields=("leader", "follower"), weight=0.6, swarm=_RARE),
+    ActionKind(ProposeIsrExpand, "isr", sends="AlterPartitionRequest", broker_fields=("leader", "follower"),
+               weight=3.0, family_weight=3),
+    ActionKind(ReceiveAlterPartition, "isr", sends="AlterPartitionResponse", receives="AlterPartitionRequest",
+               weight=4.0, family_weight=3),
+    ActionKind(ReceiveAlterPartitionResponse, "isr", receives="AlterPartitionResponse", weight=4.0,
+               family_weight=3),
+    ActionKind(Reassign, "reassignment", fault=True, broker_fields=("target",), weight=0.15, swarm=_RARE),
+    ActionKind(CancelReassignment, "reassignment", fault=True, weight=0.3, swarm=_RARE),
+    ActionKind(UncleanRecovery, "recovery", weight=2.0, swarm=_RARE),
+    ActionKind(UncleanLeaderElection, "recovery", weight=2.0, swarm=_RARE),
+    ActionKind(DropMessage, "network", fault=True, receives="any", weight=0.3, swarm=_RARE),
+    ActionKind(Produce, "client", broker_fields=("broker",), weight=4.0, family_weight=3),
+    ActionKind(Consume, "client", weight=1.5, family_weight=2, swarm=_RARE),
+    ActionKind(ListOffsets, "client", weight=1.5, family_weight=2, swarm=_RARE),
+)
+
+#: Action class -> its ``ActionKind``.
+KINDS: dict[type, ActionKind] = {k.cls: k for k in ACTIONS}
+
+#: Family -> its action classes, in ``ACTIONS`` order.
+FAMILIES: dict[str, tuple[type, ...]] = {}
+for _k in ACTIONS:
+    FAMILIES[_k.family] = FAMILIES.get(_k.family, ()) + (_k.cls,)
+
+ACTION_TYPES: tuple[type, ...] = tuple(k.cls for k in ACTIONS)
+
+
+def kind_of(action: object) -> ActionKind:
+    """The ``ActionKind`` of an action; raises ValueError for a non-action."""
+    kind = KINDS.get(type(action))
+    if kind is None:
+        raise ValueError(f"not a replicheck action: {action!r}; allowed: {[t.__name__ for t in ACTION_TYPES]}")
+    return kind
 
 
 def family_of(action: object) -> str:
     """The family name of an action; raises ValueError for a non-action."""
-    for name, types in FAMILIES.items():
-        if isinstance(action, types):
-            return name
-    raise ValueError(f"not a replicheck action: {action!r}; allowed: {[t.__name__ for t in ACTION_TYPES]}")
+    return kind_of(action).family
+
+
+#: What ``model`` exports of this module: every action class and the registry.
+__all__ = [k.name for k in ACTIONS] + ["ACTIONS", "ACTION_TYPES", "Action", "ActionKind", "FAMILIES", "KINDS",
+                                        "family_of", "kind_of"]

@@ -13,7 +13,7 @@ from .log import end_offset_for_epoch, epoch_entries, truncation_offset
 from .profile import Rule
 from .state import (AckedWrite, AlterPartitionRequest, AlterPartitionResponse, EpochEndOffset, BrokerStatus, ClusterState,
                     FenceBrokerRecord, FetchRequest, FetchResponse, FollowerState, PartitionMetadata,
-                    RegisterBrokerRecord, Replica, Role, UnfenceBrokerRecord)
+                    RegisterBrokerRecord, Replica, Role)
 from .update import nack, send, set_follower, set_history, set_replica
 
 NOT_LEADER_OR_FOLLOWER = "NOT_LEADER_OR_FOLLOWER"

@@ -21,26 +21,11 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 
-from harness.schema import (COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLES, PARTITION_COLUMN, RUN_SCHEMA, RUNS,
-                            SCHEMA_VERSION)
+from harness.schema import (ACTION_FAMILIES, COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLES, PARTITION_COLUMN,  # noqa: F401
+                            RUN_SCHEMA, RUNS, SCHEMA_VERSION)
 
 PathLike = Union[str, os.PathLike]
 
-#: Action class -> family, mirrored from ``model.actions.FAMILIES`` (spark_reports
-#: may not import the model; ``tests/spark_reports`` checks the mirror). Used for
-#: the lift baseline of actions that never occur in a failing trace.
-ACTION_FAMILIES: dict[str, str] = {
-    "StartBroker": "lifecycle", "UnfenceBroker": "lifecycle", "FenceBroker": "lifecycle",
-    "ControlledShutdown": "lifecycle", "UncleanShutdown": "lifecycle", "Flush": "lifecycle",
-    "ReplicateMetadata": "metadata",
-    "SendFetch": "fetch", "ReceiveFetchRequest": "fetch", "ReceiveFetchResponse": "fetch",
-    "ProposeIsrShrink": "isr", "ProposeIsrExpand": "isr", "ReceiveAlterPartition": "isr",
-    "ReceiveAlterPartitionResponse": "isr",
-    "Reassign": "reassignment", "CancelReassignment": "reassignment",
-    "UncleanRecovery": "recovery", "UncleanLeaderElection": "recovery",
-    "DropMessage": "network",
-    "Produce": "client", "Consume": "client", "ListOffsets": "client",
-}
 
 #: Action arguments left out of ``key_arg``: message ids and produced values are
 #: per-trace identifiers with no meaning across traces.

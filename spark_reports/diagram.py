@@ -46,6 +46,8 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
+from harness.schema import SENDS_ONE_MESSAGE
+
 # ------------------------------------------------------------------ state decoding
 
 _RECORD_RE = re.compile(r"^e?(-?\d+):(-?\d+)$")
@@ -307,8 +309,6 @@ class Timeline:
     notes: list[str] = field(default_factory=list)
 
 
-SENDS_ONE_MESSAGE = ("SendFetch", "ReceiveFetchRequest", "ProposeIsrShrink", "ProposeIsrExpand",
-                     "ReceiveAlterPartition")
 
 
 def infer_timeline(steps: Sequence[Step], state: StateView, config: dict) -> Timeline:

@@ -19,8 +19,6 @@ reassignment produces, and a revert keeps that order (minus the adding replicas)
 
 from __future__ import annotations
 
-import pytest
-
 from model import KAFKA, CancelReassignment, Config, Reassign, why_not_enabled
 
 from scenario import Scenario

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from model import (KAFKA, NO_LEADER, PROFILES, AlterPartitionRequest, AlterPartitionResponse,
-                   CancelReassignment, Config, FenceBroker, FetchRequest, FetchResponse, FenceBrokerRecord,
+                   CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, UnfenceBroker, why_not_enabled)
 

@@ -134,9 +134,13 @@ def test_version_1_counterexample_files_read_beside_version_2_with_null_reductio
     assert c.newest_schema_version == SCHEMA_VERSION
 
 
-def test_action_families_mirror_the_model():
-    from model.actions import FAMILIES
+def test_the_action_vocabulary_comes_from_the_action_registry():
+    from model.actions import ACTIONS, FAMILIES
+    from spark_reports.diagram import SENDS_ONE_MESSAGE
     assert ACTION_FAMILIES == {t.__name__: fam for fam, ts in FAMILIES.items() for t in ts}
+    assert len(ACTION_FAMILIES) == len(ACTIONS)
+    assert SENDS_ONE_MESSAGE == ("SendFetch", "ReceiveFetchRequest", "ProposeIsrShrink", "ProposeIsrExpand",
+                                 "ReceiveAlterPartition")
 
 
 def test_known_events_are_harness_coverage_events():
