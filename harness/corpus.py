@@ -150,6 +150,9 @@ class Failure:
     shrunk_trace: Optional[tuple] = None
     shrunk_config: Any = None
     reduction: tuple[str, ...] = ()   # the configuration's simplifications, in order
+    # The factory of the implementation under test when it is not the bundled SUT
+    # (``machine_for(implementation=...)``): reduction and the timeline replay with it.
+    implementation: Any = attrs.field(default=None, eq=False)
 
 
 def _leaf_exceptions(exc: BaseException) -> Iterator[BaseException]:
@@ -160,27 +163,31 @@ def _leaf_exceptions(exc: BaseException) -> Iterator[BaseException]:
         yield exc
 
 
-def failures_from_verdict(verdict: Any, bugs: Iterable[Any] = frozenset()) -> list[Failure]:
+def failures_from_verdict(verdict: Any, bugs: Iterable[Any] = frozenset(),
+                          implementation: Any = None) -> list[Failure]:
     """The counterexamples a lockstep ``Verdict`` is: one per failing property of a
     property verdict, one for any other kind. An enablement disagreement is a
     divergence row (its template the disagreement, not a field path), and so is a
     differing outcome (its template the outcome's field path). ``bugs``: the SUT
-    bugs the run had enabled."""
+    bugs the run had enabled; ``implementation``: the run's implementation
+    factory when it was not the bundled SUT."""
     kind = "divergence" if verdict.kind in ("enablement", "outcome") else verdict.kind
     parts = [verdict.for_property(p) for p in verdict.properties] if verdict.kind == "property" else [verdict]
     text = (lambda v: "\n".join(str(x) for x in v.violations)) if verdict.kind == "property" else \
         (lambda v: "\n".join(v.differences) if v.differences else v.template)
     return [Failure(v.properties[0], kind, text(v), v.template, v.config, tuple(v.trace), v.state,
-                    frozenset(bugs), template_is_path=v.template_is_path) for v in parts]
+                    frozenset(bugs), template_is_path=v.template_is_path, implementation=implementation)
+            for v in parts]
 
 
-def failures_from_exception(exc: BaseException, bugs: Iterable[Any] = frozenset()) -> list[Failure]:
+def failures_from_exception(exc: BaseException, bugs: Iterable[Any] = frozenset(),
+                            implementation: Any = None) -> list[Failure]:
     """The counterexamples an exception out of a run carries: those of the
     ``Verdict`` of every ``CheckFailed`` in it (exception groups are flattened).
     Any other exception (a health check, an interrupt) carries none."""
     from .failures import CheckFailed
     return [f for e in _leaf_exceptions(exc) if isinstance(e, CheckFailed)
-            for f in failures_from_verdict(e.verdict, bugs)]
+            for f in failures_from_verdict(e.verdict, bugs, implementation)]
 
 
 #: The failure kinds reduction applies to. A harness error is kept as it happened.
@@ -207,15 +214,17 @@ def reduce_failure(f: Failure, max_seconds: float) -> Failure:
     from .replay import TraceNotEnabled, replay
     try:
         reduced = reduce_counterexample(f.trace, f.config, bugs=f.bugs, max_seconds=max_seconds,
-                                        prop=f.prop if f.kind == "property" else None)
-        verdict = replay(reduced.trace, reduced.config, bugs=f.bugs).verdict
+                                        prop=f.prop if f.kind == "property" else None,
+                                        implementation=f.implementation)
+        verdict = replay(reduced.trace, reduced.config, bugs=f.bugs, implementation=f.implementation).verdict
     except (ValueError, TraceNotEnabled):  # the trace does not replay to the same failure
         return f
     except Exception as e:  # a fault of reduction itself must not cost the counterexample
         warnings.warn(f"reduction of a {f.prop} counterexample failed ({type(e).__name__}: {e}); "
                       f"it is written as shrunk", CorpusWarning, stacklevel=2)
         return f
-    again = [g for g in failures_from_verdict(verdict, f.bugs) if g.prop == f.prop] if verdict is not None else []
+    again = [g for g in failures_from_verdict(verdict, f.bugs, f.implementation) if g.prop == f.prop] \
+        if verdict is not None else []
     if not again:
         return f
     return attrs.evolve(again[0], shrunk_trace=f.trace, shrunk_config=f.config, reduction=reduced.changes)
@@ -227,7 +236,7 @@ def counterexample_rows(failures: Sequence[Failure], *, run_id: str, worker: str
                         found_at: Optional[_dt.datetime] = None) -> list[dict[str, Any]]:
     """``counterexamples`` rows (dicts in schema order) for ``failures``; a reduced
     failure (``reduce_failure``) fills the version-2 ``shrunk_*`` and ``reduction``
-    columns."""
+    columns, and the version-3 ``timeline`` is the trace's replay (``timeline_of``)."""
     from .trace_codec import config_to_json, counterexample_id, encode_steps, names, signature, state_to_json
 
     found_at = found_at or utcnow()
@@ -268,8 +277,29 @@ def counterexample_rows(failures: Sequence[Failure], *, run_id: str, worker: str
             "shrunk_step_count": None if shrunk is None else len(shrunk),
             "shrunk_config_json": None if shrunk is None else config_to_json(f.shrunk_config),
             "reduction": None if shrunk is None else list(f.reduction),
+            "timeline": timeline_of(f),
         })
     return rows
+
+
+def timeline_of(f: Failure) -> Optional[list[dict[str, Any]]]:
+    """The ``timeline`` column of ``f``: its trace replayed (``harness.replay``
+    with ``timeline=True``, the same implementation), one entry per step. None,
+    with a ``CorpusWarning``, when the replay does not apply every step (the row is
+    written without it: a row is never lost to its timeline)."""
+    from .replay import replay
+    from .trace_codec import encode_timeline
+    try:
+        result = replay(f.trace, f.config, bugs=f.bugs, implementation=f.implementation, timeline=True)
+    except Exception as e:
+        warnings.warn(f"the timeline of a {f.prop} counterexample could not be recorded "
+                      f"({type(e).__name__}: {e}); it is written without", CorpusWarning, stacklevel=3)
+        return None
+    if len(result.timeline) != len(f.trace):
+        warnings.warn(f"the timeline of a {f.prop} counterexample stopped at step {len(result.timeline)} of "
+                      f"{len(f.trace)} on replay; it is written without", CorpusWarning, stacklevel=3)
+        return None
+    return encode_timeline(result.timeline)
 
 
 # ------------------------------------------------------------ run observer
@@ -403,7 +433,8 @@ class RunObserver:
         ``reduce_s`` seconds (``reduce_failure``) when given."""
         if self.exception is None:
             return []
-        failures = failures_from_exception(self.exception, getattr(self.machine_cls, "bugs", frozenset()))
+        failures = failures_from_exception(self.exception, getattr(self.machine_cls, "bugs", frozenset()),
+                                           getattr(self.machine_cls, "implementation", None))
         if reduce_s is not None:
             failures = [reduce_failure(f, reduce_s) for f in failures]
         examples, elapsed = self.first_failure()

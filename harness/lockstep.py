@@ -30,8 +30,8 @@ from typing import Any, Callable, Iterable, Optional
 import attrs
 
 import properties
-from model import (Action, ActionNotEnabled, ClusterState, Config, Observation, ProposeIsrExpand, ProposeIsrShrink,
-                   Produce, SendFetch, StartBroker, UnfenceBroker, FenceBroker, UncleanRecovery,
+from model import (Action, ActionNotEnabled, ClusterState, Config, Observation, Outcome, ProposeIsrExpand,
+                   ProposeIsrShrink, Produce, SendFetch, StartBroker, UnfenceBroker, FenceBroker, UncleanRecovery,
                    UncleanLeaderElection, CancelReassignment, Consume, ListOffsets, initial_state, observe, outcome,
                    step, why_not_enabled)
 from properties import Violation
@@ -203,6 +203,10 @@ class LockStep:
         self.probes = probes
         self.check_properties = check_properties
         self._checked: Optional[ClusterState] = None
+        #: The implementation's outcome of the last step and its last observation
+        #: (None until it gave them): what replay's timeline records.
+        self.last_outcome: Optional[Outcome] = None
+        self.last_observed: Optional[Observation] = None
 
     def fork(self) -> "LockStep":
         """An independent copy (the implementation deep-copied), so a test can
@@ -239,8 +243,9 @@ class LockStep:
         found = self._check_properties()
         if found is not None or self.implementation is None:
             return found
+        self.last_outcome = None
         try:
-            got = self.implementation.apply(action)
+            got = self.last_outcome = self.implementation.apply(action)
         except ActionNotEnabled as e:
             return refusal_verdict(self.state, tuple(self.trace), action, e.reason)
         except Exception as e:
@@ -269,6 +274,7 @@ class LockStep:
         if self._checked is self.state:
             return None
         expected, observed = observe(self.state), self.implementation.observe()
+        self.last_observed = observed
         if observed != expected:
             return _divergence_verdict(self.state, observed, tuple(self.trace),
                                        tuple(diff(expected, observed, root="observed")))

@@ -19,11 +19,12 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 import attrs
 
-from model import ActionNotEnabled, ClusterState, Config, Observation, Variant
+from model import ActionNotEnabled, ClusterState, Config, Observation, Variant, observe, outcome
 from properties import Violation
 
 from .failures import CheckFailed, failure_for
 from .lockstep import HARNESS_ERROR, SUT_DIFFERS, LockStep, Verdict, sut_factory  # noqa: F401 (re-exported)
+from .timeline import Moment, moment
 
 
 class TraceNotEnabled(Exception):
@@ -50,7 +51,8 @@ class ReplayResult:
     verdict: the lockstep's verdict at the failing step (None: no failure).
     state: the model state at the failure (or after the last step); observed: the
       SUT's observation then (None without SUT). trace: the steps applied (the failing
-      one last). compared_sut: whether the SUT was compared.
+      one last). compared_sut: whether the SUT was compared. timeline: one
+      ``harness.timeline.Moment`` per step applied, when asked for (else empty).
     The other fields read the verdict: violations (empty: none), divergence (the
     differences, None without one), error (an exception's "Type: message"),
     failed_at (steps applied when the failure showed, 0 for the initial state,
@@ -64,6 +66,7 @@ class ReplayResult:
     config: Config
     bugs: frozenset = frozenset()
     compared_sut: bool = False
+    timeline: tuple[Moment, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -130,7 +133,7 @@ def _effective_config(config: Config, variants: Iterable[Variant]) -> Config:
 
 def replay(trace: Sequence[Any], config: Config, variants: Iterable[Variant] = frozenset(),
            bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
-           implementation: Optional[Callable[[Config], Any]] = None) -> ReplayResult:
+           implementation: Optional[Callable[[Config], Any]] = None, timeline: bool = False) -> ReplayResult:
     """Re-execute ``trace`` from ``initial_state(config)`` through the lockstep check
     (``harness.lockstep``: the model, every property, and ``sut.Cluster(config,
     bugs=bugs)`` with its outcomes, observation and enablement when comparing), as the machine
@@ -141,7 +144,9 @@ def replay(trace: Sequence[Any], config: Config, variants: Iterable[Variant] = f
     ``machine_for`` uses, since variants change the model only and the SUT
     implements the correct protocol. Without the ``sut`` package no comparison
     is made. ``implementation``: a factory of another implementation under test
-    to compare instead of the SUT (``harness.lockstep``'s interface). Raises
+    to compare instead of the SUT (``harness.lockstep``'s interface). ``timeline``:
+    record what each step visibly did (``harness.timeline``): the implementation's
+    outcome and observation where it gave them, the model's otherwise. Raises
     ``TraceNotEnabled`` when the model does not enable a step.
     """
     config = _effective_config(config, variants)
@@ -151,21 +156,44 @@ def replay(trace: Sequence[Any], config: Config, variants: Iterable[Variant] = f
     compared = implementation is not None or bool(compare_sut and sut_available())
     lockstep = LockStep(config, implementation or (sut_factory(bugs) if compared else None))
     trace = tuple(trace)
+    moments: list[Moment] = []
 
     def result(verdict: Optional[Verdict]) -> ReplayResult:
         impl = lockstep.implementation
         observed = verdict.observed if verdict is not None else (impl.observe() if impl is not None else None)
-        return ReplayResult(verdict, lockstep.state, observed, tuple(lockstep.trace), config, bugs, compared)
+        return ReplayResult(verdict, lockstep.state, observed, tuple(lockstep.trace), config, bugs, compared,
+                            tuple(moments))
 
     verdict = lockstep.check()
     for i, action in enumerate(trace):
         if verdict is not None:
             break
+        before = lockstep.state
+        lockstep.last_outcome = lockstep.last_observed = None
         try:
             verdict = lockstep.step(action)
         except ActionNotEnabled as e:
             raise TraceNotEnabled(i, action, e.reason, len(trace)) from None
+        if timeline:
+            moments.append(_moment(i, action, lockstep, before, verdict))
     return result(verdict)
+
+
+def _moment(i: int, action: Any, lockstep: LockStep, before: ClusterState, verdict: Optional[Verdict]) -> Moment:
+    """Step ``i`` as replay saw it: the implementation's outcome and observation
+    when it took the step (its observation read again when the lockstep stopped
+    before reading it: a differing outcome), the model's otherwise (no
+    implementation, or a property verdict stopped the step before it)."""
+    impl, got = lockstep.implementation, lockstep.last_outcome
+    if impl is None or got is None:
+        return moment(i, action, outcome(before, lockstep.state, action), observe(lockstep.state))
+    seen = lockstep.last_observed or (verdict.observed if verdict is not None else None)
+    if seen is None:
+        try:
+            seen = impl.observe()
+        except Exception:  # the implementation cannot show itself: the model's view, as for a crash
+            seen = observe(lockstep.state)
+    return moment(i, action, got, seen)
 
 
 def replay_counterexample(row: dict[str, Any], compare_sut: Optional[bool] = None) -> ReplayResult:

@@ -10,7 +10,8 @@ files with a clear error.
 Versions: 1, the first; 2 adds ``shrunk_steps``, ``shrunk_step_count``,
 ``shrunk_config_json`` and ``reduction`` (a row whose trace was reduced after
 Hypothesis's shrinking keeps the shrunk trace beside it; null in version 1 rows
-and in rows that were not reduced).
+and in rows that were not reduced); 3 adds ``timeline`` (what each step visibly
+did as replay observed it, ``harness.timeline``; null in older rows).
 
 Layout under a corpus directory::
 
@@ -24,13 +25,11 @@ import pyarrow as pa
 
 from model.actions import ACTIONS
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Action class name -> family (``model.ActionKind.family``): the reports' action
 #: vocabulary, the lift baseline of actions that never occur in a failing trace.
 ACTION_FAMILIES: dict[str, str] = {k.name: k.family for k in ACTIONS}
-#: Action class names that always send one message (``model.ActionKind.sends``).
-SENDS_ONE_MESSAGE: tuple[str, ...] = tuple(k.name for k in ACTIONS if k.sends)
 
 COUNTEREXAMPLES = "counterexamples"
 RUNS = "runs"
@@ -43,6 +42,50 @@ STEP = pa.struct([
     pa.field("family", pa.string(), nullable=False),
     pa.field("action", pa.string(), nullable=False),
     pa.field("args_json", pa.string(), nullable=False),
+])
+
+#: A message a step sent (``harness.timeline.SentMessage``): id (the network's
+#: numbering), type (``FetchRequest``, ``FetchResponse``, ``AlterPartitionRequest``,
+#: ``AlterPartitionResponse``), source and destination broker (null: the
+#: controller), error code (null: none).
+SENT_MESSAGE = pa.struct([
+    pa.field("id", pa.int64(), nullable=False),
+    pa.field("type", pa.string(), nullable=False),
+    pa.field("src", pa.int32(), nullable=True),
+    pa.field("dst", pa.int32(), nullable=True),
+    pa.field("error", pa.string(), nullable=True),
+])
+
+#: One broker after a step (``harness.timeline.BrokerMoment``): status
+#: (``BrokerStatus`` name), fenced by the controller, its replica's role (null: no
+#: replica), leader epoch, LEO, HWM and flushed offset (exclusive ends).
+BROKER_MOMENT = pa.struct([
+    pa.field("broker", pa.int32(), nullable=False),
+    pa.field("status", pa.string(), nullable=False),
+    pa.field("fenced", pa.bool_(), nullable=False),
+    pa.field("role", pa.string(), nullable=True),
+    pa.field("leader_epoch", pa.int32(), nullable=True),
+    pa.field("leo", pa.int64(), nullable=True),
+    pa.field("hwm", pa.int64(), nullable=True),
+    pa.field("flushed", pa.int64(), nullable=True),
+])
+
+#: What one step visibly did (``harness.timeline.Moment``): the id of the message
+#: it delivered or dropped (null: none), the messages it sent, its outcome as JSON
+#: (``appended`` and ``acknowledged`` ``[value, offset]`` pairs, ``failed`` values,
+#: ``consumed`` records, the ``list_offsets`` answer), and the partition
+#: registration and brokers after it (leader -1: none).
+TIMELINE_STEP = pa.struct([
+    pa.field("idx", pa.int32(), nullable=False),
+    pa.field("received", pa.int64(), nullable=True),
+    pa.field("sent", pa.list_(SENT_MESSAGE), nullable=False),
+    pa.field("outcome_json", pa.string(), nullable=False),
+    pa.field("leader", pa.int32(), nullable=False),
+    pa.field("leader_epoch", pa.int32(), nullable=False),
+    pa.field("partition_epoch", pa.int32(), nullable=False),
+    pa.field("isr", pa.list_(pa.int32()), nullable=False),
+    pa.field("elr", pa.list_(pa.int32()), nullable=False),
+    pa.field("brokers", pa.list_(BROKER_MOMENT), nullable=False),
 ])
 
 COUNTEREXAMPLE_SCHEMA = pa.schema([
@@ -78,6 +121,8 @@ COUNTEREXAMPLE_SCHEMA = pa.schema([
     pa.field("shrunk_step_count", pa.int32(), nullable=True),
     pa.field("shrunk_config_json", pa.string(), nullable=True),   # the run's configuration
     pa.field("reduction", pa.list_(pa.string()), nullable=True),  # the configuration's simplifications, in order
+    # Version 3: one entry per step of ``steps`` as replay observed it (null: not recorded).
+    pa.field("timeline", pa.list_(TIMELINE_STEP), nullable=True),
 ])
 
 RUN_SCHEMA = pa.schema([

@@ -204,6 +204,17 @@ def decode_step(step: dict[str, Any]) -> Any:
         raise TraceDecodeError(f"step {idx} ({name}): {e}") from None
 
 
+def encode_timeline(moments: Sequence[Any]) -> list[dict[str, Any]]:
+    """``timeline`` column entries (``harness.schema.TIMELINE_STEP``) of
+    ``harness.timeline.Moment`` values."""
+    return [{"idx": m.idx, "received": m.received,
+             "sent": [attrs.asdict(s) for s in m.sent],
+             "outcome_json": dumps({k: v for k, v in to_jsonable(m.outcome).items() if k != "sent"}),
+             "leader": m.leader, "leader_epoch": m.leader_epoch, "partition_epoch": m.partition_epoch,
+             "isr": list(m.isr), "elr": list(m.elr),
+             "brokers": [attrs.asdict(b) for b in m.brokers]} for m in moments]
+
+
 def decode_steps(steps: Sequence[dict[str, Any]]) -> tuple[Any, ...]:
     ordered = sorted(steps, key=lambda s: s.get("idx", 0))
     idxs = [s.get("idx") for s in ordered]

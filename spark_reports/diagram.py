@@ -4,31 +4,30 @@ controller), the trace's steps along the x-axis, each replica's log drawn as
 a Kafka engineer draws on a whiteboard.
 
 spark_reports may not import the model, so nothing here re-executes a trace.
-The diagram is reconstructed from what a corpus row holds:
+The diagram is drawn from what a corpus row holds:
 
-* ``steps`` — every action, in order. Exact facts drawn from them: which broker
-  each lifecycle / produce / ISR action concerns; when a broker is offline
-  (shutdown → StartBroker) or fenced (fence, controlled shutdown or
-  registration → UnfenceBroker); and, because the model numbers messages
-  1, 2, 3, … in send order and exactly one message is sent by each SendFetch,
-  ReceiveFetchRequest, ProposeIsrShrink/Expand and ReceiveAlterPartition, the
-  message ids name which follower each fetch response goes back to and which
-  leader sent each AlterPartition — so each fetch is drawn as an arc on its
-  follower's lane from request to response (the dot: when the leader served
-  it), dropped messages as ✕.
+* ``timeline`` (corpus schema version 3, ``harness.schema.TIMELINE_STEP``) —
+  what each step visibly did as replay observed it: the message it delivered or
+  dropped and those it sent (ids, endpoints, error codes), its outcome (writes
+  appended, acknowledged, failed; records consumed; the ListOffsets answer) and
+  each broker after it (status, fenced, role, leader epoch, LEO, HWM). Fetch
+  arcs follow the message ids (request → served by the leader → response
+  applied or dropped), elections are the steps the registration's leader epoch
+  changed, truncations and losses the steps a replica's LEO went down, a record
+  reached a follower at the step its LEO passed the record's offset, and
+  offline and fenced spans are the steps the brokers were so.
+* ``steps`` — the actions, for the tags naming what each step did (start,
+  unfence, ISR−2, md+1, …) and which Produce wrote which value.
 * ``final_state_json`` — the replicas' final logs, HWMs, roles and statuses,
   the controller's partition registration and the ghost history (committed
   log, acknowledged writes). Produce(broker, value) writes a unique value, so
-  a produced value found in a final log gives that write's ``offset:epoch``
-  (and so which broker led which epoch when); a value missing from the
-  producing broker's final log was truncated or lost there.
+  a produced value found in a final log gives that write's ``offset:epoch``;
+  a value missing from the producing broker's final log was truncated or lost
+  there.
 
-Inferred (drawn dashed or faded, and said so in the legend): the step a
-follower received a record (the first fetch response created after the write),
-the step a lost record left the leader's log (a lossy unclean shutdown with no
-flush in between, else the first fetch response after the broker learnt new
-metadata), and *possible* elections (fence and controlled shutdown steps; only
-UncleanRecovery / UncleanLeaderElection are certain elections).
+A row without a timeline (written before version 3) is drawn from its steps
+and final state only, without arcs, arrivals, truncations or elections, and
+the diagram says so: nothing is guessed from action names.
 
 ``final_state_json`` is read tolerantly: the ``attrs``-style dict of the model's
 ``ClusterState`` (``brokers[].replica.log[]`` records as ``{"epoch", "value"}``,
@@ -45,8 +44,6 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
-
-from harness.schema import SENDS_ONE_MESSAGE
 
 # ------------------------------------------------------------------ state decoding
 
@@ -240,7 +237,7 @@ def decode_config(text: Optional[str]) -> dict:
     return out
 
 
-# ---------------------------------------------------------------- timeline inference
+# ----------------------------------------------------------------------- timeline
 
 @dataclass
 class Step:
@@ -253,15 +250,59 @@ def parse_steps(steps: Iterable[Any]) -> list[Step]:
     """Steps from Rows or dicts (``idx``, ``action``, ``args_json``), in idx order."""
     out = []
     for i, s in enumerate(steps or []):
-        get = s.get if isinstance(s, dict) else (lambda k, _s=s: getattr(_s, k, None) if not hasattr(_s, "asDict")
-                                                  else _s.asDict().get(k))
+        d = _as_dict(s)
         try:
-            args = json.loads(get("args_json") or "{}")
+            args = json.loads(d.get("args_json") or "{}")
         except ValueError:
             args = {}
-        idx = get("idx")
-        out.append(Step(i if idx is None else int(idx), str(get("action")), args if isinstance(args, dict) else {}))
+        idx = _int(d.get("idx"))
+        out.append(Step(i if idx is None else idx, str(d.get("action")), args if isinstance(args, dict) else {}))
     out.sort(key=lambda s: s.idx)
+    return out
+
+
+def _as_dict(v: Any) -> dict:
+    """A Row (recursively) or dict as a dict; anything else as {}."""
+    if hasattr(v, "asDict"):
+        return v.asDict(recursive=True)
+    return v if isinstance(v, dict) else {}
+
+
+@dataclass
+class Moment:
+    """One entry of a row's ``timeline`` column (``harness.schema.TIMELINE_STEP``)."""
+
+    idx: int
+    received: Optional[int]
+    sent: list[dict]
+    outcome: dict
+    leader: Optional[int]
+    leader_epoch: Optional[int]
+    brokers: dict[int, dict]
+
+
+def parse_timeline(entries: Optional[Iterable[Any]]) -> Optional[list[Moment]]:
+    """The ``timeline`` column (Rows or dicts), in idx order; None when the row has
+    none (written before corpus schema version 3)."""
+    if entries is None:
+        return None
+    out = []
+    for e in entries:
+        d = _as_dict(e)
+        try:
+            outcome = json.loads(d.get("outcome_json") or "{}")
+        except ValueError:
+            outcome = {}
+        brokers = {}
+        for b in d.get("brokers") or []:
+            b = _as_dict(b)
+            if _int(b.get("broker")) is not None:
+                brokers[_int(b["broker"])] = b
+        leader = _int(d.get("leader"))
+        out.append(Moment(_int(d.get("idx")) or 0, _int(d.get("received")),
+                          [_as_dict(m) for m in d.get("sent") or []], outcome if isinstance(outcome, dict) else {},
+                          None if leader is None or leader < 0 else leader, _int(d.get("leader_epoch")), brokers))
+    out.sort(key=lambda m: m.idx)
     return out
 
 
@@ -280,7 +321,6 @@ class Mark:
     lane: Any          # broker id or "controller"
     label: str
     kind: str          # lifecycle | fault | metadata | isr | client | controller | election | unclean | loss
-    inferred: bool = False
 
 
 @dataclass
@@ -290,7 +330,7 @@ class Cell:
     offset: Optional[int]
     epoch: Optional[int]
     value: Optional[int]
-    status: str        # kept | lost | replicated (inferred arrival)
+    status: str        # kept | lost | replicated (arrival at a follower)
     acked: Optional[bool] = None
 
 
@@ -303,226 +343,210 @@ class Timeline:
     cells: list[Cell] = field(default_factory=list)
     offline: list[tuple[int, int, int]] = field(default_factory=list)  # (lane, start, end)
     fenced: list[tuple[int, int, int]] = field(default_factory=list)
-    elections: list[tuple[int, bool, str]] = field(default_factory=list)  # (step, certain, label)
-    epoch_leaders: dict[int, tuple[int, int]] = field(default_factory=dict)  # epoch -> (broker, first step)
-    consistent: bool = True   # message ids lined up with the model's numbering
+    elections: list[tuple[int, bool, str]] = field(default_factory=list)  # (step, unclean, label)
+    epoch_leaders: dict[int, tuple[int, int]] = field(default_factory=dict)  # epoch -> (leader, first step)
+    recorded: bool = True     # drawn from the row's timeline (False: from its steps alone)
     notes: list[str] = field(default_factory=list)
 
 
+#: Action name -> (lane argument, tag, mark kind): the tags drawn from the steps alone.
+_ACTION_TAGS = {
+    "StartBroker": ("broker", "start", "lifecycle"), "UnfenceBroker": ("broker", "unfence", "lifecycle"),
+    "FenceBroker": ("broker", "FENCED", "fault"), "ControlledShutdown": ("broker", "shutdown", "fault"),
+    "Flush": ("broker", "flush", "lifecycle"),
+}
 
 
-def infer_timeline(steps: Sequence[Step], state: StateView, config: dict) -> Timeline:
-    """Everything the diagram draws on the time axis (see the module docstring)."""
+def _spans(moments: list[Moment], lanes: list[int], n: int, on: Any) -> list[tuple[int, int, int]]:
+    """(lane, first step, end step) of each run of steps after which ``on(broker
+    moment)`` holds (the initial state counts as not)."""
+    out = []
+    for b in lanes:
+        since = None
+        for m in moments:
+            now = b in m.brokers and bool(on(m.brokers[b]))
+            if now and since is None:
+                since = m.idx
+            elif not now and since is not None:
+                out.append((b, since, m.idx))
+                since = None
+        if since is not None:
+            out.append((b, since, n))
+    return out
+
+
+def build_timeline(steps: Sequence[Step], moments: Optional[Sequence[Moment]], state: StateView,
+                   config: dict) -> Timeline:
+    """Everything the diagram draws on the time axis (see the module docstring):
+    from ``moments`` (the row's recorded timeline) when given, else from the
+    steps' own arguments only, with a note saying what is not drawn."""
     n = len(steps)
     lanes = list(config.get("brokers") or [])
-    for b in sorted(state.replicas):
+    for b in list(sorted(state.replicas)) + [b for m in moments or [] for b in m.brokers]:
         if b not in lanes:
             lanes.append(b)
-    for s in steps:
-        for k in ("broker", "follower", "leader"):
-            b = _int(s.args.get(k))
-            if b is not None and b not in lanes:
-                lanes.append(b)
-    tl = Timeline(n, lanes)
+    tl = Timeline(n, lanes, recorded=moments is not None)
     assignment = config.get("assignment") or []
     if assignment:
         tl.epoch_leaders[1] = (assignment[0], 0)
 
-    # -- messages (model numbering: Network.next_id starts at 1, one id per send)
-    msgs: dict[int, dict] = {}
-    next_id = 1
-    off_since: dict[int, int] = {}
-    fenced_since: dict[int, int] = {}
-    flushes: dict[int, list[int]] = {}
-    lossy: dict[int, list[int]] = {}
-    md_steps: dict[int, list[int]] = {}
-    responses: dict[int, list[tuple[int, int, int]]] = {}   # follower -> (delivered step, created step, sent step)
-    produced: dict[int, tuple[int, int]] = {}                # value -> (step, broker)
+    def mark(i: int, lane: Any, label: str, kind: str) -> None:
+        if lane is not None:
+            tl.marks.append(Mark(i, lane, label, kind))
 
-    def lane_mark(i: int, lane: Any, label: str, kind: str, inferred: bool = False) -> None:
-        tl.marks.append(Mark(i, lane, label, kind, inferred))
-
+    produced: dict[int, tuple[int, int]] = {}   # value -> (step, broker)
     for i, s in enumerate(steps):
         a, g = s.action, s.args
-        b = _int(g.get("broker"))
-        m = _int(g.get("msg"))
-        if a == "SendFetch":
-            f = _int(g.get("follower"))
-            arc = Arc(f, i) if f is not None else None
-            if arc:
-                tl.arcs.append(arc)
-            msgs[next_id] = {"kind": "fetch_req", "follower": f, "arc": arc, "sent": i}
-        elif a == "ReceiveFetchRequest":
-            req = msgs.pop(m, None) if m is not None else None
-            if req is None or req["kind"] != "fetch_req":
-                tl.consistent = False
-                req = {"follower": None, "arc": None, "sent": None}
-            if req["arc"] is not None:
-                req["arc"].served = i
-            msgs[next_id] = {"kind": "fetch_resp", "follower": req["follower"], "arc": req["arc"], "created": i,
-                             "sent": req["sent"]}
-        elif a == "ReceiveFetchResponse":
-            resp = msgs.pop(m, None) if m is not None else None
-            if resp is None or resp["kind"] != "fetch_resp":
-                tl.consistent = False
-            elif resp["follower"] is not None:
-                if resp["arc"] is not None:
-                    resp["arc"].end, resp["arc"].outcome = i, "delivered"
-                responses.setdefault(resp["follower"], []).append((i, resp["created"], resp["sent"]))
+        if a in _ACTION_TAGS:
+            arg, label, kind = _ACTION_TAGS[a]
+            mark(i, _int(g.get(arg)), label, kind)
+        elif a == "UncleanShutdown":
+            mark(i, _int(g.get("broker")), "CRASH lossy" if g.get("lossy") else "crash", "fault")
+        elif a == "ReplicateMetadata":
+            mark(i, _int(g.get("broker")), f"md+{g.get('count', '?')}", "metadata")
         elif a in ("ProposeIsrShrink", "ProposeIsrExpand"):
-            leader, f = _int(g.get("leader")), _int(g.get("follower"))
-            msgs[next_id] = {"kind": "ap_req", "leader": leader}
-            if leader is not None:
-                lane_mark(i, leader, f"ISR{'−' if a == 'ProposeIsrShrink' else '+'}{f}", "isr")
-        elif a == "ReceiveAlterPartition":
-            req = msgs.pop(m, None) if m is not None else None
-            if req is None or req["kind"] != "ap_req":
-                tl.consistent = False
-                req = {"leader": None}
-            msgs[next_id] = {"kind": "ap_resp", "leader": req["leader"]}
-            lane_mark(i, "controller", f"AlterPartition from {req['leader'] if req['leader'] is not None else '?'}",
-                      "controller")
-        elif a == "ReceiveAlterPartitionResponse":
-            resp = msgs.pop(m, None) if m is not None else None
-            if resp is None or resp["kind"] != "ap_resp":
-                tl.consistent = False
-            elif resp["leader"] is not None:
-                lane_mark(i, resp["leader"], "AP resp", "isr")
-        elif a == "DropMessage":
-            msg = msgs.pop(m, None) if m is not None else None
-            if msg is None:
-                tl.consistent = False
-            else:
-                lane = msg.get("follower", msg.get("leader"))
-                if msg.get("arc") is not None:
-                    msg["arc"].end, msg["arc"].outcome = i, "dropped"
-                if lane is not None and msg.get("arc") is None:
-                    lane_mark(i, lane, "✕ drop", "fault")
-        elif a == "StartBroker" and b is not None:
-            if b in off_since:
-                tl.offline.append((b, off_since.pop(b), i))
-            fenced_since.setdefault(b, i)
-            lane_mark(i, b, "start", "lifecycle")
-            md_steps.setdefault(b, []).append(i)
-        elif a == "UnfenceBroker" and b is not None:
-            if b in fenced_since:
-                tl.fenced.append((b, fenced_since.pop(b), i))
-            lane_mark(i, b, "unfence", "lifecycle")
-            lane_mark(i, "controller", f"unfence {b}", "controller")
-        elif a == "FenceBroker" and b is not None:
-            fenced_since.setdefault(b, i)
-            lane_mark(i, b, "FENCED", "fault")
-            tl.elections.append((i, False, f"fence {b}"))
-        elif a == "ControlledShutdown" and b is not None:
-            off_since.setdefault(b, i)
-            fenced_since.setdefault(b, i)
-            lane_mark(i, b, "shutdown", "fault")
-            tl.elections.append((i, False, f"shutdown {b}"))
-        elif a == "UncleanShutdown" and b is not None:
-            off_since.setdefault(b, i)
-            is_lossy = bool(g.get("lossy"))
-            if is_lossy:
-                lossy.setdefault(b, []).append(i)
-            lane_mark(i, b, "CRASH lossy" if is_lossy else "crash", "fault")
-        elif a == "Flush" and b is not None:
-            flushes.setdefault(b, []).append(i)
-            lane_mark(i, b, "flush", "lifecycle")
-        elif a == "ReplicateMetadata" and b is not None:
-            md_steps.setdefault(b, []).append(i)
-            lane_mark(i, b, f"md+{g.get('count', '?')}", "metadata")
-        elif a == "Produce" and b is not None:
-            v = _int(g.get("value"))
-            if v is not None:
-                produced[v] = (i, b)
-            else:
-                tl.cells.append(Cell(i, b, None, None, None, "kept"))
+            mark(i, _int(g.get("leader")), f"ISR{'−' if a == 'ProposeIsrShrink' else '+'}{g.get('follower')}", "isr")
         elif a in ("UncleanRecovery", "UncleanLeaderElection"):
             label = "UNCLEAN RECOVERY" if a == "UncleanRecovery" else "UNCLEAN LEADER ELECTION"
             tl.elections.append((i, True, label))
-            lane_mark(i, "controller", label, "unclean")
+            mark(i, "controller", label, "unclean")
         elif a == "Reassign":
-            lane_mark(i, "controller", f"reassign→{g.get('target')}", "controller")
+            mark(i, "controller", f"reassign→{g.get('target')}", "controller")
         elif a == "CancelReassignment":
-            lane_mark(i, "controller", "cancel reassignment", "controller")
-        elif a in ("Consume", "ListOffsets"):
-            lane_mark(i, "controller", "consume" if a == "Consume" else "ListOffsets", "client")
-        if a in SENDS_ONE_MESSAGE:
-            next_id += 1
-    for b, start in off_since.items():
-        tl.offline.append((b, start, n))
-    for b, start in fenced_since.items():
-        tl.fenced.append((b, start, n))
-    if not tl.consistent:
-        tl.notes.append("message ids did not follow the model's numbering: fetch arcs may be incomplete")
+            mark(i, "controller", "cancel reassignment", "controller")
+        elif a == "Produce" and _int(g.get("broker")) is not None:
+            v = _int(g.get("value"))
+            if v is not None:
+                produced[v] = (i, _int(g["broker"]))
+            else:
+                tl.cells.append(Cell(i, _int(g["broker"]), None, None, None, "kept"))
+    if moments is None:
+        _cells_from_final_state(tl, produced, state, {})
+        tl.notes.append("no timeline in this row (written before corpus schema version 3): "
+                        "fetch arcs, arrivals, truncations and elections are not drawn")
+        return tl
+    _draw_moments(tl, steps, moments, mark)
+    arrivals = _arrivals(moments, state)
+    _cells_from_final_state(tl, produced, state, arrivals, moments)
+    return tl
 
-    # -- records: produced values located in the final logs
+
+def _draw_moments(tl: Timeline, steps: Sequence[Step], moments: Sequence[Moment], mark: Any) -> None:
+    """Arcs, message tags, elections, offline and fenced spans, truncations and the
+    clients' answers, from the recorded timeline."""
+    n = tl.n_steps
+    arcs: dict[int, Arc] = {}        # message id -> the fetch it belongs to
+    messages: dict[int, dict] = {}   # message id -> the sent entry
+    prev: Optional[Moment] = None
+    epoch = min(tl.epoch_leaders, default=None)   # the initial leader epoch
+    for m in moments:
+        i = m.idx
+        action = steps[i].action if i < len(steps) else ""
+        got = messages.pop(m.received, None) if m.received is not None else None
+        if got is not None:
+            arc = arcs.get(got.get("id"))
+            if action == "DropMessage":
+                if arc is not None:
+                    arc.end, arc.outcome = i, "dropped"
+                else:
+                    mark(i, got.get("src") if got.get("src") is not None else got.get("dst"), "✕ drop", "fault")
+            elif got.get("type") == "FetchResponse" and arc is not None:
+                arc.end, arc.outcome = i, "delivered"
+            elif got.get("type") == "AlterPartitionRequest":
+                mark(i, "controller", f"AlterPartition from {got.get('src')}", "controller")
+            elif got.get("type") == "AlterPartitionResponse":
+                err = got.get("error")
+                mark(i, got.get("dst"), "AP resp" + (f" {err}" if err else ""), "isr")
+        for msg in m.sent:
+            mid = _int(msg.get("id"))
+            if mid is None:
+                continue
+            messages[mid] = msg
+            if msg.get("type") == "FetchRequest" and _int(msg.get("src")) is not None:
+                arcs[mid] = Arc(_int(msg["src"]), i)
+                tl.arcs.append(arcs[mid])
+            elif msg.get("type") == "FetchResponse" and got is not None and got.get("id") in arcs:
+                arcs[mid] = arcs[got["id"]]
+                arcs[mid].served = i
+        # elections: the registration's leader epoch moved
+        if m.leader_epoch is not None and m.leader_epoch != epoch:
+            if not any(e[0] == i for e in tl.elections):
+                tl.elections.append((i, False, f"LE{m.leader_epoch}"))
+            if m.leader is not None and m.leader_epoch not in tl.epoch_leaders:
+                tl.epoch_leaders[m.leader_epoch] = (m.leader, i)
+            epoch = m.leader_epoch
+        # truncations and losses: a replica's LEO went down
+        for b, bm in m.brokers.items():
+            was = prev.brokers.get(b, {}) if prev is not None else {}
+            leo, before = _int(bm.get("leo")), _int(was.get("leo"))
+            if leo is not None and before is not None and leo < before:
+                crashed = str(bm.get("status", "")).startswith("OFFLINE")
+                mark(i, b, f"{'lost' if crashed else '✂'} LEO {before}→{leo}", "loss")
+        out = m.outcome
+        acks = [f"ack v{v}@{o}" for v, o in out.get("acknowledged") or [] if v is not None]
+        if acks:
+            mark(i, "controller", ", ".join(acks), "client")
+        if action == "Consume":
+            vals = [_get(r, "value") for r in out.get("consumed") or []]
+            mark(i, "controller", f"consume → {vals}", "client")
+        elif action == "ListOffsets":
+            lo = out.get("list_offsets") or {}
+            hwm = lo.get("hwm") if isinstance(lo, dict) else None
+            mark(i, "controller", f"ListOffsets → {'unknown' if hwm is None else hwm}", "client")
+        prev = m
+    tl.offline = _spans(list(moments), tl.lanes, n, lambda bm: str(bm.get("status", "")).startswith("OFFLINE"))
+    tl.fenced = _spans(list(moments), tl.lanes, n, lambda bm: bm.get("fenced"))
+
+
+def _arrivals(moments: Sequence[Moment], state: StateView) -> dict[tuple[int, int], int]:
+    """(broker, offset) -> the step the record now at that offset of the broker's
+    final log arrived: the last step after which the broker's LEO passed the
+    offset."""
+    out: dict[tuple[int, int], int] = {}
+    for b, rv in state.replicas.items():
+        for off in range(len(rv.log)):
+            below = True
+            for m in moments:
+                leo = _int((m.brokers.get(b) or {}).get("leo"))
+                above = leo is not None and leo > off
+                if above and below:
+                    out[(b, off)] = m.idx
+                below = not above
+    return out
+
+
+def _cells_from_final_state(tl: Timeline, produced: dict[int, tuple[int, int]], state: StateView,
+                            arrivals: dict[tuple[int, int], int], moments: Sequence[Moment] = ()) -> None:
+    """A cell per produced value where it was written (kept, or lost when gone from
+    that broker's final log), acknowledged or not (from the recorded outcomes, else
+    the final state's history), and, with arrivals, where it reached each follower."""
     where: dict[int, dict[int, tuple[int, int]]] = {}  # value -> broker -> (offset, epoch)
     for b, rv in state.replicas.items():
         for off, (ep, val) in enumerate(rv.log):
             if val is not None:
                 where.setdefault(val, {})[b] = (off, ep)
-    # a follower whose fetch offset, as its leader last saw it, exceeds its final LEO truncated (or lost)
-    # records after sending that fetch
-    for ldr in state.replicas.values():
-        if (ldr.role or "").lower() != "leader":
-            continue
-        for f, fo in ldr.follower_fetch_offsets.items():
-            fr = state.replicas.get(f)
-            if fr is None or not fr.hosts_replica or fo <= len(fr.log):
-                continue
-            served = [arc for arc in tl.arcs if arc.lane == f and arc.served is not None]
-            after = served[-1].start if served else -1
-            _mark_loss(tl, f"LEO {fo}→{len(fr.log)}", after, f, lossy, flushes, md_steps, responses, config)
+    written: dict[int, int] = {}   # value -> offset, from the recorded outcomes
+    acked, nacked = set(state.acked), set(state.nacked)
+    for m in moments:
+        for v, o in m.outcome.get("appended") or []:
+            written[v] = o
+        acked |= {v for v, _ in m.outcome.get("acknowledged") or []}
+        nacked |= set(m.outcome.get("failed") or [])
     for v, (i, b) in sorted(produced.items(), key=lambda kv: kv[1][0]):
-        acked = True if v in state.acked else (False if v in state.nacked else None)
+        ack = True if v in acked else (False if v in nacked else None)
         spots = where.get(v, {})
         if b in spots:
             off, ep = spots[b]
-            tl.cells.append(Cell(i, b, off, ep, v, "kept", acked))
-            if ep not in tl.epoch_leaders or tl.epoch_leaders[ep][1] > i:
-                tl.epoch_leaders[ep] = (b, i)
+            tl.cells.append(Cell(i, b, off, ep, v, "kept", ack))
         else:
             anywhere = next(iter(spots.values()), None)
-            off, ep = anywhere if anywhere else (state.acked.get(v), None)
-            tl.cells.append(Cell(i, b, off, ep, v, "lost", acked))
-            if ep is not None and (ep not in tl.epoch_leaders or tl.epoch_leaders[ep][1] > i):
-                tl.epoch_leaders[ep] = (b, i)
-            if state.replicas:
-                _mark_loss(tl, f"v{v}", i, b, lossy, flushes, md_steps, responses, config)
+            off, ep = anywhere if anywhere else (written.get(v, state.acked.get(v)), None)
+            tl.cells.append(Cell(i, b, off, ep, v, "lost", ack))
+        if ep is not None and tl.recorded is False and (ep not in tl.epoch_leaders or tl.epoch_leaders[ep][1] > i):
+            tl.epoch_leaders[ep] = (b, i)
         for f, (off, ep) in spots.items():
-            if f == b:
-                continue
-            arrival = next((d for d, created, _ in responses.get(f, []) if created is not None and created > i), None)
-            if arrival is not None:
-                tl.cells.append(Cell(arrival, f, off, ep, v, "replicated", acked))
-    return tl
-
-
-def _mark_loss(tl: Timeline, what: str, after: int, b: int, lossy: dict, flushes: dict, md_steps: dict,
-               responses: dict, config: dict) -> None:
-    """Where ``what`` (a value, or a LEO drop) most plausibly left broker ``b``'s
-    log after step ``after`` (inferred): a lossy unclean shutdown with no flush
-    in between; else, with TRUNCATE_TO_HWM, the first metadata update (the
-    follower truncates to its HWM on a new leader epoch); else the first fetch
-    response to a request sent after ``b`` learnt new metadata (truncation to a
-    diverging epoch), or that metadata update itself ("?") when no fetch
-    followed; else "gone" at the last step."""
-    for u in lossy.get(b, []):
-        if u > after and not any(after < f < u for f in flushes.get(b, [])):
-            tl.marks.append(Mark(u, b, f"lost {what}", "loss", inferred=True))
-            return
-    learnt = next((s for s in md_steps.get(b, []) if s > after), None)
-    if learnt is not None and "TRUNCATE_TO_HWM" in (config.get("variants") or []):
-        tl.marks.append(Mark(learnt, b, f"✂ {what}", "loss", inferred=True))
-        return
-    if learnt is not None:
-        hit = next((d for d, _, sent in responses.get(b, []) if sent is not None and sent > learnt), None)
-        if hit is not None:
-            tl.marks.append(Mark(hit, b, f"✂ {what}", "loss", inferred=True))
-        else:  # no fetch since: the metadata itself (a replica deleted and recreated, …)
-            tl.marks.append(Mark(learnt, b, f"{what}?", "loss", inferred=True))
-        return
-    tl.marks.append(Mark(tl.n_steps - 1 if tl.n_steps else 0, b, f"{what} gone", "loss", inferred=True))
+            if f != b and (f, off) in arrivals:
+                tl.cells.append(Cell(arrivals[(f, off)], f, off, ep, v, "replicated", ack))
 
 
 # --------------------------------------------------------------------------- drawing
@@ -562,9 +586,7 @@ def space_time_png(row: Any, dpi: int = 100) -> bytes:
     steps = parse_steps(_row_get(row, "steps", []))
     state = decode_state(_row_get(row, "final_state_json"))
     config = decode_config(_row_get(row, "config_json"))
-    if not config.get("variants"):
-        config["variants"] = list(_row_get(row, "variants", []) or [])
-    tl = infer_timeline(steps, state, config)
+    tl = build_timeline(steps, parse_timeline(_row_get(row, "timeline")), state, config)
     n = max(tl.n_steps, 1)
     lanes = tl.lanes or [0]
     nl = len(lanes)
@@ -594,9 +616,9 @@ def space_time_png(row: Any, dpi: int = 100) -> bytes:
                                edgecolor="#c98b2b", hatch="///", lw=0, alpha=0.45, zorder=0))
 
     # elections
-    for i, certain, label in tl.elections:
-        ax.axvline(i, color="#c0392b" if certain else "#888888", lw=1.6 if certain else 0.9,
-                   ls="-" if certain else ":", zorder=1)
+    for i, unclean, label in tl.elections:
+        ax.axvline(i, color="#c0392b" if unclean else "#888888", lw=1.6 if unclean else 0.9,
+                   ls="-" if unclean else ":", zorder=1)
     for e, (b, i) in sorted(tl.epoch_leaders.items()):
         ax.annotate(f"LE{e}: {b}", (i, ys["controller"]), xytext=(0, 9), textcoords="offset points", fontsize=6.5,
                     ha="center", color="#1f5fa8", fontweight="bold")
@@ -662,7 +684,7 @@ def space_time_png(row: Any, dpi: int = 100) -> bytes:
                     linespacing=0.95)
             continue
         ax.text(i, ys[lane] + 0.3, text, fontsize=5.8, rotation=90, ha="center", va="bottom", color=color,
-                style="italic" if all(m.inferred for m in mks) else "normal", linespacing=0.95,
+                linespacing=0.95,
                 fontweight="bold" if lead.kind in ("fault", "loss") else "normal", zorder=5)
 
     ax.set_yticks([ys[b] for b in lanes] + [ys["controller"]])
@@ -702,11 +724,11 @@ def space_time_png(row: Any, dpi: int = 100) -> bytes:
                  x=0.01, ha="left", y=0.995)
     legend = ("Cells offset:epoch, coloured by leader epoch, at the step of the Produce that wrote them (green border: "
               "acknowledged, dashed: negatively acknowledged, red struck: gone from that broker's final log); faded "
-              "cells below a lane: inferred arrival at a follower (first fetch response created after the write); "
-              "arcs: a follower's fetch request → response (dot: served by the leader, ◆ applied — may append or "
-              "truncate, ✕ dropped); dotted lines: possible elections (fence, shutdown), red lines: unclean "
-              "elections; LEn: b = broker b wrote in leader epoch n from that step; grey: offline; hatched: "
-              "fenced; italic tags: inferred.")
+              "cells below a lane: the step the record reached that follower (its LEO passed the offset); arcs: a "
+              "follower's fetch request → response (dot: served by the leader, ◆ applied — may append or "
+              "truncate, ✕ dropped); ✂ / lost: the replica's LEO went down (truncation / crash); grey lines: "
+              "the leader epoch changed (an election), red lines: unclean elections; LEn: b = broker b leads "
+              "epoch n from that step; grey: offline; hatched: fenced.")
     legend_lines = textwrap.wrap(legend, width=int(width * 17))
     fig.text(0.01, 0.005, "\n".join(legend_lines), fontsize=6, color="#444444", va="bottom", ha="left")
     if tl.notes or state.problem:

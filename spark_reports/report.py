@@ -21,7 +21,7 @@ from .diagram import space_time_png
 #: Columns of a representative fetched for its diagram.
 _REP_COLUMNS = ("counterexample_id", "signature", "property", "kind", "violation", "variants", "sut_bugs",
                 "brokers", "replication_factor", "min_isr", "unclean_recovery", "unclean_leader_election",
-                "config_json", "steps", "step_count", "final_state_json", "found_at", "seed", "run_id")
+                "config_json", "steps", "step_count", "final_state_json", "timeline", "found_at", "seed", "run_id")
 
 
 def _spark_for(master: Optional[str]):
@@ -361,6 +361,10 @@ def _render(corpus, problem, o, km_wide, target_names, buckets, lift, lengths, t
         parts.append(f"<details><summary>steps</summary><p class='steps'>{_steps_text(row)}</p></details>")
         if diagrams.get(sig):
             parts.append(_img(diagrams[sig], f"space-time diagram of {row['counterexample_id']}"))
+            parts.append("<p class='small'>" + ("drawn from the recorded timeline (what replay observed at each step)"
+                                                if row["timeline"] is not None else
+                                                "drawn from the steps and final state only: the row has no timeline "
+                                                "(written before corpus schema version 3)") + "</p>")
 
     parts.append("<h2>Timings</h2>")
     parts.append(_table([{"step": k, "seconds": v} for k, v in timings], ["step", "seconds"]))

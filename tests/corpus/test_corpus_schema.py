@@ -18,6 +18,13 @@ from harness.machine import machine_for
 from corpus_support import HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE, rows_for
 
 STEP = "struct<idx: int32 not null, family: string not null, action: string not null, args_json: string not null>"
+SENT = "struct<id: int64 not null, type: string not null, src: int32, dst: int32, error: string>"
+BROKER = ("struct<broker: int32 not null, status: string not null, fenced: bool not null, role: string, "
+          "leader_epoch: int32, leo: int64, hwm: int64, flushed: int64>")
+TIMELINE_STEP = (f"struct<idx: int32 not null, received: int64, sent: list<item: {SENT}> not null, "
+                 f"outcome_json: string not null, leader: int32 not null, leader_epoch: int32 not null, "
+                 f"partition_epoch: int32 not null, isr: list<item: int32> not null, "
+                 f"elr: list<item: int32> not null, brokers: list<item: {BROKER}> not null>")
 
 PINNED_COUNTEREXAMPLES = [
     ("schema_version", "int32", False), ("counterexample_id", "string", False), ("signature", "string", False),
@@ -33,6 +40,8 @@ PINNED_COUNTEREXAMPLES = [
     # version 2
     ("shrunk_steps", f"list<item: {STEP}>", True), ("shrunk_step_count", "int32", True),
     ("shrunk_config_json", "string", True), ("reduction", "list<item: string>", True),
+    # version 3
+    ("timeline", f"list<item: {TIMELINE_STEP}>", True),
 ]
 PINNED_RUNS = [
     ("schema_version", "int32", False), ("run_id", "string", False), ("test_id", "string", False),
@@ -49,7 +58,7 @@ def columns(s: pa.Schema) -> list[tuple[str, str, bool]]:
 
 
 def test_the_schema_module_is_the_pinned_schema():
-    assert schema.SCHEMA_VERSION == 2
+    assert schema.SCHEMA_VERSION == 3
     assert columns(schema.COUNTEREXAMPLE_SCHEMA) == PINNED_COUNTEREXAMPLES
     assert columns(schema.RUN_SCHEMA) == PINNED_RUNS
     assert set(schema.SCHEMAS) == {"counterexamples", "runs"}
@@ -79,10 +88,10 @@ def test_written_files_have_exactly_the_schema_columns_and_types(tmp_path):
         # ("element" for list items, the column name for map entries).
         assert [(f.name, f.nullable) for f in file_schema] == [(f.name, f.nullable) for f in expected]
         assert [f.type for f in file_schema] == [f.type for f in expected]
-        assert file_schema.metadata[VERSION_KEY] == b"2"
+        assert file_schema.metadata[VERSION_KEY] == b"3"
         t = pq.read_table(path)
         assert t.schema.equals(schema.SCHEMAS[table])
-        assert set(t.column("schema_version").to_pylist()) == {2}
+        assert set(t.column("schema_version").to_pylist()) == {3}
 
 
 def test_steps_are_structs_with_args_as_json(tmp_path):

@@ -73,3 +73,22 @@ def test_the_machine_puts_another_implementation_under_test():
         run_state_machine_as_test(machine_for(implementation=LateAcks, name="LateAcksMachine"), settings=SHORT)
     assert caught.value.verdict.kind == "outcome"
     assert caught.value.verdict.template == "outcome.acknowledged"
+
+
+def test_a_counterexample_of_another_implementation_is_reduced_and_recorded_with_it():
+    """The corpus row of a LateAcks divergence is reduced by replaying LateAcks (the
+    bundled SUT does not diverge: reduced with it, nothing would reproduce) and its
+    timeline is what LateAcks answered: the write appended, its acknowledgement
+    held back, where the model acknowledges it."""
+    import json
+    from harness.corpus import counterexample_rows, failures_from_verdict, reduce_failure
+    [found] = failures_from_verdict(replay(COMMIT_ONE, RF2, implementation=LateAcks).verdict,
+                                    implementation=LateAcks)
+    reduced = reduce_failure(found, 20)
+    assert reduced.trace == (Produce(1, 1),) and reduced.reduction == ("without replica 2",)
+    [row] = counterexample_rows([reduced], run_id="r", worker="main", test_id="t")
+    assert row["violation"] == "outcome.acknowledged: model=((1, 0),) sut=()"
+    [only] = row["timeline"]
+    assert json.loads(only["outcome_json"])["appended"] == [[1, 0]]
+    assert json.loads(only["outcome_json"])["acknowledged"] == []
+    assert [(b["broker"], b["leo"], b["hwm"]) for b in only["brokers"]] == [(1, 1, 1), (2, None, None), (3, None, None)]

@@ -116,31 +116,48 @@ def test_older_files_with_fewer_columns_read_with_nulls(spark, tmp_path):
     assert c.runs.select("event_counts").collect()[0][0] is None
 
 
-def test_version_1_counterexample_files_read_beside_version_2_with_null_reduction_columns(spark, tmp_path):
-    v2 = pa.schema(list(COUNTEREXAMPLE_SCHEMA))
-    v1 = pa.schema([f for f in v2][:v2.get_field_index("shrunk_steps")])
+def test_older_counterexample_files_read_beside_the_newest_with_null_columns(spark, tmp_path):
+    v3 = pa.schema(list(COUNTEREXAMPLE_SCHEMA))
+    v2 = pa.schema([f for f in v3][:v3.get_field_index("timeline")])
+    v1 = pa.schema([f for f in v3][:v3.get_field_index("shrunk_steps")])
     old = counterexample("old", version=1, trace=steps("Produce", "Consume", "ListOffsets", "Consume"))
     write(tmp_path, "counterexamples", [old], schema=v1, name="part-old.parquet")
-    new = counterexample("new", step_count=2, trace=old["steps"][:2])
-    new.update(shrunk_steps=old["steps"], shrunk_step_count=len(old["steps"]), shrunk_config_json=old["config_json"],
+    mid = counterexample("mid", version=2, step_count=2, trace=old["steps"][:2])
+    mid.update(shrunk_steps=old["steps"], shrunk_step_count=len(old["steps"]), shrunk_config_json=old["config_json"],
                reduction=["without broker 3"])
-    write(tmp_path, "counterexamples", [new], name="part-new.parquet")
+    write(tmp_path, "counterexamples", [mid], schema=v2, name="part-mid.parquet")
     write(tmp_path, "runs", [run("run1")])
+    # a version-3 row as the harness writes it, with its timeline
+    import datetime as dt
+    from model_rows import scenario_row
+    new, _, _ = scenario_row("TRUNCATE_TO_HWM", dt.datetime(2026, 1, 5, tzinfo=dt.timezone.utc), cid="new")
+    write(tmp_path, "counterexamples", [new], name="part-new.parquet")
     c = load_corpus(spark, tmp_path)
     got = {r.counterexample_id: r for r in c.counterexamples.select(
-        "counterexample_id", "schema_version", "step_count", "shrunk_step_count", "reduction").collect()}
+        "counterexample_id", "schema_version", "step_count", "shrunk_step_count", "reduction", "timeline").collect()}
     assert (got["old"].schema_version, got["old"].shrunk_step_count, got["old"].reduction) == (1, None, None)
-    assert (got["new"].step_count, got["new"].shrunk_step_count, got["new"].reduction) == (2, 4, ["without broker 3"])
+    assert (got["mid"].step_count, got["mid"].shrunk_step_count, got["mid"].reduction) == (2, 4, ["without broker 3"])
+    assert got["old"].timeline is None and got["mid"].timeline is None
+    timeline = got["new"].timeline
+    assert len(timeline) == new["step_count"] == 9
+    # step 2: the leader served fetch request 1 with fetch response 2
+    assert (timeline[2].received, [(m.id, m.type, m.src, m.dst) for m in timeline[2].sent]) == \
+        (1, [(2, "FetchResponse", 1, 2)])
+    assert [(b.broker, b.leo, b.hwm) for b in timeline[5].brokers] == [(1, 1, 1), (2, 1, 0), (3, None, None)]
     assert c.newest_schema_version == SCHEMA_VERSION
+    # the diagram reads the Spark Row as it reads the harness's dict
+    from spark_reports.diagram import build_timeline, decode_config, decode_state, parse_steps, parse_timeline
+    row = c.counterexamples.where("counterexample_id = 'new'").collect()[0]
+    arcs = [(a.lane, a.start, a.served, a.end, a.outcome) for a in build_timeline(
+        parse_steps(row.steps), parse_timeline(row.timeline), decode_state(row.final_state_json),
+        decode_config(row.config_json)).arcs]
+    assert arcs == [(2, 1, 2, 3, "delivered"), (2, 4, 5, None, "in flight")]
 
 
 def test_the_action_vocabulary_comes_from_the_action_registry():
     from model.actions import ACTIONS, FAMILIES
-    from spark_reports.diagram import SENDS_ONE_MESSAGE
     assert ACTION_FAMILIES == {t.__name__: fam for fam, ts in FAMILIES.items() for t in ts}
     assert len(ACTION_FAMILIES) == len(ACTIONS)
-    assert SENDS_ONE_MESSAGE == ("SendFetch", "ReceiveFetchRequest", "ProposeIsrShrink", "ProposeIsrExpand",
-                                 "ReceiveAlterPartition")
 
 
 def test_known_events_are_harness_coverage_events():

@@ -1,6 +1,7 @@
-"""The space-time diagram's reconstruction from a row alone (no Spark): message
-ids checked against the model, record cells, inferred losses, tolerant
-decoding, and a PNG for anything."""
+"""The space-time diagram from a row alone (no Spark): fetch arcs follow the
+recorded message ids, cells, truncations, elections and spans come from the
+recorded timeline, a row without one is drawn from its steps without guessing,
+tolerant decoding, and a PNG for anything."""
 
 from __future__ import annotations
 
@@ -9,20 +10,24 @@ import json
 
 import pytest
 
-from model_rows import action_args, scenario_row, to_jsonable
-from spark_reports.diagram import decode_config, decode_state, infer_timeline, parse_steps, space_time_png
+from model_rows import scenario_row
+from spark_reports.diagram import (build_timeline, decode_config, decode_state, parse_steps, parse_timeline,
+                                   space_time_png)
 
 T = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
 
 def _timeline(row):
-    return infer_timeline(parse_steps(row["steps"]), decode_state(row["final_state_json"]),
-                          decode_config(row["config_json"]) | {"variants": row["variants"]})
+    return build_timeline(parse_steps(row["steps"]), parse_timeline(row.get("timeline")),
+                          decode_state(row["final_state_json"]), decode_config(row["config_json"]))
 
 
 def _check_messages_against_model(config, actions):
-    """Every fetch arc the diagram draws ends where the model delivered that
-    follower's response, and started at that follower's SendFetch."""
+    """Every fetch arc the diagram draws from a replay's recorded timeline ends
+    where the model delivered that follower's response, and started at that
+    follower's SendFetch."""
+    from harness.replay import replay
+    from harness.trace_codec import action_args, encode_timeline, to_jsonable
     from model import FetchResponse, ReceiveFetchResponse, initial_state, step
     state = initial_state(config)
     delivered = {}
@@ -32,11 +37,14 @@ def _check_messages_against_model(config, actions):
             assert isinstance(msg, FetchResponse)
             delivered[i] = msg.dst
         state = step(state, a)
-    trace = [{"idx": i, "family": "x", "action": type(a).__name__, "args_json": json.dumps(action_args(a))}
-             for i, a in enumerate(actions)]
-    tl = infer_timeline(parse_steps(trace), decode_state(json.dumps(to_jsonable(state))),
-                        {"brokers": list(config.brokers), "assignment": list(config.assignment)})
-    assert tl.consistent
+    moments = replay(actions, config, compare_sut=False, timeline=True).timeline
+    assert len(moments) == len(actions)
+    row = {"steps": [{"idx": i, "family": "x", "action": type(a).__name__, "args_json": json.dumps(action_args(a))}
+                     for i, a in enumerate(actions)],
+           "timeline": encode_timeline(moments), "final_state_json": json.dumps(to_jsonable(state)),
+           "config_json": json.dumps({"brokers": list(config.brokers), "assignment": list(config.assignment)})}
+    tl = _timeline(row)
+    assert tl.recorded and not tl.notes
     ends = {arc.end: arc for arc in tl.arcs if arc.outcome == "delivered"}
     assert set(ends) == set(delivered)
     for i, follower in delivered.items():
@@ -47,14 +55,18 @@ def _check_messages_against_model(config, actions):
     return tl
 
 
-def test_message_ids_follow_the_model_in_every_minimal_scenario():
+def test_fetch_arcs_follow_the_recorded_messages_in_every_minimal_scenario():
     import attrs
     from harness.minimal_scenarios import MINIMAL
+    from harness.replay import replay
     for variant, sc in MINIMAL.items():
-        _check_messages_against_model(attrs.evolve(sc.config, variants=frozenset({variant})), sc.actions)
+        config = attrs.evolve(sc.config, variants=frozenset({variant}))
+        # up to the story's first violation, where a replay stops
+        upto = replay(sc.actions, config, compare_sut=False).trace
+        _check_messages_against_model(config, upto)
 
 
-def test_message_ids_follow_the_model_on_a_long_random_walk():
+def test_fetch_arcs_follow_the_recorded_messages_on_a_long_random_walk():
     from harness.random_walk import random_walk
     from model import Config, DropMessage
     config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, unclean_recovery="balanced")
@@ -64,28 +76,41 @@ def test_message_ids_follow_the_model_on_a_long_random_walk():
     assert any(arc.outcome == "dropped" for arc in tl.arcs)
 
 
-def test_cells_and_inferred_truncation_truncate_to_hwm():
+def test_cells_truncation_and_election_truncate_to_hwm():
     row, state, _ = scenario_row("TRUNCATE_TO_HWM", T)
     tl = _timeline(row)
-    # Produce(1, 1) at step 0: offset 0, epoch 1 on broker 1, acknowledged, still there at the end
+    # Produce(1, 1) at step 0: offset 0, epoch 1 on broker 1, acknowledged at step 5, still there at the end
     assert [(c.step, c.lane, c.offset, c.epoch, c.status, c.acked) for c in tl.cells] == [(0, 1, 0, 1, "kept", True)]
-    # broker 2's fetch offset (1, as leader 1 last saw it) exceeds its final LEO (0): it truncated, and with
-    # TRUNCATE_TO_HWM that happens when it applies the new leader epoch (ReplicateMetadata at step 8)
+    assert (5, "controller", "ack v1@0") in [(m.step, m.lane, m.label) for m in tl.marks]
+    # broker 2 (LEO 1) truncates to its HWM (0) when it applies the new leader epoch (ReplicateMetadata, step 8)
     assert [(m.step, m.lane, m.label) for m in tl.marks if m.kind == "loss"] == [(8, 2, "✂ LEO 1→0")]
     assert [(a.lane, a.start, a.served, a.end, a.outcome) for a in tl.arcs] == [
         (2, 1, 2, 3, "delivered"), (2, 4, 5, None, "in flight")]
-    assert tl.epoch_leaders == {1: (1, 0)}
+    # the cancelled reassignment bumps the leader epoch; broker 1 stays the leader
+    assert tl.elections == [(7, False, "LE2")]
+    assert tl.epoch_leaders == {1: (1, 0), 2: (1, 7)}
 
 
 def test_lossy_shutdown_loss_and_unclean_election():
     row, _, _ = scenario_row("BALANCED_RECOVERY_ANY_MEMBER", T)
     tl = _timeline(row)
-    assert (6, 1, "lost v1") in [(m.step, m.lane, m.label) for m in tl.marks if m.kind == "loss"]
+    assert [(m.step, m.lane, m.label) for m in tl.marks if m.kind == "loss"] == [(6, 1, "lost LEO 1→0")]
+    # the record reached broker 2 when it applied the fetch response at step 3
     assert [(c.step, c.lane, c.status) for c in tl.cells] == [(0, 1, "lost"), (3, 2, "replicated")]
-    assert (16, True, "UNCLEAN RECOVERY") in tl.elections
+    assert sorted(tl.elections) == [(7, False, "LE2"), (9, False, "LE3"), (16, True, "UNCLEAN RECOVERY")]
+    assert tl.epoch_leaders == {1: (1, 0), 2: (2, 7), 4: (1, 16)}
     # crash at 6 / 8 until StartBroker at 10 / 11; fenced at 7 / 9 until UnfenceBroker at 13 / 15
     assert sorted(tl.offline) == [(1, 6, 10), (2, 8, 11)]
     assert sorted(tl.fenced) == [(1, 7, 13), (2, 9, 15)]
+
+
+def test_a_row_without_a_timeline_is_drawn_from_its_steps_and_says_what_is_missing():
+    row, _, _ = scenario_row("BALANCED_RECOVERY_ANY_MEMBER", T)
+    tl = _timeline(row | {"timeline": None})
+    assert not tl.recorded and tl.notes[0].startswith("no timeline in this row")
+    assert tl.arcs == [] and tl.offline == [] and [m for m in tl.marks if m.kind == "loss"] == []
+    assert tl.elections == [(16, True, "UNCLEAN RECOVERY")]
+    assert [(c.step, c.lane, c.status) for c in tl.cells] == [(0, 1, "lost")]
 
 
 def test_decode_state_accepts_other_encodings():
@@ -114,4 +139,7 @@ def test_png_for_anything(final_state):
            "violation": "v" * 500, "variants": [], "sut_bugs": ["b"], "counterexample_id": "x"}
     png = space_time_png(row)
     assert png.startswith(b"\x89PNG")
-    assert not _timeline(row | {"variants": []}).consistent
+    assert not _timeline(row).recorded
+    garbled = row | {"timeline": [{"idx": 0, "received": 42, "sent": [{"id": None}], "outcome_json": "{",
+                                   "brokers": [{"broker": None}, {"broker": 9, "leo": "x"}]}]}
+    assert space_time_png(garbled).startswith(b"\x89PNG")

@@ -44,6 +44,7 @@ def test_report_renders(spark, small_corpus, tmp_path):
     for v in VARIANTS:
         assert v in doc
     assert len(re.findall(r'alt="space-time diagram of ', doc)) == 3
+    assert doc.count("drawn from the recorded timeline") == 3
     assert doc.count("data:image/png;base64,") == 3 + 4  # diagrams + kill, ttf, lengths, coverage plots
     assert "No corpus to report on" not in doc and "src=\"http" not in doc  # self-contained
     assert not list((tmp_path / "out").glob(".*"))  # the temp file was renamed

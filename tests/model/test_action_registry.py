@@ -1,0 +1,63 @@
+"""The action registry (``model.actions.ACTIONS``) describes every action class
+once, and truly: its message and broker fields are what the model does."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+
+import attrs
+import pytest
+
+import model.actions as actions
+import model.state as state
+from model import ACTION_TYPES, ACTIONS, Config, kind_of
+from model.step import HANDLERS
+
+
+def test_every_action_class_is_registered_once():
+    defined = {c for c in vars(actions).values()
+               if inspect.isclass(c) and attrs.has(c) and c.__module__ == actions.__name__ and c is not actions.ActionKind}
+    assert {k.cls for k in ACTIONS} == defined and len(ACTIONS) == len(defined)
+    assert set(typing.get_args(actions.Action)) == defined
+
+
+def test_each_kind_names_real_fields_and_messages():
+    messages = {t.__name__ for t in typing.get_args(state.Message)}
+    for k in ACTIONS:
+        fields = {f.name for f in attrs.fields(k.cls)}
+        assert set(k.broker_fields) <= fields, k.name
+        assert (k.receives is not None) == ("msg" in fields), k.name
+        assert k.receives in messages | {None, "any"} and k.sends in messages | {None}, k.name
+        assert k.weight > 0 and k.family_weight >= 1 and k.swarm[0] == 1, k.name
+
+
+def test_every_registered_action_has_a_guard_and_an_effect_in_both_engines():
+    from sut.cluster import Cluster
+    assert set(HANDLERS) == set(ACTION_TYPES)
+    assert set(Cluster._DISPATCH) == set(ACTION_TYPES)
+
+
+def test_kind_of_a_non_action_names_the_allowed_ones():
+    with pytest.raises(ValueError, match=r"not a replicheck action: 'x'; allowed: \['StartBroker'"):
+        kind_of("x")
+
+
+def test_sends_and_receives_are_what_the_model_does_on_a_long_walk():
+    """Each step of a 600-step weighted walk sends exactly the registered message
+    (or none) and takes the registered one off the network."""
+    from harness.random_walk import random_walk
+    from harness.timeline import model_timeline
+    config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, unclean_recovery="balanced")
+    trace = [a for a, _ in random_walk(config, 600, seed=5, policy="weighted")]
+    seen = set()
+    before = {}
+    for action, m in zip(trace, model_timeline(config, trace)):
+        k = kind_of(action)
+        assert [s.type for s in m.sent] == ([k.sends] if k.sends else []), action
+        assert (m.received is not None) == (k.receives is not None), action
+        if k.receives not in (None, "any"):
+            assert before[m.received] == k.receives, action
+        before.update({s.id: s.type for s in m.sent})
+        seen.add(type(action))
+    assert {k.cls for k in ACTIONS if k.sends or k.receives} <= seen
