@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test install golden fuzz bench clean
+.PHONY: test install kafka-jars golden fuzz bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,10 +16,23 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
+# The jars of the Kafka release the Kafka profile follows (kafka_bridge/pom.xml), with
+# their dependencies, for kafka_bridge's JVM; git-ignored, fetched again when the pom changes.
+KAFKA_LIB   := .kafka/lib
+KAFKA_STAMP := $(KAFKA_LIB)/.fetched
+$(KAFKA_STAMP): kafka_bridge/pom.xml
+	rm -rf $(KAFKA_LIB)
+	mvn --batch-mode --quiet -f kafka_bridge/pom.xml dependency:copy-dependencies \
+		-DoutputDirectory=$(CURDIR)/$(KAFKA_LIB) -DincludeScope=runtime
+	touch $(KAFKA_STAMP)
+
+kafka-jars: $(KAFKA_STAMP)
+
 # worksteal: an idle worker takes queued tests from a busy one (the longest tests
 # are collected first, see tests/conftest.py).
-test: $(STAMP)
-	$(BIN)/python -m pytest -n auto --dist worksteal
+# REPLICHECK_REQUIRE_KAFKA: the Kafka tests fail, instead of skipping, without Kafka's classes.
+test: $(STAMP) $(KAFKA_STAMP)
+	REPLICHECK_REQUIRE_KAFKA=1 $(BIN)/python -m pytest -n auto --dist worksteal
 
 # Rebuild the golden corpus (tests/golden/corpus: each flaw's shortest
 # counterexample, replayed by the suite) after a change that alters the traces.
@@ -42,4 +55,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/harness_throughput.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis report
+	rm -rf $(VENV) .pytest_cache .hypothesis report .kafka

@@ -102,7 +102,9 @@ class ReplicationMachine(RuleBasedStateMachine):
     shutdowns allowed per run; None: MinISR - 1, the fault budget of §6.2),
     ``unclean_leader_election`` (None: drawn), ``profile`` and ``model_rules``
     (whose rules the model and the SUT follow, ``model.profile``; the rules default
-    to the profile's).
+    to the profile's), ``check_properties`` (False: compare the implementation with
+    the model only, as when Kafka's own code is under test and the profile's known
+    findings are not what the run is about).
     """
 
     variants: frozenset[Variant] = frozenset()
@@ -114,6 +116,7 @@ class ReplicationMachine(RuleBasedStateMachine):
     run_stats: RunStats = RunStats()  # replaced per subclass by machine_for
     lossy_budget: Optional[int] = None
     unclean_leader_election: Optional[bool] = None
+    check_properties: bool = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -144,7 +147,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}; "
              f"swarm: {', '.join(f'{c.__name__} x{f:g}' for c, f in swarm.items() if f != 1) or 'none'}")
         factory = self.implementation or (sut_factory(self.bugs) if self.compare_sut else None)
-        self.lockstep = LockStep(self.config, factory)
+        self.lockstep = LockStep(self.config, factory, check_properties=self.check_properties)
         self.state = self.lockstep.state
         self._check()
         for _ in range(warm_up):
@@ -450,7 +453,7 @@ def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = fr
                 compare_sut: Optional[bool] = None, lossy_budget: Optional[int] = None,
                 unclean_leader_election: Optional[bool] = None, name: Optional[str] = None,
                 profile: str = CHAPTERS, rules: Optional[frozenset] = None,
-                implementation: Optional[Callable[[Config], Any]] = None) -> type:
+                implementation: Optional[Callable[[Config], Any]] = None, check_properties: bool = True) -> type:
     """A ReplicationMachine subclass for one run selection. ``compare_sut`` defaults
     to True unless variants are on (a variant run checks the properties on the
     model; the SUT implements the correct protocol). ``profile``: whose rules
@@ -458,7 +461,8 @@ def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = fr
     force instead of the profile's (say, the profile's minus one).
     ``implementation``: a factory building the implementation under test from a
     ``Config`` (the interface of ``harness.lockstep``), compared instead of the
-    bundled SUT; ``bugs`` then only name the run."""
+    bundled SUT; ``bugs`` then only name the run. ``check_properties``: see
+    ``ReplicationMachine``."""
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {tuple(PROFILES)}, got {profile!r}")
     if compare_sut is None:
@@ -471,4 +475,5 @@ def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = fr
         "lossy_budget": lossy_budget, "unclean_leader_election": unclean_leader_election,
         "profile": profile, "model_rules": None if rules is None else frozenset(rules), "run_stats": RunStats(),
         "implementation": None if implementation is None else staticmethod(implementation),
+        "check_properties": check_properties,
     })

@@ -46,8 +46,13 @@ class BrokerServer:
         self.lifecycle = BrokerLifecycleManager()
         self.clean_shutdown_marker: Optional[int] = None   # broker epoch written at controlled shutdown
         self.image = MetadataImage()
+        # a bound method, not a closure: copy.deepcopy rebinds it to the copied broker
         self.replica_manager = ReplicaManager(broker_id, config, network, responses, bugs, self.lifecycle,
-                                              lambda: self.image)
+                                              self.metadata_image)
+
+    def metadata_image(self) -> MetadataImage:
+        """The broker's current metadata image (Kafka's ``KRaftMetadataCache``)."""
+        return self.image
 
     # ------------------------------------------------------------ lifecycle (ch8)
 

@@ -123,7 +123,7 @@ DOCS: dict[Bug, BugDoc] = {
     Bug.REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR: BugDoc(
         "A reassignment completes only when every adding replica is in the ISR (and the final ISR "
         "has MinISR members); the buggy controller checks the size only.",
-        "§4.2, §6.7", "sut/replication_control.py ReplicationControlManager._maybe_complete_reassignment"),
+        "§4.2, §6.7", "sut/change_builder.py PartitionChangeBuilder.complete_reassignment"),
     Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH: BugDoc(
         "An ISR expansion is accepted only if each added replica is unfenced AND in the broker "
         "epoch the leader saw in its fetches; the buggy controller checks fencing only, so a "

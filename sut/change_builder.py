@@ -109,7 +109,59 @@ class PartitionChangeBuilder:
         if not lke_rule:
             self.target_last_known_elr = self.target_last_known_elr - self.target_isr
 
+    # ----------------------------------------------------------- reassignment (ch4)
+
+    def complete_reassignment(self) -> bool:
+        """Completion (§4.2 step 3) when the final ISR (ISR minus removing) holds every
+        adding replica and at least MinISR members — under Kafka's rule
+        (``PartitionReassignmentReplicas.maybeCompleteReassignment``) when it is
+        non-empty, holds every adding replica and, if the replication factor
+        shrinks, every target replica: the replicas become the target, removed
+        replicas leave ISR/ELR/LastKnownELR (Kafka: the ISR only) and the leader
+        epoch is bumped (§2.3.1). Returns whether it completed."""
+        if not (self.target_adding or self.target_removing):
+            return False
+        removing = self.target_removing
+        final_isr = self.target_isr - removing
+        target = tuple(r for r in self.target_replicas if r not in removing)
+        adding_ok = self.target_adding <= final_isr or Bug.REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR in self.bugs
+        if self.config.follows(Rule.REASSIGNMENT_COMPLETION):
+            if not final_isr or not target or not adding_ok:
+                return False
+            if len(self.target_adding) < len(removing) and not frozenset(target) <= final_isr:
+                return False
+        elif len(final_isr) < self.min_isr or not adding_ok:
+            return False
+        self.target_replicas = target
+        self.target_isr = final_isr
+        if not self.config.follows(Rule.ELR_KEEPS_REMOVED_REPLICAS):
+            self.target_elr = self.target_elr - removing
+        if not self.config.follows(Rule.LAST_KNOWN_LEADER):
+            self.target_last_known_elr = self.target_last_known_elr - removing
+        self.target_adding = frozenset()
+        self.target_removing = frozenset()
+        self.bump_leader_epoch = True
+        return True
+
     # ------------------------------------------------------------------- build
+
+    def build_change(self, unclean_shutdown: frozenset[int] = frozenset(),
+                     unclean: bool = True) -> Optional[PartitionChangeRecord]:
+        """The record of one change decided from the targets, in Kafka's
+        ``PartitionChangeBuilder.build`` order: complete a reassignment when its rule
+        allows (``completeReassignmentIfNeeded``), elect (keeping a valid leader;
+        ``unclean``: an unclean election is allowed), apply the ELR rules to what
+        left the ISR (``unclean_shutdown``: replicas back from an unclean shutdown,
+        ``setUncleanShutdownReplicas``), build. None: nothing changed."""
+        p = self.partition
+        if self.config.follows(Rule.REASSIGNMENT_COMPLETION) and (self.target_adding or self.target_removing):
+            if self.complete_reassignment() and self.target_leader not in self.target_isr:
+                self.target_leader = NO_LEADER
+        self.elect_leader(unclean=unclean)
+        if self.election is None:   # after an unclean election the ELR is void (maybeUpdateRecordElr)
+            self.apply_elr_rules(p.isr - self.target_isr, unclean_shutdown)
+        return self.build()
+
 
     def build(self) -> Optional[PartitionChangeRecord]:
         """The record of the changed fields, or None when nothing changed. The

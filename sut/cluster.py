@@ -10,6 +10,8 @@ by the ``Enablement`` mixin (``enablement.py``). It keeps no ghost history.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from model import (ActionNotEnabled, AlterPartitionResponse,
                    CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
                    FenceBroker, Flush, ListOffsets, ProposeIsrExpand,
@@ -64,7 +66,11 @@ class Cluster(Enablement):
         ListOffsets: ("_g_list_offsets", "_e_list_offsets"),
     }
 
-    def __init__(self, config: Config, bugs: frozenset = frozenset()) -> None:
+    def __init__(self, config: Config, bugs: frozenset = frozenset(), change_builder: Optional[type] = None) -> None:
+        """``change_builder``: the class deciding the controller's partition changes
+        (default: ``sut.change_builder.PartitionChangeBuilder``; Kafka's, adapted, is
+        ``kafka_bridge.KafkaPartitionChangeBuilder``). Raises TypeError for a config
+        that is not a ``model.Config`` and ValueError naming unknown bugs."""
         if not isinstance(config, Config):
             raise TypeError(f"Cluster needs a model.Config, got {type(config).__name__}")
         bugs = frozenset(bugs)
@@ -76,7 +82,7 @@ class Cluster(Enablement):
         self.network = InMemoryNetwork()
         self.responses = ClientResponses()
         self.consumer_position = 0   # the consumer's next offset
-        self.controller = QuorumController(config, self.network, bugs)
+        self.controller = QuorumController(config, self.network, bugs, change_builder)
         self.brokers: dict[int, BrokerServer] = {
             b: BrokerServer(b, config, self.controller, self.network, self.responses, bugs)
             for b in config.brokers}

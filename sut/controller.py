@@ -9,6 +9,7 @@ from typing import Optional
 
 from model import AlterPartitionRequest, AlterPartitionResponse, Config, Rule
 
+from .change_builder import PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
 from .network import InMemoryNetwork
 from .metadata import ApiMessage, FenceBrokerRecord, RegisterBrokerRecord, UnfenceBrokerRecord
@@ -16,12 +17,14 @@ from .replication_control import LogInfo, ReplicationControlManager
 
 
 class QuorumController:
-    def __init__(self, config: Config, network: InMemoryNetwork, bugs: frozenset) -> None:
+    def __init__(self, config: Config, network: InMemoryNetwork, bugs: frozenset,
+                 change_builder: Optional[type] = None) -> None:
         self.network = network
         self.config = config
         self.metadata_log: list[ApiMessage] = []
         self.cluster = ClusterControlManager(config.brokers)
-        self.replication = ReplicationControlManager(config, self.cluster, self._append, bugs)
+        self.replication = ReplicationControlManager(config, self.cluster, self._append, bugs,
+                                                     change_builder or PartitionChangeBuilder)
         # Kafka's ClusterControlManager writes a registration's (and a fencing's)
         # partition changes before its own record; the broker epoch is then the
         # batch's first offset.

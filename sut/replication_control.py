@@ -25,7 +25,7 @@ LogInfo = Callable[[int], Optional[tuple[int, int]]]
 
 class ReplicationControlManager:
     def __init__(self, config: Config, cluster: ClusterControlManager, append: Callable[[ApiMessage], None],
-                 bugs: frozenset) -> None:
+                 bugs: frozenset, change_builder: type = PartitionChangeBuilder) -> None:
         self.config = config
         self.min_isr = config.min_isr
         self.unclean_recovery_strategy = config.unclean_recovery
@@ -33,6 +33,9 @@ class ReplicationControlManager:
         self.cluster = cluster
         self.append = append
         self.bugs = bugs
+        #: The class that decides partition changes: ours, or an adapter of Kafka's
+        #: (``kafka_bridge.KafkaPartitionChangeBuilder``), built like ours.
+        self.change_builder = change_builder
         self.partition: Optional[PartitionRegistration] = None
 
     # ---------------------------------------------------------------- plumbing
@@ -46,7 +49,7 @@ class ReplicationControlManager:
 
     def _builder(self) -> PartitionChangeBuilder:
         assert self.partition is not None
-        return PartitionChangeBuilder(self.partition, self.cluster.is_unfenced, self.config, self.bugs)
+        return self.change_builder(self.partition, self.cluster.is_unfenced, self.config, self.bugs)
 
     def _commit(self, builder: PartitionChangeBuilder) -> None:
         record = builder.build()
@@ -56,18 +59,12 @@ class ReplicationControlManager:
 
     def _change(self, b: PartitionChangeBuilder, unclean_shutdown: frozenset[int] = frozenset(),
                 unclean: bool = True) -> None:
-        """Kafka's ``PartitionChangeBuilder.build`` order for one change: complete a
-        reassignment when its rule allows (``completeReassignmentIfNeeded``), elect
-        (keeping a valid leader), apply the ELR rules to what left the ISR, commit."""
-        p = self.partition
-        assert p is not None
-        if self.config.follows(Rule.REASSIGNMENT_COMPLETION) and (b.target_adding or b.target_removing):
-            if self._complete_reassignment(b) and b.target_leader not in b.target_isr:
-                b.target_leader = NO_LEADER
-        b.elect_leader(unclean=unclean)
-        if b.election is None:   # after an unclean election the ELR is void (maybeUpdateRecordElr)
-            b.apply_elr_rules(p.isr - b.target_isr, unclean_shutdown)
-        self._commit(b)
+        """One change decided by the builder from its targets, as Kafka's
+        ``PartitionChangeBuilder.build`` decides it (``build_change``), committed."""
+        record = b.build_change(unclean_shutdown, unclean)
+        if record is not None:
+            self.append(record)
+            self.partition = b.partition.merge(record)
 
     # --------------------------------------------------- broker lifecycle (§2.8)
 
@@ -206,43 +203,11 @@ class ReplicationControlManager:
 
     # --------------------------------------------------------------- reassignment (ch4)
 
-    def _complete_reassignment(self, b: PartitionChangeBuilder) -> bool:
-        """Completion (§4.2 step 3) when the final ISR (ISR minus removing) holds every
-        adding replica and at least MinISR members — under Kafka's rule
-        (``PartitionReassignmentReplicas.maybeCompleteReassignment``) when it is
-        non-empty, holds every adding replica and, if the replication factor
-        shrinks, every target replica: the replicas become the target, removed
-        replicas leave ISR/ELR/LastKnownELR (Kafka: the ISR only) and the leader
-        epoch is bumped (§2.3.1). Returns whether it completed."""
-        if not (b.target_adding or b.target_removing):
-            return False
-        removing = b.target_removing
-        final_isr = b.target_isr - removing
-        target = tuple(r for r in b.target_replicas if r not in removing)
-        adding_ok = b.target_adding <= final_isr or Bug.REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR in self.bugs
-        if self.config.follows(Rule.REASSIGNMENT_COMPLETION):
-            if not final_isr or not target or not adding_ok:
-                return False
-            if len(b.target_adding) < len(removing) and not frozenset(target) <= final_isr:
-                return False
-        elif len(final_isr) < self.min_isr or not adding_ok:
-            return False
-        b.target_replicas = target
-        b.target_isr = final_isr
-        if not self.config.follows(Rule.ELR_KEEPS_REMOVED_REPLICAS):
-            b.target_elr = b.target_elr - removing
-        if not self.config.follows(Rule.LAST_KNOWN_LEADER):
-            b.target_last_known_elr = b.target_last_known_elr - removing
-        b.target_adding = frozenset()
-        b.target_removing = frozenset()
-        b.bump_leader_epoch = True
-        return True
-
     def _maybe_complete_reassignment(self, b: PartitionChangeBuilder) -> None:
         """The chapters' completion: a removed (or no) leader is replaced from the
         target replicas and the ELR rules applied."""
         removed_isr = b.target_isr & b.target_removing
-        if not self._complete_reassignment(b):
+        if not b.complete_reassignment():
             return
         if b.target_leader not in b.target_isr or b.target_leader == NO_LEADER:
             b.target_leader = NO_LEADER

@@ -27,17 +27,24 @@ def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
     """Runs a scenario test written against the model (``scenario``'s steps) on the
     reference model ("model"), or mirrored on the SUT ("sut": same actions, the
     SUT's outcomes and observation must equal the model's after every step and it must refuse
-    exactly what the model refuses). Folders opt in with ``pytest_generate_tests``
+    exactly what the model refuses), or mirrored on the SUT with Kafka's own
+    components ("kafka", ``kafka_bridge``). Folders opt in with ``pytest_generate_tests``
     and ``engines.parametrize_engines``."""
-    if request.param == "sut":
+    param = getattr(request, "param", "model")   # a test left unparametrized runs on the model
+    if param in ("sut", "kafka"):
         import scenario
         from difftools import MirroredStep
 
         mirror = MirroredStep()
+        if param == "kafka":
+            from engines import require_kafka
+            require_kafka()
+            import kafka_bridge
+            mirror = MirroredStep(kafka_bridge.implementation, kafka_bridge.not_applicable)
         monkeypatch.setattr(scenario, "step", mirror)
         if hasattr(request.module, "why_not_enabled"):
             monkeypatch.setattr(request.module, "why_not_enabled", mirror.why_not_enabled)
-    return request.param
+    return param
 
 
 #: Test files whose tests run the longest (the tiny end-to-end campaign, the

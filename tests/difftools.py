@@ -21,12 +21,13 @@ class Divergence(AssertionError):
     pass
 
 
-def lockstep(config: Config, bugs: Iterable = frozenset()) -> LockStep:
-    """The harness's lockstep of the model and a SUT ``Cluster`` with ``bugs``,
-    comparing the implementation only: the properties and the automatic
-    enablement probes are the machine's business, the SUT tests probe their own
-    candidates (``LockStep.probe``)."""
-    return LockStep(config, sut_factory(bugs), probes=False, check_properties=False)
+def lockstep(config: Config, bugs: Iterable = frozenset(), implementation=None) -> LockStep:
+    """The harness's lockstep of the model and a SUT ``Cluster`` with ``bugs`` (or
+    the implementation ``implementation`` builds from the config), comparing the
+    implementation only: the properties and the automatic enablement probes are
+    the machine's business, the SUT tests probe their own candidates
+    (``LockStep.probe``)."""
+    return LockStep(config, implementation or sut_factory(bugs), probes=False, check_properties=False)
 
 
 def expect_agreement(verdict: Optional[Verdict], headline: str = "") -> None:
@@ -72,25 +73,33 @@ def probe_actions(state: ClusterState, rng) -> list:
 
 class MirroredStep:
     """A drop-in for ``model.step`` (and ``model.why_not_enabled``) that mirrors
-    every step on the SUT: the hook that runs scenario tests written against the
-    model on the SUT too, e.g. ``monkeypatch.setattr(scenario, "step", MirroredStep())``.
+    every step on the SUT (or the implementation ``implementation`` builds): the
+    hook that runs scenario tests written against the model on the SUT too, e.g. ``monkeypatch.setattr(scenario, "step", MirroredStep())``.
 
     It keeps one ``LockStep`` per model state it has produced (states reached from
     ``initial_state`` through it); stepping from a state forks that lockstep, so
     tests that branch from an old state work. After each step the SUT's outcome and
     observation must equal the model's; a refusal by the model must be a refusal by
     the SUT. States it has not seen (hand-built) are stepped on the model only;
-    ``unmirrored`` counts them.
+    ``unmirrored`` counts them. A test whose config the implementation cannot be
+    compared under (``not_applicable``: a variant, for the SUT) is skipped, saying why.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, implementation=None, not_applicable=None) -> None:
+        self.implementation = implementation   # a factory Config -> implementation (None: the bundled SUT)
+        # config -> why the implementation cannot be compared under it (None: it can)
+        self.not_applicable = not_applicable or (
+            lambda config: "the SUT implements the correct protocol: no variant" if config.variants else None)
         self.locksteps: dict[ClusterState, LockStep] = {}
         self.steps = self.refusals = self.unmirrored = 0
 
     def _lockstep_for(self, state: ClusterState) -> Optional[LockStep]:
         found = self.locksteps.get(state)
+        if found is None and (why := self.not_applicable(state.config)) is not None:
+            import pytest
+            pytest.skip(f"not mirrored: {why}")
         if found is None and state == model.initial_state(state.config):
-            found = self.locksteps[state] = lockstep(state.config)
+            found = self.locksteps[state] = lockstep(state.config, implementation=self.implementation)
         return found
 
     def why_not_enabled(self, state: ClusterState, action: object) -> Optional[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engines import parametrize_engines
+from engines import parametrize_engines, use_engine  # noqa: F401 (an autouse fixture)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -1,0 +1,46 @@
+"""Apache Kafka's own code in the loop (the ``kafka`` extra: JPype and the jars of
+``model.KAFKA_RELEASE``, fetched by ``make kafka-jars``).
+
+``implementation(config)`` builds the implementation "kafka": the SUT's
+Kafka-shaped brokers and controller with Kafka's components put in place of
+ours (today ``org.apache.kafka.controller.PartitionChangeBuilder``, see
+``change_builder``), compared in lockstep with the model under the Kafka
+profile through the same interface as any implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from model import KAFKA, PROFILES, Config
+
+from .change_builder import KafkaPartitionChangeBuilder
+from .jvm import KafkaUnavailable, lib_dir, start, unavailable
+
+__all__ = ["KafkaPartitionChangeBuilder", "KafkaUnavailable", "implementation", "lib_dir", "not_applicable", "start",
+           "unavailable"]
+
+
+def not_applicable(config: Config) -> Optional[str]:
+    """Why the implementation "kafka" cannot be compared with the model under
+    ``config`` (None: it can). Kafka's code follows every rule of the Kafka profile
+    and none of the model's variants, so the config must be the whole profile."""
+    if config.profile != KAFKA or config.rules != PROFILES[KAFKA]:
+        return (f"Kafka's own code follows every rule of the {KAFKA} profile: the config must be "
+                f"Config(profile={KAFKA!r}) with all its rules (a rule switched off is the model's alone)")
+    if config.variants:
+        return "Kafka's own code implements none of the model's variants"
+    return None
+
+
+def implementation(config: Config, bugs: frozenset = frozenset()):
+    """The implementation "kafka" for ``config`` (a ``sut.Cluster`` whose partition
+    changes Kafka's ``PartitionChangeBuilder`` decides). Raises ValueError when
+    ``not_applicable(config)``, ``KafkaUnavailable`` when Kafka's classes cannot be
+    loaded."""
+    from sut import Cluster
+    why = not_applicable(config)
+    if why is not None:
+        raise ValueError(f"implementation kafka: {why}")
+    start()
+    return Cluster(config, bugs, change_builder=KafkaPartitionChangeBuilder)

@@ -1,0 +1,137 @@
+"""Kafka's own ``org.apache.kafka.controller.PartitionChangeBuilder`` deciding the
+SUT controller's partition changes.
+
+``KafkaPartitionChangeBuilder`` is built and used as ``sut.change_builder.
+PartitionChangeBuilder`` is: the SUT's ``ReplicationControlManager`` sets the
+targets of a change (ISR, replicas, adding, removing) and calls ``build_change``;
+here the targets go to Kafka's builder (release ``model.KAFKA_RELEASE``) over a
+``PartitionRegistration`` made from the SUT's, and Kafka's
+``PartitionChangeRecord`` comes back as the SUT's. Elections (clean, ELR, last
+known leader, unclean), the ELR and LastKnownELR rules and reassignment
+completion are then Kafka's code's decisions.
+
+Mapping (Kafka's ``ReplicationControlManager`` sets the builder up the same way):
+isAcceptableLeader is the SUT controller's "unfenced"; MinISR the config's; ELR
+on; the metadata version ``MetadataVersion.latestProduction()``; an unclean
+election allowed (``Election.UNCLEAN``) when the change allows one and
+``Config.unclean_leader_election`` is on, else ``Election.ONLINE``; replicas back
+from an unclean shutdown are ``setUncleanShutdownReplicas``. Directories are all
+``DirectoryId.UNASSIGNED`` (the model has one log directory per broker) and the
+record's leader recovery state is dropped: the model has no LeaderRecoveryState
+(the Kafka profile's "not expressible" list).
+
+Only the changes ``build_change`` makes are Kafka's; the chapters' paths and
+the SUT's own ``build()`` (cancelling a reassignment, the legacy unclean
+election, unclean recovery) stay the SUT's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+from model import NO_LEADER_CHANGE
+from sut.change_builder import PartitionChangeBuilder
+from sut.metadata import PartitionChangeRecord
+
+from .jvm import start
+
+#: The one topic's id: any fixed id (nothing here reads it).
+TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+class _Kafka:
+    """Kafka's classes, loaded once the JVM is up."""
+
+    def __init__(self) -> None:
+        start()
+        from jpype import JArray, JClass, JInt
+        self.JArray, self.JInt = JArray, JInt
+        self.Integer = JClass("java.lang.Integer")
+        self.ArrayList = JClass("java.util.ArrayList")
+        self.RegistrationBuilder = JClass("org.apache.kafka.metadata.PartitionRegistration$Builder")
+        self.Uuid = JClass("org.apache.kafka.common.Uuid")
+        self.UNASSIGNED = JClass("org.apache.kafka.common.DirectoryId").UNASSIGNED
+        self.RECOVERED = JClass("org.apache.kafka.metadata.LeaderRecoveryState").RECOVERED
+        self.metadata_version = JClass("org.apache.kafka.server.common.MetadataVersion").latestProduction()
+        self.Builder = JClass("org.apache.kafka.controller.PartitionChangeBuilder")
+        self.Election = JClass("org.apache.kafka.controller.PartitionChangeBuilder$Election")
+        self.topic_id = self.Uuid.fromString(TOPIC_ID)
+
+    def ints(self, xs: Iterable[int]) -> Any:
+        return self.JArray(self.JInt)(list(xs))
+
+    def int_list(self, xs: Iterable[int]) -> Any:
+        out = self.ArrayList()
+        for x in xs:
+            out.add(self.Integer(x))
+        return out
+
+
+_KAFKA: Optional[_Kafka] = None
+
+
+def kafka() -> _Kafka:
+    """Kafka's classes (the JVM is started on first use; ``KafkaUnavailable`` if it cannot be)."""
+    global _KAFKA
+    if _KAFKA is None:
+        _KAFKA = _Kafka()
+    return _KAFKA
+
+
+def _ids(values: Optional[Any]) -> Optional[list[int]]:
+    return None if values is None else [int(v) for v in values]
+
+
+class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
+    """``sut.change_builder.PartitionChangeBuilder`` whose ``build_change`` is Kafka's
+    ``PartitionChangeBuilder.build`` (see the module doc)."""
+
+    def registration(self) -> Any:
+        """The SUT's partition registration as Kafka's ``PartitionRegistration``."""
+        k, p = kafka(), self.partition
+        return (k.RegistrationBuilder()
+                .setReplicas(k.ints(p.replicas))
+                .setDirectories(k.JArray(k.Uuid)([k.UNASSIGNED] * len(p.replicas)))
+                .setIsr(k.ints(r for r in p.replicas if r in p.isr))
+                .setRemovingReplicas(k.ints(r for r in p.replicas if r in p.removing))
+                .setAddingReplicas(k.ints(r for r in p.replicas if r in p.adding))
+                .setElr(k.ints(sorted(p.elr)))
+                .setLastKnownElr(k.ints(sorted(p.last_known_elr)))
+                .setLeader(k.Integer(p.leader))
+                .setLeaderRecoveryState(k.RECOVERED)
+                .setLeaderEpoch(k.Integer(p.leader_epoch))
+                .setPartitionEpoch(k.Integer(p.partition_epoch))
+                .build())
+
+    def build_change(self, unclean_shutdown: frozenset[int] = frozenset(),
+                     unclean: bool = True) -> Optional[PartitionChangeRecord]:
+        """Kafka's record for the targets (None: Kafka's builder made none)."""
+        k = kafka()
+        acceptable = self.is_acceptable_leader
+        builder = k.Builder(self.registration(), k.topic_id, 0, lambda broker: bool(acceptable(int(broker))),
+                            k.metadata_version, self.min_isr, True)
+        order = self.target_replicas
+        builder.setTargetReplicas(k.int_list(order))
+        builder.setTargetIsr(k.int_list(r for r in order if r in self.target_isr))
+        builder.setTargetAdding(k.int_list(r for r in order if r in self.target_adding))
+        builder.setTargetRemoving(k.int_list(r for r in order if r in self.target_removing))
+        if unclean_shutdown:
+            builder.setUncleanShutdownReplicas(k.int_list(sorted(unclean_shutdown)))
+        builder.setElection(k.Election.UNCLEAN if unclean and self.config.unclean_leader_election
+                            else k.Election.ONLINE)
+        builder.setDefaultDirProvider(lambda broker: k.UNASSIGNED)
+        built = builder.build()
+        if not built.isPresent():
+            return None
+        m = built.get().message()
+        isr, elr, lke = _ids(m.isr()), _ids(m.eligibleLeaderReplicas()), _ids(m.lastKnownElr())
+        replicas, adding, removing = _ids(m.replicas()), _ids(m.addingReplicas()), _ids(m.removingReplicas())
+        record = PartitionChangeRecord(
+            leader=int(m.leader()) if int(m.leader()) != NO_LEADER_CHANGE else NO_LEADER_CHANGE,
+            isr=None if isr is None else frozenset(isr),
+            elr=None if elr is None else frozenset(elr),
+            last_known_elr=None if lke is None else frozenset(lke),
+            replicas=None if replicas is None else tuple(replicas),
+            adding=None if adding is None else frozenset(adding),
+            removing=None if removing is None else frozenset(removing))
+        return None if record.is_empty() else record

@@ -1,0 +1,118 @@
+"""Apache Kafka's own ``PartitionChangeBuilder`` (release ``model.KAFKA_RELEASE``)
+deciding the SUT controller's partition changes, compared in lockstep with the
+model under the Kafka profile: the implementation "kafka" (``kafka_bridge``).
+
+Kafka's restated unit tests also run on it (``tests/kafka``, engine "kafka")."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from engines import require_kafka
+from harness.lockstep import LockStep
+from harness.machine import machine_for
+from harness.random_walk import random_walk
+from model import (KAFKA, PROFILES, Config, ProposeIsrShrink, ReceiveAlterPartition, ReplicateMetadata, Rule)
+
+CONFIGS = (
+    Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA),
+    Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA, unclean_leader_election=True),
+    Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1, profile=KAFKA),
+    Config(brokers=(1, 2, 3, 4, 5), assignment=(1, 2, 3, 4), min_isr=3, profile=KAFKA),
+)
+
+
+@pytest.fixture(autouse=True)
+def kafka_classes() -> None:
+    require_kafka()
+
+
+def counting(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The records Kafka's builder returns (None for no change), as they come."""
+    import kafka_bridge.change_builder as kcb
+    made: list = []
+    original = kcb.KafkaPartitionChangeBuilder.build_change
+
+    def build_change(self, unclean_shutdown=frozenset(), unclean=True):
+        made.append(original(self, unclean_shutdown, unclean))
+        return made[-1]
+
+    monkeypatch.setattr(kcb.KafkaPartitionChangeBuilder, "build_change", build_change)
+    return made
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=["rf3-minisr2", "rf3-unclean", "rf2-minisr1", "rf4-minisr3"])
+def test_kafkas_partition_change_builder_agrees_with_the_model_on_random_walks(config, monkeypatch):
+    """Every change Kafka's builder decides on eight 300-step weighted walks (fencing,
+    unclean registrations, unfencing elections, AlterPartition, reassignments) leaves
+    the SUT's state, outcomes and enablement equal to the model's."""
+    import kafka_bridge
+    made = counting(monkeypatch)
+    for seed in range(8):
+        lockstep = LockStep(config, kafka_bridge.implementation, check_properties=False)
+        for action, _ in random_walk(config, 300, seed=seed, policy="weighted"):
+            verdict = lockstep.step(action)
+            assert verdict is None, verdict.text
+    assert sum(r is not None for r in made) >= 8   # not vacuous: Kafka's code decided changes
+
+
+def test_the_machine_checks_kafkas_code_in_lockstep(monkeypatch):
+    import kafka_bridge
+    made = counting(monkeypatch)
+    machine = machine_for(implementation=kafka_bridge.implementation, profile=KAFKA, check_properties=False,
+                          name="KafkaInTheLoop")
+    run_state_machine_as_test(machine, settings=settings(
+        max_examples=20, stateful_step_count=40, derandomize=True, database=None, deadline=None,
+        suppress_health_check=list(HealthCheck), phases=[Phase.generate]))
+    assert machine.run_stats.steps > 0 and any(r is not None for r in made)
+
+
+def test_a_wrong_mapping_onto_kafkas_builder_is_a_divergence():
+    """Kafka's builder handed MinISR + 1: an ISR shrink to MinISR (2 of 3) then puts
+    the removed replica in Kafka's ELR, which the model does not — the lockstep says
+    where, at the step the controller commits the change."""
+    import kafka_bridge.change_builder as kcb
+    from sut import Cluster
+
+    class OffByOne(kcb.KafkaPartitionChangeBuilder):
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.min_isr += 1
+
+    config = CONFIGS[0]
+    lockstep = LockStep(config, lambda c: Cluster(c, change_builder=OffByOne), check_properties=False)
+    for action in (ProposeIsrShrink(1, 3), ReceiveAlterPartition(1)):
+        verdict = lockstep.step(action)
+    assert verdict is not None and verdict.kind == "divergence"
+    assert "observed.partition.elr: model=frozenset() sut=frozenset({3})" in verdict.differences
+
+
+def test_the_implementation_needs_the_whole_kafka_profile():
+    import kafka_bridge
+    with pytest.raises(ValueError, match=r"implementation kafka: Kafka's own code follows every rule"):
+        kafka_bridge.implementation(Config())
+    without = Config(profile=KAFKA, rules=PROFILES[KAFKA] - {Rule.ONE_ALTER_PARTITION_IN_FLIGHT})
+    assert kafka_bridge.not_applicable(without) is not None
+    assert kafka_bridge.not_applicable(CONFIGS[0]) is None
+
+
+def test_missing_jars_name_the_command_that_fetches_them(tmp_path, monkeypatch):
+    from kafka_bridge import jvm
+    monkeypatch.setenv(jvm.LIB_ENV, str(tmp_path))
+    assert jvm.unavailable() == (f"no kafka-metadata-4.4.0.jar in {tmp_path}: run `make kafka-jars` (Maven) or set "
+                                 f"REPLICHECK_KAFKA_LIB to a folder holding Kafka 4.4.0's jars")
+    with pytest.raises(jvm.KafkaUnavailable, match="make kafka-jars"):
+        jvm.start()
+
+
+def test_only_the_controllers_decisions_go_to_kafkas_builder(monkeypatch):
+    """Only controller decisions go to Kafka: brokers applying metadata call nothing."""
+    import kafka_bridge
+    made = counting(monkeypatch)
+    lockstep = LockStep(CONFIGS[0], kafka_bridge.implementation, check_properties=False)
+    assert lockstep.step(ProposeIsrShrink(1, 3)) is None
+    assert lockstep.step(ReceiveAlterPartition(1)) is None
+    assert len(made) == 1 and made[0] is not None and made[0].isr == frozenset({1, 2})
+    assert lockstep.step(ReplicateMetadata(2, 1)) is None and len(made) == 1
