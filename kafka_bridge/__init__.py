@@ -3,9 +3,10 @@
 
 ``implementation(config)`` builds the implementation "kafka": the SUT's
 Kafka-shaped brokers and controller with Kafka's components put in place of
-ours (today ``org.apache.kafka.controller.PartitionChangeBuilder``, see
-``change_builder``), compared in lockstep with the model under the Kafka
-profile through the same interface as any implementation.
+ours (``COMPONENTS``: ``org.apache.kafka.controller.PartitionChangeBuilder``,
+see ``change_builder``, and ``org.apache.kafka.storage.internals.epoch.
+LeaderEpochFileCache``, see ``epoch_cache``), compared in lockstep with the
+model under the Kafka profile through the same interface as any implementation.
 """
 
 from __future__ import annotations
@@ -14,10 +15,16 @@ from typing import Optional
 
 from model import KAFKA, PROFILES, Config
 
+from sut.components import Components
+
 from .change_builder import KafkaPartitionChangeBuilder
+from .epoch_cache import KafkaLeaderEpochFileCache
 from .jvm import KafkaUnavailable, lib_dir, start, unavailable
 
-__all__ = ["KafkaPartitionChangeBuilder", "KafkaUnavailable", "implementation", "lib_dir", "not_applicable", "start",
+#: Kafka's parts put in place of the SUT's.
+COMPONENTS = Components(change_builder=KafkaPartitionChangeBuilder, epoch_cache=KafkaLeaderEpochFileCache)
+
+__all__ = ["COMPONENTS", "KafkaLeaderEpochFileCache", "KafkaPartitionChangeBuilder", "KafkaUnavailable", "implementation", "lib_dir", "not_applicable", "start",
            "unavailable"]
 
 
@@ -35,7 +42,8 @@ def not_applicable(config: Config) -> Optional[str]:
 
 def implementation(config: Config, bugs: frozenset = frozenset()):
     """The implementation "kafka" for ``config`` (a ``sut.Cluster`` whose partition
-    changes Kafka's ``PartitionChangeBuilder`` decides). Raises ValueError when
+    changes Kafka's ``PartitionChangeBuilder`` decides and whose replica logs keep
+    Kafka's ``LeaderEpochFileCache``). Raises ValueError when
     ``not_applicable(config)``, ``KafkaUnavailable`` when Kafka's classes cannot be
     loaded."""
     from sut import Cluster
@@ -43,4 +51,4 @@ def implementation(config: Config, bugs: frozenset = frozenset()):
     if why is not None:
         raise ValueError(f"implementation kafka: {why}")
     start()
-    return Cluster(config, bugs, change_builder=KafkaPartitionChangeBuilder)
+    return Cluster(config, bugs, components=COMPONENTS)

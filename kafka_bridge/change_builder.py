@@ -27,56 +27,13 @@ election, unclean recovery) stay the SUT's.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from model import NO_LEADER_CHANGE
 from sut.change_builder import PartitionChangeBuilder
 from sut.metadata import PartitionChangeRecord
 
-from .jvm import start
-
-#: The one topic's id: any fixed id (nothing here reads it).
-TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
-
-
-class _Kafka:
-    """Kafka's classes, loaded once the JVM is up."""
-
-    def __init__(self) -> None:
-        start()
-        from jpype import JArray, JClass, JInt
-        self.JArray, self.JInt = JArray, JInt
-        self.Integer = JClass("java.lang.Integer")
-        self.ArrayList = JClass("java.util.ArrayList")
-        self.RegistrationBuilder = JClass("org.apache.kafka.metadata.PartitionRegistration$Builder")
-        self.Uuid = JClass("org.apache.kafka.common.Uuid")
-        self.UNASSIGNED = JClass("org.apache.kafka.common.DirectoryId").UNASSIGNED
-        self.RECOVERED = JClass("org.apache.kafka.metadata.LeaderRecoveryState").RECOVERED
-        self.metadata_version = JClass("org.apache.kafka.server.common.MetadataVersion").latestProduction()
-        self.Builder = JClass("org.apache.kafka.controller.PartitionChangeBuilder")
-        self.Election = JClass("org.apache.kafka.controller.PartitionChangeBuilder$Election")
-        self.topic_id = self.Uuid.fromString(TOPIC_ID)
-
-    def ints(self, xs: Iterable[int]) -> Any:
-        return self.JArray(self.JInt)(list(xs))
-
-    def int_list(self, xs: Iterable[int]) -> Any:
-        out = self.ArrayList()
-        for x in xs:
-            out.add(self.Integer(x))
-        return out
-
-
-_KAFKA: Optional[_Kafka] = None
-
-
-def kafka() -> _Kafka:
-    """Kafka's classes (the JVM is started on first use; ``KafkaUnavailable`` if it cannot be)."""
-    global _KAFKA
-    if _KAFKA is None:
-        _KAFKA = _Kafka()
-    return _KAFKA
-
+from .java import kafka
 
 def _ids(values: Optional[Any]) -> Optional[list[int]]:
     return None if values is None else [int(v) for v in values]

@@ -6,11 +6,12 @@ batches materialized into an image (§2.3.2), controlled and unclean shutdown
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from model import BrokerStatus, Config
 
 from .bugs import Bug
+from .epoch_cache import LeaderEpochFileCache
 from .controller import QuorumController
 from .purgatory import ClientResponses
 from .metadata import MetadataDelta, MetadataImage
@@ -39,7 +40,8 @@ class BrokerLifecycleManager:
 
 class BrokerServer:
     def __init__(self, broker_id: int, config: Config, controller: QuorumController, network: InMemoryNetwork,
-                 responses: ClientResponses, bugs: frozenset) -> None:
+                 responses: ClientResponses, bugs: frozenset,
+                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache) -> None:
         self.broker_id = broker_id
         self.controller = controller
         self.bugs = bugs
@@ -48,7 +50,7 @@ class BrokerServer:
         self.image = MetadataImage()
         # a bound method, not a closure: copy.deepcopy rebinds it to the copied broker
         self.replica_manager = ReplicaManager(broker_id, config, network, responses, bugs, self.lifecycle,
-                                              self.metadata_image)
+                                              self.metadata_image, epoch_cache)
 
     def metadata_image(self) -> MetadataImage:
         """The broker's current metadata image (Kafka's ``KRaftMetadataCache``)."""

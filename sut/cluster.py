@@ -10,8 +10,6 @@ by the ``Enablement`` mixin (``enablement.py``). It keeps no ghost history.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from model import (ActionNotEnabled, AlterPartitionResponse,
                    CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
                    FenceBroker, Flush, ListOffsets, ProposeIsrExpand,
@@ -23,6 +21,7 @@ from model import ListOffsetsResult, Observation, Outcome
 from . import observe as _observe
 from .broker import BrokerServer
 from .bugs import Bug
+from .components import PYTHON, Components
 from .controller import QuorumController
 from .enablement import Enablement, Reason
 from .network import InMemoryNetwork
@@ -66,11 +65,10 @@ class Cluster(Enablement):
         ListOffsets: ("_g_list_offsets", "_e_list_offsets"),
     }
 
-    def __init__(self, config: Config, bugs: frozenset = frozenset(), change_builder: Optional[type] = None) -> None:
-        """``change_builder``: the class deciding the controller's partition changes
-        (default: ``sut.change_builder.PartitionChangeBuilder``; Kafka's, adapted, is
-        ``kafka_bridge.KafkaPartitionChangeBuilder``). Raises TypeError for a config
-        that is not a ``model.Config`` and ValueError naming unknown bugs."""
+    def __init__(self, config: Config, bugs: frozenset = frozenset(), components: Components = PYTHON) -> None:
+        """``components``: the parts another implementation puts in place of the
+        SUT's (``sut.components``; ``kafka_bridge`` puts Kafka's). Raises TypeError
+        for a config that is not a ``model.Config`` and ValueError naming unknown bugs."""
         if not isinstance(config, Config):
             raise TypeError(f"Cluster needs a model.Config, got {type(config).__name__}")
         bugs = frozenset(bugs)
@@ -82,9 +80,9 @@ class Cluster(Enablement):
         self.network = InMemoryNetwork()
         self.responses = ClientResponses()
         self.consumer_position = 0   # the consumer's next offset
-        self.controller = QuorumController(config, self.network, bugs, change_builder)
+        self.controller = QuorumController(config, self.network, bugs, components.change_builder)
         self.brokers: dict[int, BrokerServer] = {
-            b: BrokerServer(b, config, self.controller, self.network, self.responses, bugs)
+            b: BrokerServer(b, config, self.controller, self.network, self.responses, bugs, components.epoch_cache)
             for b in config.brokers}
         self._bootstrap()
 

@@ -9,7 +9,7 @@ cache is maintained explicitly beside them.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from model import Record
 
@@ -22,11 +22,12 @@ class UnifiedLog:
 
     __slots__ = ("_records", "recovery_point", "high_watermark", "leader_epoch_cache", "_bugs")
 
-    def __init__(self, bugs: frozenset = frozenset()) -> None:
+    def __init__(self, bugs: frozenset = frozenset(),
+                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache) -> None:
         self._records: list[Record] = []
         self.recovery_point = 0     # records below it are on disk (flushed)
         self.high_watermark = 0
-        self.leader_epoch_cache = LeaderEpochFileCache(bugs)
+        self.leader_epoch_cache = epoch_cache(bugs)
         self._bugs = bugs
 
     # ------------------------------------------------------------------ reads

@@ -8,12 +8,13 @@ Start Offset, HWM advancement and ISR change proposals (§2.2, §2.7, §2.9.2,
 from __future__ import annotations
 
 import enum
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from model import NO_LEADER, Config, EpochEndOffset, Rule
 
 from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
+from .epoch_cache import LeaderEpochFileCache
 from .errors import (FENCED_LEADER_EPOCH, INELIGIBLE_REPLICA, NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE,
                      UNKNOWN_LEADER_EPOCH)
 from .purgatory import DelayedProducePurgatory
@@ -150,7 +151,8 @@ class Partition:
 
     def __init__(self, broker_id: int, config: Config, delayed_produce: DelayedProducePurgatory,
                  alter_partition_manager: AlterPartitionManager, bugs: frozenset,
-                 metadata_cache: Callable[[], MetadataImage]) -> None:
+                 metadata_cache: Callable[[], MetadataImage],
+                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache) -> None:
         self.broker_id = broker_id
         self.alter_partition_manager = alter_partition_manager
         self.config = config
@@ -158,7 +160,7 @@ class Partition:
         self.min_isr = config.min_isr
         self.delayed_produce = delayed_produce   # the broker's purgatory of acks=all writes
         self.bugs = bugs
-        self.log = UnifiedLog(bugs)
+        self.log = UnifiedLog(bugs, epoch_cache)
         self.role = ReplicaRole.OFFLINE
         self.leader_id = NO_LEADER
         self.leader_epoch = -1

@@ -5,12 +5,13 @@ produce requests, proposes ISR changes and handles AlterPartition responses
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from model import NO_LEADER, Config, FetchRequest, FetchResponse
 
 from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
+from .epoch_cache import LeaderEpochFileCache
 from .errors import NOT_LEADER_OR_FOLLOWER
 from .fetcher import ReplicaFetcherThread
 from .purgatory import ClientResponses, DelayedProducePurgatory
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
 class ReplicaManager:
     def __init__(self, broker_id: int, config: Config, network: InMemoryNetwork, responses: ClientResponses,
                  bugs: frozenset, lifecycle: "BrokerLifecycleManager",
-                 metadata_cache: Callable[[], MetadataImage]) -> None:
+                 metadata_cache: Callable[[], MetadataImage],
+                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache) -> None:
         self.broker_id = broker_id
+        self.epoch_cache = epoch_cache   # builds each new replica log's leader epoch cache
         self.config = config
         self.metadata_cache = metadata_cache   # the broker's current image (KRaftMetadataCache)
         self.network = network
@@ -59,7 +62,7 @@ class ReplicaManager:
         if partition is None:
             partition = self.partition = Partition(me, self.config, self.delayed_produce_purgatory,
                                                    self.alter_partition_manager,
-                                                   self.bugs, self.metadata_cache)
+                                                   self.bugs, self.metadata_cache, self.epoch_cache)
         if reg.leader == me:
             self.fetcher = None
             partition.make_leader(reg, changed)

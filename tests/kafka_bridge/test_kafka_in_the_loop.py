@@ -73,6 +73,7 @@ def test_a_wrong_mapping_onto_kafkas_builder_is_a_divergence():
     """Kafka's builder handed MinISR + 1: an ISR shrink to MinISR (2 of 3) then puts
     the removed replica in Kafka's ELR, which the model does not — the lockstep says
     where, at the step the controller commits the change."""
+    import kafka_bridge
     import kafka_bridge.change_builder as kcb
     from sut import Cluster
 
@@ -82,7 +83,9 @@ def test_a_wrong_mapping_onto_kafkas_builder_is_a_divergence():
             self.min_isr += 1
 
     config = CONFIGS[0]
-    lockstep = LockStep(config, lambda c: Cluster(c, change_builder=OffByOne), check_properties=False)
+    from sut.components import Components
+    parts = Components(change_builder=OffByOne, epoch_cache=kafka_bridge.KafkaLeaderEpochFileCache)
+    lockstep = LockStep(config, lambda c: Cluster(c, components=parts), check_properties=False)
     for action in (ProposeIsrShrink(1, 3), ReceiveAlterPartition(1)):
         verdict = lockstep.step(action)
     assert verdict is not None and verdict.kind == "divergence"

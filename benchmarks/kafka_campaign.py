@@ -1,0 +1,74 @@
+"""A campaign with Apache Kafka's own components in lockstep with the model.
+
+Usage: python benchmarks/kafka_campaign.py [--minutes 10] [--workers 2] [--seed 0]
+
+Each worker runs the machine with the implementation "kafka" (``kafka_bridge``)
+under the Kafka profile, properties off (the profile's known findings are not
+what this run is about: it compares Kafka's code with the model), in rounds of
+Hypothesis examples (generation and shrinking, a fresh seed per round) until the
+time is up. A failure is a disagreement between Kafka's code and the model: it
+is reduced with the same implementation and printed (config, trace, report).
+The table gives, per worker, the rounds, examples and checked steps, steps per
+second, and the disagreements found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import time
+
+
+def work(args: tuple[int, float, int]) -> tuple[int, int, int, float, list[str]]:
+    worker, minutes, seed = args
+    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    import kafka_bridge
+    from harness.corpus import failures_from_exception, reduce_failure
+    from harness.failures import CheckFailed
+    from harness.machine import machine_for
+    from model import KAFKA
+
+    kafka_bridge.start()
+    machine = machine_for(implementation=kafka_bridge.implementation, profile=KAFKA, check_properties=False,
+                          name=f"KafkaCampaign{worker}")
+    deadline = time.monotonic() + minutes * 60
+    rounds, found = 0, []
+    t0 = time.perf_counter()
+    while time.monotonic() < deadline:
+        rounds += 1
+        try:
+            run_state_machine_as_test(machine, settings=settings(
+                max_examples=100, stateful_step_count=100, deadline=None, database=None,
+                suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
+                report_multiple_bugs=False, print_blob=False))
+        except CheckFailed as e:
+            for f in failures_from_exception(e, implementation=kafka_bridge.implementation):
+                reduced = reduce_failure(f, 60)
+                found.append(f"worker {worker}, round {rounds}: {reduced.kind} after {len(reduced.trace)} steps\n"
+                             f"config: {reduced.config!r}\ntrace: {list(reduced.trace)!r}\n{reduced.violation}")
+    stats = machine.run_stats
+    return rounds, stats.examples, stats.steps, time.perf_counter() - t0, found
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--minutes", type=float, default=10.0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    jobs = [(w, args.minutes, args.seed + w) for w in range(args.workers)]
+    with mp.get_context("spawn").Pool(args.workers) as pool:
+        results = pool.map(work, jobs)
+    print(f"{'worker':>6} {'rounds':>7} {'examples':>9} {'checked steps':>14} {'steps/s':>8} {'disagreements':>14}")
+    print("-" * 64)
+    for w, (rounds, examples, steps, wall, found) in enumerate(results):
+        print(f"{w:>6} {rounds:>7,} {examples:>9,} {steps:>14,} {steps / wall:>8,.0f} {len(found):>14}")
+    for _, _, _, _, found in results:
+        for text in found:
+            print("\n" + text)
+
+
+if __name__ == "__main__":
+    main()

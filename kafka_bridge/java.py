@@ -1,0 +1,96 @@
+"""Apache Kafka's classes, loaded once the JVM is up (``jvm.start``), and the
+small Java values built from Python ones."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+from .jvm import start
+
+#: The one topic's id and name: any fixed ones (nothing here reads them).
+TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+TOPIC_NAME = "replicheck"
+
+
+def _immediate_scheduler() -> Any:
+    """A ``org.apache.kafka.server.util.Scheduler`` running each task at once, on the
+    caller's thread: the epoch cache's asynchronous checkpoint flush (after a
+    truncation) then happens before the step returns, deterministically."""
+    from jpype import JImplements, JOverride
+
+    @JImplements("org.apache.kafka.server.util.Scheduler")
+    class ImmediateScheduler:
+        @JOverride
+        def startup(self) -> None:
+            pass
+
+        @JOverride
+        def shutdown(self) -> None:
+            pass
+
+        @JOverride
+        def schedule(self, name: Any, task: Any, delay: Any, period: Any) -> Any:
+            task.run()
+            return None
+
+        # The interface's default methods: a proxy must answer them itself.
+        @JOverride
+        def scheduleOnce(self, name: Any, task: Any, delay: Any = 0) -> Any:
+            task.run()
+            return None
+
+        @JOverride
+        def resizeThreadPool(self, threads: Any) -> None:
+            pass
+
+    return ImmediateScheduler()
+
+
+class Kafka:
+    """Kafka's classes, loaded once the JVM is up."""
+
+    def __init__(self) -> None:
+        start()
+        from jpype import JArray, JClass, JInt
+        self.JArray, self.JInt = JArray, JInt
+        self.Integer = JClass("java.lang.Integer")
+        self.ArrayList = JClass("java.util.ArrayList")
+        self.RegistrationBuilder = JClass("org.apache.kafka.metadata.PartitionRegistration$Builder")
+        self.Uuid = JClass("org.apache.kafka.common.Uuid")
+        self.UNASSIGNED = JClass("org.apache.kafka.common.DirectoryId").UNASSIGNED
+        self.RECOVERED = JClass("org.apache.kafka.metadata.LeaderRecoveryState").RECOVERED
+        self.metadata_version = JClass("org.apache.kafka.server.common.MetadataVersion").latestProduction()
+        self.Builder = JClass("org.apache.kafka.controller.PartitionChangeBuilder")
+        self.Election = JClass("org.apache.kafka.controller.PartitionChangeBuilder$Election")
+        self.topic_id = self.Uuid.fromString(TOPIC_ID)
+        # storage: the leader epoch cache
+        self.File = JClass("java.io.File")
+        self.TopicPartition = JClass("org.apache.kafka.common.TopicPartition")
+        self.LeaderEpochFileCache = JClass("org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache")
+        self.LeaderEpochCheckpointFile = JClass("org.apache.kafka.storage.internals.checkpoint.LeaderEpochCheckpointFile")
+        self.LogDirFailureChannel = JClass("org.apache.kafka.storage.internals.log.LogDirFailureChannel")
+        self.EpochEntry = JClass("org.apache.kafka.storage.internals.log.EpochEntry")
+        self.topic_partition = self.TopicPartition(TOPIC_NAME, 0)
+        self.scheduler = _immediate_scheduler()
+
+    def ints(self, xs: Iterable[int]) -> Any:
+        return self.JArray(self.JInt)(list(xs))
+
+    def int_list(self, xs: Iterable[int]) -> Any:
+        out = self.ArrayList()
+        for x in xs:
+            out.add(self.Integer(x))
+        return out
+
+
+_KAFKA: Optional[Kafka] = None
+
+
+def kafka() -> Kafka:
+    """Kafka's classes (the JVM is started on first use; ``KafkaUnavailable`` if it cannot be)."""
+    global _KAFKA
+    if _KAFKA is None:
+        _KAFKA = Kafka()
+    return _KAFKA
+
+
