@@ -43,6 +43,7 @@ def _header(row: dict[str, Any]) -> str:
         f"  config:     {row['config_json']}",
         f"  variants:   {variants}",
         f"  SUT bugs:   {bugs}",
+        f"  implementation: {row.get('implementation') or 'the bundled SUT'}",
         f"  steps:      {row['step_count']}"
         + (f"  (found after {row['examples_to_failure']} examples, {row['time_to_failure_s']:.2f}s)"
            if row.get("examples_to_failure") is not None and row.get("time_to_failure_s") is not None else ""),
@@ -117,8 +118,9 @@ def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: 
     if show_steps:
         click.echo("trace:\n" + _steps(decoded.actions))
     try:
+        implementation = None if no_sut else decoded.implementation
         result = run_replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs,
-                            compare_sut=False if no_sut else None)
+                            compare_sut=False if no_sut else None, implementation=implementation)
     except TraceNotEnabled as e:
         _err(f"counterexample {row['counterexample_id']} cannot be replayed: {e}")
         sys.exit(2)
@@ -138,7 +140,8 @@ def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: 
         from .reduce import reduce_counterexample
         reduced = reduce_counterexample(decoded.actions, decoded.config, decoded.variants, decoded.bugs,
                                         compare_sut=False if no_sut else None, max_seconds=reduce_seconds,
-                                        prop=decoded.prop if decoded.kind == "property" else None)
+                                        prop=decoded.prop if decoded.kind == "property" else None,
+                                        implementation=implementation)
         where = "" if not reduced.changes else \
             f" in a smaller configuration ({', '.join(reduced.changes)}):\n  {reduced.config!r}"
         click.echo(f"\nreduced: {len(reduced.trace)} of {result.failed_at} steps fail the same way{where}\n"

@@ -237,6 +237,7 @@ def counterexample_rows(failures: Sequence[Failure], *, run_id: str, worker: str
     """``counterexamples`` rows (dicts in schema order) for ``failures``; a reduced
     failure (``reduce_failure``) fills the version-2 ``shrunk_*`` and ``reduction``
     columns, and the version-3 ``timeline`` is the trace's replay (``timeline_of``)."""
+    from .implementations import name_of
     from .trace_codec import config_to_json, counterexample_id, encode_steps, names, signature, state_to_json
 
     found_at = found_at or utcnow()
@@ -278,6 +279,7 @@ def counterexample_rows(failures: Sequence[Failure], *, run_id: str, worker: str
             "shrunk_config_json": None if shrunk is None else config_to_json(f.shrunk_config),
             "reduction": None if shrunk is None else list(f.reduction),
             "timeline": timeline_of(f),
+            "implementation": name_of(f.implementation),
         })
     return rows
 
@@ -713,6 +715,7 @@ class DecodedCounterexample:
     kind: str
     counterexample_id: str
     signature: str
+    implementation: Any = None   # the factory the row was found with (None: the bundled SUT)
 
     def __iter__(self) -> Iterator[Any]:
         """``config, actions, variants, bugs = decode_counterexample(row)``."""
@@ -746,7 +749,12 @@ def decode_counterexample(row: dict[str, Any]) -> DecodedCounterexample:
     variants = variants_from_names(row.get("variants") or ()) | config.variants
     if variants != config.variants:
         config = attrs.evolve(config, variants=variants)
+    from .implementations import named
+    try:
+        implementation = named(row.get("implementation"))
+    except ValueError as e:
+        raise TraceDecodeError(str(e)) from None
     return DecodedCounterexample(config, decode_steps(row.get("steps") or []), variants,
                                  bugs_from_names(row.get("sut_bugs") or ()), row["property"], row["kind"],
-                                 row["counterexample_id"], row["signature"])
+                                 row["counterexample_id"], row["signature"], implementation)
 

@@ -223,7 +223,8 @@ def check_regression(row: dict[str, Any]) -> None:
     decoded = decode_counterexample(row)
     if decoded.kind == "divergence" and not sut_available():
         pytest.skip("a divergence counterexample needs the sut package to replay")
-    result = replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs)
+    result = replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs,
+                    implementation=decoded.implementation)
     problem = regression_failure(decoded, row, result)
     if problem is not None:
         raise CorpusRegression(problem)

@@ -200,7 +200,8 @@ def replay_counterexample(row: dict[str, Any], compare_sut: Optional[bool] = Non
     """Replay a corpus ``counterexamples`` row (a dict as read by ``harness.corpus``)."""
     from .corpus import decode_counterexample
     decoded = decode_counterexample(row)
-    return replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs, compare_sut=compare_sut)
+    return replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs, compare_sut=compare_sut,
+                  implementation=decoded.implementation)
 
 
 def reproduces(result: ReplayResult, prop: str, kind: str) -> bool:

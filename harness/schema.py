@@ -11,7 +11,9 @@ Versions: 1, the first; 2 adds ``shrunk_steps``, ``shrunk_step_count``,
 ``shrunk_config_json`` and ``reduction`` (a row whose trace was reduced after
 Hypothesis's shrinking keeps the shrunk trace beside it; null in version 1 rows
 and in rows that were not reduced); 3 adds ``timeline`` (what each step visibly
-did as replay observed it, ``harness.timeline``; null in older rows).
+did as replay observed it, ``harness.timeline``; null in older rows); 4 adds
+``implementation`` (the implementation under test a row was found with, by
+``harness.implementations`` name; null: the bundled SUT, as in every older row).
 
 Layout under a corpus directory::
 
@@ -25,7 +27,7 @@ import pyarrow as pa
 
 from model.actions import ACTIONS
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Action class name -> family (``model.ActionKind.family``): the reports' action
 #: vocabulary, the lift baseline of actions that never occur in a failing trace.
@@ -123,6 +125,8 @@ COUNTEREXAMPLE_SCHEMA = pa.schema([
     pa.field("reduction", pa.list_(pa.string()), nullable=True),  # the configuration's simplifications, in order
     # Version 3: one entry per step of ``steps`` as replay observed it (null: not recorded).
     pa.field("timeline", pa.list_(TIMELINE_STEP), nullable=True),
+    # Version 4: "kafka", "module:qualname", or null for the bundled SUT (harness.implementations).
+    pa.field("implementation", pa.string(), nullable=True),
 ])
 
 RUN_SCHEMA = pa.schema([

@@ -48,7 +48,7 @@ def test_a_reduced_row_is_the_reduced_counterexample_with_the_shrunk_one_beside_
     assert row["shrunk_steps"] == encode_steps(BIG_TRACE)
     assert config_from_json(row["shrunk_config_json"]) == BIG
     assert row["reduction"] == list(reduced.reduction)
-    assert row["property"] == scenario.expected and row["schema_version"] == 3
+    assert row["property"] == scenario.expected and row["schema_version"] == 4
     # The id, violation and final state are the reduced counterexample's: it replays.
     assert row["counterexample_id"] == counterexample_id(row["config_json"], row["steps"], row["property"])
     again = replay_counterexample(row)

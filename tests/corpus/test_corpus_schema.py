@@ -42,6 +42,8 @@ PINNED_COUNTEREXAMPLES = [
     ("shrunk_config_json", "string", True), ("reduction", "list<item: string>", True),
     # version 3
     ("timeline", f"list<item: {TIMELINE_STEP}>", True),
+    # version 4
+    ("implementation", "string", True),
 ]
 PINNED_RUNS = [
     ("schema_version", "int32", False), ("run_id", "string", False), ("test_id", "string", False),
@@ -58,7 +60,7 @@ def columns(s: pa.Schema) -> list[tuple[str, str, bool]]:
 
 
 def test_the_schema_module_is_the_pinned_schema():
-    assert schema.SCHEMA_VERSION == 3
+    assert schema.SCHEMA_VERSION == 4
     assert columns(schema.COUNTEREXAMPLE_SCHEMA) == PINNED_COUNTEREXAMPLES
     assert columns(schema.RUN_SCHEMA) == PINNED_RUNS
     assert set(schema.SCHEMAS) == {"counterexamples", "runs"}
@@ -88,10 +90,10 @@ def test_written_files_have_exactly_the_schema_columns_and_types(tmp_path):
         # ("element" for list items, the column name for map entries).
         assert [(f.name, f.nullable) for f in file_schema] == [(f.name, f.nullable) for f in expected]
         assert [f.type for f in file_schema] == [f.type for f in expected]
-        assert file_schema.metadata[VERSION_KEY] == b"3"
+        assert file_schema.metadata[VERSION_KEY] == b"4"
         t = pq.read_table(path)
         assert t.schema.equals(schema.SCHEMAS[table])
-        assert set(t.column("schema_version").to_pylist()) == {3}
+        assert set(t.column("schema_version").to_pylist()) == {4}
 
 
 def test_steps_are_structs_with_args_as_json(tmp_path):

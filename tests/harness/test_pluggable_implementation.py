@@ -92,3 +92,34 @@ def test_a_counterexample_of_another_implementation_is_reduced_and_recorded_with
     assert json.loads(only["outcome_json"])["appended"] == [[1, 0]]
     assert json.loads(only["outcome_json"])["acknowledged"] == []
     assert [(b["broker"], b["leo"], b["hwm"]) for b in only["brokers"]] == [(1, 1, 1), (2, None, None), (3, None, None)]
+
+
+def test_a_row_names_its_implementation_and_replays_with_it(tmp_path):
+    """The row of a LateAcks divergence records ``module:qualname``; decoding it
+    gives LateAcks back, and the corpus's replay reproduces the divergence with it
+    (with the bundled SUT it would pass)."""
+    from harness.corpus import CorpusWriter, counterexample_rows, decode_counterexample, failures_from_verdict
+    from harness.corpus import read_counterexamples
+    from harness.replay import replay_counterexample
+    [found] = failures_from_verdict(replay(COMMIT_ONE, RF2, implementation=LateAcks).verdict,
+                                    implementation=LateAcks)
+    [row] = counterexample_rows([found], run_id="r", worker="main", test_id="t")
+    assert row["implementation"] == f"{__name__}:LateAcks"
+    writer = CorpusWriter(tmp_path, run_id="r", worker="main")
+    writer.add_counterexamples([row])
+    writer.flush()
+    [read] = read_counterexamples(tmp_path).rows
+    assert decode_counterexample(read).implementation is LateAcks
+    assert replay_counterexample(read).verdict.template == "outcome.acknowledged"
+    assert replay_counterexample(read | {"implementation": None}).verdict is None
+
+
+def test_an_implementation_that_cannot_be_loaded_is_named():
+    from harness.corpus import counterexample_rows, decode_counterexample, failures_from_verdict
+    from harness.trace_codec import TraceDecodeError
+    [found] = failures_from_verdict(replay(COMMIT_ONE, RF2, implementation=LateAcks).verdict)
+    [row] = counterexample_rows([found], run_id="r", worker="main", test_id="t")
+    assert row["implementation"] is None
+    with pytest.raises(TraceDecodeError, match=r"implementation 'nowhere:Gone' cannot be loaded .*allowed: null "
+                                               r"\(the bundled SUT\), 'kafka', or 'module:qualname'"):
+        decode_counterexample(row | {"implementation": "nowhere:Gone"})

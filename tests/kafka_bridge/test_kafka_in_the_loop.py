@@ -119,3 +119,10 @@ def test_only_the_controllers_decisions_go_to_kafkas_builder(monkeypatch):
     assert lockstep.step(ReceiveAlterPartition(1)) is None
     assert len(made) == 1 and made[0] is not None and made[0].isr == frozenset({1, 2})
     assert lockstep.step(ReplicateMetadata(2, 1)) is None and len(made) == 1
+
+
+def test_a_kafka_row_is_named_kafka_and_replays_with_kafkas_code():
+    import kafka_bridge
+    from harness.implementations import name_of, named
+    assert name_of(kafka_bridge.implementation) == "kafka"
+    assert named("kafka") is kafka_bridge.implementation
