@@ -111,8 +111,10 @@ def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr:
 def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, ...]] = None,
           unclean: bool = True) -> tuple[PartitionMetadata, Optional[str]]:
     """Election (§2.8): keep a still-valid leader; else the first unfenced ISR
-    member; else the first unfenced ELR member, moved to the ISR (case B); else
-    NoLeader. ``order`` defaults to the replica order.
+    member; else the first unfenced ELR member, moved to the ISR (case B; under
+    Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR only while the ISR is empty,
+    PartitionChangeBuilder.isValidNewLeader); else NoLeader. ``order`` defaults to
+    the replica order.
 
     Returns the draft and, for an unclean election, its mechanism (None when
     clean): under Rule.LAST_KNOWN_LEADER, with ISR and ELR empty, the last known
@@ -127,10 +129,11 @@ def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, 
     for r in order:
         if r in d.isr and _unfenced(state, r):
             return attrs.evolve(d, leader=r), None
-    for r in order:
+    cfg = state.config
+    elr_electable = not d.isr or not cfg.follows(Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR)
+    for r in order if elr_electable else ():
         if r in d.elr and _unfenced(state, r):
             return attrs.evolve(d, leader=r, isr=d.isr | {r}, elr=d.elr - {r}), None
-    cfg = state.config
     known = state.partition.last_known_elr
     if cfg.follows(Rule.LAST_KNOWN_LEADER) and not d.isr and not d.elr and len(known) == 1:
         (last,) = known

@@ -45,6 +45,7 @@ class Rule(enum.Enum):
     CANCEL_WITH_ANY_ISR = "PartitionReassignmentRevert, ReplicationControlManager.cancelPartitionReassignment"
     ALTER_PARTITION_VALIDATION = "ReplicationControlManager.validateAlterPartitionData, ineligibleReplicasForIsr"
     METADATA_RECORD_ORDER = "ClusterControlManager.registerBroker, ReplicationControlManager.handleBrokerFenced"
+    ELR_ELECTION_ONLY_WITH_EMPTY_ISR = "PartitionChangeBuilder.isValidNewLeader"
     # --- the broker: Partition, Replica, AlterPartitionManager, AbstractFetcherThread
     ALTER_PARTITION_ERRORS_KEEP_PENDING = "Partition.handleAlterPartitionError, handleAlterPartitionUpdate"
     ONE_ALTER_PARTITION_IN_FLIGHT = "DefaultAlterPartitionManager.submit"
@@ -148,6 +149,17 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "A reassignment may be reverted while the ISR without the adding replicas is non-empty; when it is "
         "empty, only with unclean.leader.election.enable (the first original replica becomes the ISR).",
         "Cancelling may leave the ISR below MinISR."),
+    Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR: RuleDoc(
+        "§2.8, §5.2.1 case B",
+        _META + "PartitionChangeBuilder.java: isValidNewLeader, electAnyLeader, tryElection",
+        "With no unfenced ISR member, the first unfenced ELR member is elected and joins the ISR.",
+        "An ELR member is a valid new leader only while the target ISR is empty: an ISR whose members are "
+        "all fenced (a reverted reassignment's forced ISR) blocks the ELR, and the partition stays "
+        "leaderless.",
+        "Found by running Kafka's own PartitionChangeBuilder in lockstep with the model "
+        "(benchmarks/kafka_campaign.py): after a reassignment is cancelled with every original ISR member "
+        "gone, the ISR holds one fenced broker and an unfenced ELR member is not elected until that broker "
+        "returns."),
     Rule.ALTER_PARTITION_VALIDATION: RuleDoc(
         "§2.9.2, §6.3, §6.5.1 case 3",
         _META + "ReplicationControlManager.java: alterPartition, validateAlterPartitionData, "

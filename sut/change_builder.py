@@ -55,7 +55,9 @@ class PartitionChangeBuilder:
             if r in self.target_isr and ok(r):
                 self.target_leader = r
                 return
-        for r in order:
+        # Kafka's isValidNewLeader: an ELR member only while the target ISR is empty
+        elr_electable = not self.target_isr or not self.config.follows(Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR)
+        for r in order if elr_electable else ():
             if r in self.target_elr and ok(r):
                 self.target_leader = r
                 self.target_isr = self.target_isr | {r}

@@ -150,6 +150,33 @@ def test_cancel_with_isr_below_min_isr(follows: bool):
 
 
 @ON_OFF
+def test_an_isr_of_fenced_members_keeps_the_elr_from_leading(follows: bool):
+    """[1,2] with MinISR 2 and unclean leader election on: 1 shuts down and restarts,
+    still fenced (ISR [2], ELR [1]); a move to [1,2,3] starts and 2 shuts down, so 3
+    is elected uncleanly; cancelling reverts to [1,2] with ISR [1] (the first original
+    replica, fenced), no leader, and 3 in the ELR. Moving to [1,2,3] again: Kafka's
+    builder elects an ELR member only while the ISR is empty, so the partition stays
+    leaderless; the chapters elect 3 from the ELR. (Found by running Kafka's own
+    PartitionChangeBuilder in lockstep: benchmarks/kafka_campaign.py.)"""
+    sc = Scenario(config(Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR, follows, brokers=(1, 2, 3), assignment=(1, 2),
+                         min_isr=2, unclean_leader_election=True),
+                  check_properties=False)  # ValidPartitionMetadata: 3 in the ELR outside the replicas (finding 3)
+    sc.stop(1)
+    sc.restart(1, unfence=False)
+    sc.do(Reassign((1, 2, 3)))
+    sc.stop(2)
+    sc.do(CancelReassignment())
+    p = sc.partition
+    assert (p.replicas, p.isr, p.leader, p.elr) == ((1, 2), {1}, NO_LEADER, {3})
+    sc.do(Reassign((1, 2, 3)))
+    p = sc.partition
+    if follows:
+        assert (p.leader, p.isr, p.elr) == (NO_LEADER, {1}, {3})
+    else:
+        assert (p.leader, p.isr, p.elr) == (3, {1, 3}, frozenset())
+
+
+@ON_OFF
 def test_deposed_leader_gets_fenced_leader_epoch(follows: bool):
     """Leader 1's shrink is still in flight when 1 is fenced and 2 elected: Kafka
     answers FENCED_LEADER_EPOCH (the leader epoch is checked first), the chapters

@@ -126,3 +126,26 @@ def test_a_kafka_row_is_named_kafka_and_replays_with_kafkas_code():
     from harness.implementations import name_of, named
     assert name_of(kafka_bridge.implementation) == "kafka"
     assert named("kafka") is kafka_bridge.implementation
+
+
+def test_kafkas_builder_keeps_the_elr_from_leading_while_the_isr_holds_a_fenced_member():
+    """The first disagreement the Kafka campaign found (benchmarks/kafka_campaign.py,
+    reduced to 7 steps): after a reverted move leaves ISR [1] (fenced) and 3 in the
+    ELR, moving to [1,2,3] again makes Kafka's builder elect nobody. The Kafka profile
+    now follows it (Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR); with that rule off the
+    model elects 3 from the ELR, and Kafka's code disagrees at that step."""
+    import kafka_bridge
+    from model import CancelReassignment, ControlledShutdown, Reassign, SendFetch, StartBroker
+    from sut import Cluster
+    trace = (SendFetch(2), ControlledShutdown(1), StartBroker(1), Reassign((1, 2, 3)), ControlledShutdown(2),
+             CancelReassignment(), Reassign((1, 2, 3)))
+    fields = dict(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, unclean_leader_election=True, profile=KAFKA)
+    for rules, failing_step in ((PROFILES[KAFKA], None),
+                                (PROFILES[KAFKA] - {Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR}, 7)):
+        lockstep = LockStep(Config(rules=rules, **fields), lambda c: Cluster(c, components=kafka_bridge.COMPONENTS),
+                            check_properties=False)
+        verdicts = [lockstep.step(a) for a in trace]
+        failed = next((i + 1 for i, v in enumerate(verdicts) if v is not None), None)
+        assert failed == failing_step
+        if failed:
+            assert "observed.partition.leader: model=3 sut=-1" in verdicts[failed - 1].differences
