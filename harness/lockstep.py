@@ -203,8 +203,8 @@ class LockStep:
         self.probes = probes
         self.check_properties = check_properties
         self._checked: Optional[ClusterState] = None
-        #: The implementation's outcome of the last step and its last observation
-        #: (None until it gave them): what replay's timeline records.
+        #: The implementation's outcome and observation of the last step (None when
+        #: it did not give them in that step): what replay's timeline records.
         self.last_outcome: Optional[Outcome] = None
         self.last_observed: Optional[Observation] = None
 
@@ -231,6 +231,7 @@ class LockStep:
         """Apply ``action`` to the model (raises ActionNotEnabled as ``model.step``
         does, the lockstep unchanged) and the implementation, then check."""
         before = self.state
+        self.last_outcome = self.last_observed = None   # until this step's implementation gives them
         try:
             new_state = step(before, action)
         except ActionNotEnabled:
@@ -243,7 +244,6 @@ class LockStep:
         found = self._check_properties()
         if found is not None or self.implementation is None:
             return found
-        self.last_outcome = None
         try:
             got = self.last_outcome = self.implementation.apply(action)
         except ActionNotEnabled as e:

@@ -19,12 +19,12 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 import attrs
 
-from model import ActionNotEnabled, ClusterState, Config, Observation, Variant, observe, outcome
+from model import ActionNotEnabled, ClusterState, Config, Observation, Variant, observe
 from properties import Violation
 
 from .failures import CheckFailed, failure_for
 from .lockstep import HARNESS_ERROR, SUT_DIFFERS, LockStep, Verdict, sut_factory  # noqa: F401 (re-exported)
-from .timeline import Moment, moment
+from .timeline import Moment, model_moment, moment
 
 
 class TraceNotEnabled(Exception):
@@ -169,7 +169,6 @@ def replay(trace: Sequence[Any], config: Config, variants: Iterable[Variant] = f
         if verdict is not None:
             break
         before = lockstep.state
-        lockstep.last_outcome = lockstep.last_observed = None
         try:
             verdict = lockstep.step(action)
         except ActionNotEnabled as e:
@@ -186,7 +185,7 @@ def _moment(i: int, action: Any, lockstep: LockStep, before: ClusterState, verdi
     implementation, or a property verdict stopped the step before it)."""
     impl, got = lockstep.implementation, lockstep.last_outcome
     if impl is None or got is None:
-        return moment(i, action, outcome(before, lockstep.state, action), observe(lockstep.state))
+        return model_moment(i, action, before, lockstep.state)
     seen = lockstep.last_observed or (verdict.observed if verdict is not None else None)
     if seen is None:
         try:

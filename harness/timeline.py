@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import attrs
 
-from model import Observation, Outcome, kind_of
+from model import Observation, Outcome, kind_of, observe, outcome
 
 #: The endpoint value meaning "the controller" (messages carry broker ids otherwise).
 CONTROLLER = None
@@ -96,14 +96,20 @@ def moment(idx: int, action: Any, result: Outcome, observed: Observation) -> Mom
                   tuple(brokers))
 
 
+def model_moment(idx: int, action: Any, before: Any, after: Any) -> Moment:
+    """The model's ``Moment`` of step ``idx``: ``action`` taken in state ``before``
+    reached ``after``."""
+    return moment(idx, action, outcome(before, after, action), observe(after))
+
+
 def model_timeline(config: Any, trace: Any) -> tuple[Moment, ...]:
     """The model's ``Moment`` of every step of ``trace`` from ``initial_state(config)``,
     properties unchecked (a story that goes on past its first violation, say).
     Raises ``model.ActionNotEnabled`` at a step the model does not enable."""
-    from model import initial_state, observe, outcome, step
+    from model import initial_state, step
     state, out = initial_state(config), []
     for i, action in enumerate(trace):
         after = step(state, action)
-        out.append(moment(i, action, outcome(state, after, action), observe(after)))
+        out.append(model_moment(i, action, state, after))
         state = after
     return tuple(out)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from model import NO_LEADER_CHANGE
 from sut.change_builder import PartitionChangeBuilder
 from sut.metadata import PartitionChangeRecord
 
@@ -84,7 +83,7 @@ class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
         isr, elr, lke = _ids(m.isr()), _ids(m.eligibleLeaderReplicas()), _ids(m.lastKnownElr())
         replicas, adding, removing = _ids(m.replicas()), _ids(m.addingReplicas()), _ids(m.removingReplicas())
         record = PartitionChangeRecord(
-            leader=int(m.leader()) if int(m.leader()) != NO_LEADER_CHANGE else NO_LEADER_CHANGE,
+            leader=int(m.leader()),   # Kafka's NO_LEADER_CHANGE (-2) is the SUT's
             isr=None if isr is None else frozenset(isr),
             elr=None if elr is None else frozenset(elr),
             last_known_elr=None if lke is None else frozenset(lke),

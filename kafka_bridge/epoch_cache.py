@@ -54,9 +54,7 @@ class KafkaLeaderEpochFileCache:
         k = kafka()
         self._dir = tempfile.mkdtemp(dir=_folder())
         weakref.finalize(self, _remove, self._dir)
-        checkpoint = k.LeaderEpochCheckpointFile(k.File(os.path.join(self._dir, "leader-epoch-checkpoint")),
-                                                 k.LogDirFailureChannel(1))
-        self._cache = k.LeaderEpochFileCache(k.topic_partition, checkpoint, k.scheduler)
+        self._cache = k.LeaderEpochFileCache(k.topic_partition, self._checkpoint_file(), k.scheduler)
         for e in entries:
             self._cache.assign(e.epoch, e.start_offset)
 
@@ -96,12 +94,15 @@ class KafkaLeaderEpochFileCache:
         epoch, end = int(found.getKey()), int(found.getValue())
         return None if (epoch, end) == (-1, -1) else (epoch, end)
 
+    def _checkpoint_file(self) -> Any:
+        """Kafka's ``LeaderEpochCheckpointFile`` on this cache's file."""
+        k = kafka()
+        return k.LeaderEpochCheckpointFile(k.File(os.path.join(self._dir, "leader-epoch-checkpoint")),
+                                           k.LogDirFailureChannel(1))
+
     def checkpoint(self) -> list[tuple[int, int]]:
         """The entries as the checkpoint file on disk holds them."""
-        k = kafka()
-        file = k.LeaderEpochCheckpointFile(k.File(os.path.join(self._dir, "leader-epoch-checkpoint")),
-                                           k.LogDirFailureChannel(1))
-        return [(int(e.epoch()), int(e.startOffset())) for e in file.read()]
+        return [(int(e.epoch()), int(e.startOffset())) for e in self._checkpoint_file().read()]
 
     def __repr__(self) -> str:
         return "KafkaLeaderEpochFileCache(" + ", ".join(f"{e.epoch}=>{e.start_offset}" for e in self.entries()) + ")"

@@ -542,7 +542,7 @@ def _cells_from_final_state(tl: Timeline, produced: dict[int, tuple[int, int]], 
             anywhere = next(iter(spots.values()), None)
             off, ep = anywhere if anywhere else (written.get(v, state.acked.get(v)), None)
             tl.cells.append(Cell(i, b, off, ep, v, "lost", ack))
-        if ep is not None and tl.recorded is False and (ep not in tl.epoch_leaders or tl.epoch_leaders[ep][1] > i):
+        if ep is not None and not tl.recorded and (ep not in tl.epoch_leaders or tl.epoch_leaders[ep][1] > i):
             tl.epoch_leaders[ep] = (b, i)
         for f, (off, ep) in spots.items():
             if f != b and (f, off) in arrivals:

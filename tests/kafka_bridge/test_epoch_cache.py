@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engines import require_kafka
 from sut.epoch_cache import EpochEntry, LeaderEpochFileCache
 
 OPERATIONS = st.lists(st.one_of(
@@ -19,11 +18,6 @@ OPERATIONS = st.lists(st.one_of(
     st.tuples(st.just("truncate"), st.integers(-1, 12), st.just(0)),
     st.tuples(st.just("clear"), st.just(0), st.just(0)),
 ), max_size=12)
-
-
-@pytest.fixture(autouse=True)
-def kafka_classes() -> None:
-    require_kafka()
 
 
 def answers(cache, leo: int) -> tuple:

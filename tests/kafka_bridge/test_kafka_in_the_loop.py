@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from engines import require_kafka
 from harness.lockstep import LockStep
 from harness.machine import machine_for
 from harness.random_walk import random_walk
@@ -22,11 +21,6 @@ CONFIGS = (
     Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1, profile=KAFKA),
     Config(brokers=(1, 2, 3, 4, 5), assignment=(1, 2, 3, 4), min_isr=3, profile=KAFKA),
 )
-
-
-@pytest.fixture(autouse=True)
-def kafka_classes() -> None:
-    require_kafka()
 
 
 def counting(monkeypatch: pytest.MonkeyPatch) -> list:
