@@ -38,6 +38,15 @@ def _ids(values: Optional[Any]) -> Optional[list[int]]:
     return None if values is None else [int(v) for v in values]
 
 
+def in_replica_order(members: frozenset[int], replicas: tuple[int, ...]) -> list[int]:
+    """``members`` in the order of ``replicas``, then those outside the replicas in
+    id order. Kafka compares ISRs as lists (``targetIsr.equals(partition.isr)``),
+    so the registration's and the targets' must be listed alike; and Kafka's own
+    code can leave a leader outside the replicas in the ISR (a last known leader
+    elected after a reverted move, finding 4's state), which must reach it too."""
+    return [r for r in replicas if r in members] + sorted(members - frozenset(replicas))
+
+
 class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
     """``sut.change_builder.PartitionChangeBuilder`` whose ``build_change`` is Kafka's
     ``PartitionChangeBuilder.build`` (see the module doc)."""
@@ -48,7 +57,7 @@ class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
         return (k.RegistrationBuilder()
                 .setReplicas(k.ints(p.replicas))
                 .setDirectories(k.JArray(k.Uuid)([k.UNASSIGNED] * len(p.replicas)))
-                .setIsr(k.ints(r for r in p.replicas if r in p.isr))
+                .setIsr(k.ints(in_replica_order(p.isr, p.replicas)))
                 .setRemovingReplicas(k.ints(r for r in p.replicas if r in p.removing))
                 .setAddingReplicas(k.ints(r for r in p.replicas if r in p.adding))
                 .setElr(k.ints(sorted(p.elr)))
@@ -68,7 +77,7 @@ class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
                             k.metadata_version, self.min_isr, True)
         order = self.target_replicas
         builder.setTargetReplicas(k.int_list(order))
-        builder.setTargetIsr(k.int_list(r for r in order if r in self.target_isr))
+        builder.setTargetIsr(k.int_list(in_replica_order(self.target_isr, order)))
         builder.setTargetAdding(k.int_list(r for r in order if r in self.target_adding))
         builder.setTargetRemoving(k.int_list(r for r in order if r in self.target_removing))
         if unclean_shutdown:

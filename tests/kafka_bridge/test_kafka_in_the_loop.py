@@ -143,3 +143,26 @@ def test_kafkas_builder_keeps_the_elr_from_leading_while_the_isr_holds_a_fenced_
         assert failed == failing_step
         if failed:
             assert "observed.partition.leader: model=3 sut=-1" in verdicts[failed - 1].differences
+
+
+def test_an_isr_member_outside_the_replicas_reaches_kafkas_builder():
+    """The second disagreement the Kafka campaign found (7 steps): a reverted move
+    leaves replicas [2] (fenced) with LastKnownELR [1]; broker 2's unclean
+    registration then lets Kafka's builder elect the last known leader 1, which is
+    no longer a replica, with ISR [1]. Fencing 1 must hand Kafka's builder ISR [1]:
+    a translation that listed only ISR members among the replicas handed it [] and
+    Kafka's builder then kept ISR [1] and an empty ELR, where the model (and Kafka)
+    has ISR [] and ELR [1]. The state itself is finding 4's (ValidPartitionMetadata
+    fails on the model at step 4)."""
+    import kafka_bridge
+    from kafka_bridge.change_builder import in_replica_order
+    from model import CancelReassignment, FenceBroker, Reassign, StartBroker, UncleanShutdown
+    trace = (Reassign((2,)), Reassign((1, 2, 3)), FenceBroker(2), CancelReassignment(),
+             UncleanShutdown(2, lossy=False), StartBroker(2), FenceBroker(1))
+    config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=1, unclean_leader_election=True,
+                    profile=KAFKA)
+    lockstep = LockStep(config, kafka_bridge.implementation, check_properties=False)
+    assert [lockstep.step(a) for a in trace] == [None] * len(trace)
+    partition = lockstep.implementation.controller.replication.partition
+    assert (partition.replicas, partition.isr, partition.elr) == ((2,), frozenset(), frozenset({1}))
+    assert in_replica_order(frozenset({1, 3}), (3, 2)) == [3, 1]
