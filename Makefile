@@ -17,13 +17,16 @@ $(STAMP): $(BIN)/python pyproject.toml
 install: $(STAMP)
 
 # The jars of the Kafka release the Kafka profile follows (kafka_bridge/pom.xml), with
-# their dependencies, for kafka_bridge's JVM; git-ignored, fetched again when the pom changes.
+# their dependencies, and the bridge's Java shim compiled against them, for kafka_bridge's
+# JVM; git-ignored, fetched and built again when the pom or the shim changes.
 KAFKA_LIB   := .kafka/lib
 KAFKA_STAMP := $(KAFKA_LIB)/.fetched
-$(KAFKA_STAMP): kafka_bridge/pom.xml
+KAFKA_SHIM  := $(shell find kafka_bridge/java -name '*.java')
+$(KAFKA_STAMP): kafka_bridge/pom.xml $(KAFKA_SHIM)
 	rm -rf $(KAFKA_LIB)
-	mvn --batch-mode --quiet -f kafka_bridge/pom.xml dependency:copy-dependencies \
-		-DoutputDirectory=$(CURDIR)/$(KAFKA_LIB) -DincludeScope=runtime
+	mvn --batch-mode --quiet -f kafka_bridge/pom.xml package dependency:copy-dependencies \
+		-DskipTests -DoutputDirectory=$(CURDIR)/$(KAFKA_LIB) -DincludeScope=runtime
+	cp .kafka/build/kafka-bridge-shim.jar $(KAFKA_LIB)/
 	touch $(KAFKA_STAMP)
 
 kafka-jars: $(KAFKA_STAMP)

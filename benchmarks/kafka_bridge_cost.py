@@ -2,14 +2,17 @@
 
 Usage: python benchmarks/kafka_bridge_cost.py [--walks 20] [--steps 300]
 
-Prints the JVM's start-up (a fresh process starting it, and the first change
-decided by Kafka's builder, class loading included), then checked steps per
+Prints the JVM's start-up (a fresh process starting it, and the first request
+handled by Kafka's controller, class loading included), then checked steps per
 second of weighted random walks under the Kafka profile (RF 3 of 4 brokers,
 MinISR 2; the model, the implementation's apply, outcome and observation
-comparisons and the enablement probes; properties off) with the Python SUT and
-with the implementation "kafka", and the cost of one partition change decided
-by each builder; then each epoch cache's cost per write and lookup (Kafka's
-writes its checkpoint file on every change).
+comparisons and the enablement probes; properties off) with the Python SUT,
+with Kafka's PartitionChangeBuilder alone under the SUT's controller, and with
+the implementation "kafka" (Kafka's controller managers and epoch cache), and
+the cost of one controller request (a registration, heartbeat, session expiry,
+controlled shutdown, AlterPartition, reassignment or election) in each; then
+each epoch cache's cost per write and lookup (Kafka's writes its checkpoint
+file on every change).
 """
 
 from __future__ import annotations
@@ -42,21 +45,31 @@ print(t1 - t0, t2 - t1)
 """
 
 
-def timed_build_change(totals: dict) -> None:
-    """Wrap both builders' ``build_change`` to sum their time and count their calls."""
-    import kafka_bridge.change_builder as kcb
-    import sut.change_builder as scb
-    for cls in (scb.PartitionChangeBuilder, kcb.KafkaPartitionChangeBuilder):
-        original = cls.__dict__["build_change"]
+#: The controller's requests, as the SUT's brokers and cluster call them.
+REQUESTS = ("register_broker", "process_broker_heartbeat", "fence_broker", "process_controlled_shutdown",
+            "handle_alter_partition", "alter_partition_reassignments", "cancel_partition_reassignment",
+            "unclean_leader_election")
 
-        def wrapped(self, *args, _original=original, _name=cls.__name__, **kwargs):
-            t0 = time.perf_counter()
-            try:
-                return _original(self, *args, **kwargs)
-            finally:
-                totals[_name][0] += time.perf_counter() - t0
-                totals[_name][1] += 1
-        setattr(cls, "build_change", wrapped)
+
+def timed_requests(totals: dict) -> None:
+    """Wrap both controllers' requests to sum their time and count their calls, per
+    builder class for the SUT's controller (``totals[name] = [seconds, calls]``)."""
+    import kafka_bridge.controller as kc
+    import sut.controller as sc
+    for cls in (sc.QuorumController, kc.KafkaQuorumController):
+        for request in REQUESTS:
+            original = cls.__dict__[request]
+
+            def wrapped(self, *args, _original=original, **kwargs):
+                builder = getattr(getattr(self, "replication", None), "change_builder", None)
+                name = type(self).__name__ if builder is None else builder.__name__
+                t0 = time.perf_counter()
+                try:
+                    return _original(self, *args, **kwargs)
+                finally:
+                    totals[name][0] += time.perf_counter() - t0
+                    totals[name][1] += 1
+            setattr(cls, request, wrapped)
 
 
 def main() -> None:
@@ -68,17 +81,21 @@ def main() -> None:
     out = subprocess.run([sys.executable, "-c", _START], capture_output=True, text=True, check=True)
     jvm_s, first_s = (float(x) for x in out.stdout.split())
     print(f"JVM start-up (startJVM with Kafka's jars): {jvm_s * 1e3:.0f} ms; "
-          f"first change by Kafka's builder (class loading): {first_s * 1e3:.0f} ms")
+          f"first requests to Kafka's controller (class loading): {first_s * 1e3:.0f} ms")
 
     import kafka_bridge
+    from sut import Cluster
     kafka_bridge.start()
     traces = [[a for a, _ in random_walk(CONFIG, args.steps, seed=s, policy="weighted")] for s in range(args.walks)]
     totals: dict = defaultdict(lambda: [0.0, 0])
-    timed_build_change(totals)
-    print(f"\n{'implementation':16} {'checked steps/s':>16} {'changes':>8} {'µs per change':>14}")
-    print("-" * 58)
-    for name, factory, builder in (("Python SUT", sut_factory(), "PartitionChangeBuilder"),
-                                   ("kafka", kafka_bridge.implementation, "KafkaPartitionChangeBuilder")):
+    timed_requests(totals)
+    print(f"\n{'implementation':28} {'checked steps/s':>16} {'requests':>9} {'µs per request':>15}")
+    print("-" * 71)
+    for name, factory, builder in (
+            ("Python SUT", sut_factory(), "PartitionChangeBuilder"),
+            ("Kafka's builder alone", lambda c: Cluster(c, components=kafka_bridge.BUILDER_COMPONENTS),
+             "KafkaPartitionChangeBuilder"),
+            ("kafka (Kafka's controller)", kafka_bridge.implementation, "KafkaQuorumController")):
         steps, t0 = 0, time.perf_counter()
         for trace in traces:
             lockstep = LockStep(CONFIG, factory, check_properties=False)
@@ -88,7 +105,7 @@ def main() -> None:
                 steps += 1
         wall = time.perf_counter() - t0
         spent, calls = totals[builder]
-        print(f"{name:16} {steps / wall:>16,.0f} {calls:>8,} {spent / max(calls, 1) * 1e6:>14.1f}")
+        print(f"{name:28} {steps / wall:>16,.0f} {calls:>9,} {spent / max(calls, 1) * 1e6:>15.1f}")
 
     print(f"\n{'epoch cache':16} {'µs per assign':>14} {'µs per truncation':>18} {'µs per end offset lookup':>25}")
     print("-" * 77)

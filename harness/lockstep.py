@@ -192,16 +192,24 @@ class LockStep:
     model state (off for tests that compare the implementation only, on states
     whose properties are not theirs to judge, such as the Kafka profile's
     findings). A state already checked is not checked again.
+    detach_at_findings: a property failing is not a verdict: the implementation is
+    detached there (``detached`` names the failed properties) and the model goes
+    on alone. For an implementation that follows a profile with known findings
+    (Kafka's code under the Kafka profile): once the model shows a finding, what
+    follows is the finding's consequence, not a new disagreement to look for.
     """
 
     def __init__(self, config: Config, implementation: Optional[Callable[[Config], Any]] = None,
-                 probes: bool = True, check_properties: bool = True) -> None:
+                 probes: bool = True, check_properties: bool = True, detach_at_findings: bool = False) -> None:
         self.config = config
         self.state: ClusterState = initial_state(config)
         self.trace: list[Action] = []
         self.implementation = None if implementation is None else implementation(config)
         self.probes = probes
         self.check_properties = check_properties
+        self.detach_at_findings = detach_at_findings
+        #: the properties whose failure detached the implementation (empty: attached)
+        self.detached: tuple[str, ...] = ()
         self._checked: Optional[ClusterState] = None
         #: The implementation's outcome and observation of the last step (None when
         #: it did not give them in that step): what replay's timeline records.
@@ -264,6 +272,11 @@ class LockStep:
         if self._checked is self.state or not self.check_properties:
             return None
         violations = properties.check_all(self.state)
+        if violations and self.detach_at_findings:
+            self.detached = tuple(sorted({v.property for v in violations}))
+            self.implementation = None
+            self.check_properties = False
+            return None
         if violations:
             return _property_verdict(violations, self.state, tuple(self.trace))
         if self.implementation is None:

@@ -104,7 +104,9 @@ class ReplicationMachine(RuleBasedStateMachine):
     (whose rules the model and the SUT follow, ``model.profile``; the rules default
     to the profile's), ``check_properties`` (False: compare the implementation with
     the model only, as when Kafka's own code is under test and the profile's known
-    findings are not what the run is about).
+    findings are not what the run is about), ``detach_at_findings`` (a property
+    failing ends the comparison instead of the run: see ``harness.lockstep``; each
+    is counted as the event ``finding reached: <properties>``).
     """
 
     variants: frozenset[Variant] = frozenset()
@@ -117,6 +119,7 @@ class ReplicationMachine(RuleBasedStateMachine):
     lossy_budget: Optional[int] = None
     unclean_leader_election: Optional[bool] = None
     check_properties: bool = True
+    detach_at_findings: bool = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -128,6 +131,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.weights: dict[type, int] = {}
         self._since_fault = 0
         self._enabled: dict[str, list[Action]] = {}
+        self._finding_reported = False
 
     # ------------------------------------------------------------------ set-up
 
@@ -147,7 +151,8 @@ class ReplicationMachine(RuleBasedStateMachine):
         note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}; "
              f"swarm: {', '.join(f'{c.__name__} x{f:g}' for c, f in swarm.items() if f != 1) or 'none'}")
         factory = self.implementation or (sut_factory(self.bugs) if self.compare_sut else None)
-        self.lockstep = LockStep(self.config, factory, check_properties=self.check_properties)
+        self.lockstep = LockStep(self.config, factory, check_properties=self.check_properties,
+                                 detach_at_findings=self.detach_at_findings)
         self.state = self.lockstep.state
         self._check()
         for _ in range(warm_up):
@@ -349,7 +354,11 @@ class ReplicationMachine(RuleBasedStateMachine):
         stats.steps += 1
         stats.family_counts[family_of(action)] += 1
         stats.action_counts[type(action).__name__] += 1
-        for name in events_between(before, self.state, action):
+        names = list(events_between(before, self.state, action))
+        if self.lockstep.detached and not self._finding_reported:
+            names.append(f"finding reached: {', '.join(self.lockstep.detached)}")
+            self._finding_reported = True
+        for name in names:
             event(name)
             stats.event_counts[name] += 1
         if verdict is not None:
@@ -453,7 +462,8 @@ def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = fr
                 compare_sut: Optional[bool] = None, lossy_budget: Optional[int] = None,
                 unclean_leader_election: Optional[bool] = None, name: Optional[str] = None,
                 profile: str = CHAPTERS, rules: Optional[frozenset] = None,
-                implementation: Optional[Callable[[Config], Any]] = None, check_properties: bool = True) -> type:
+                implementation: Optional[Callable[[Config], Any]] = None, check_properties: bool = True,
+                detach_at_findings: bool = False) -> type:
     """A ReplicationMachine subclass for one run selection. ``compare_sut`` defaults
     to True unless variants are on (a variant run checks the properties on the
     model; the SUT implements the correct protocol). ``profile``: whose rules
@@ -461,8 +471,8 @@ def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = fr
     force instead of the profile's (say, the profile's minus one).
     ``implementation``: a factory building the implementation under test from a
     ``Config`` (the interface of ``harness.lockstep``), compared instead of the
-    bundled SUT; ``bugs`` then only name the run. ``check_properties``: see
-    ``ReplicationMachine``."""
+    bundled SUT; ``bugs`` then only name the run. ``check_properties`` and
+    ``detach_at_findings``: see ``ReplicationMachine``."""
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {tuple(PROFILES)}, got {profile!r}")
     if compare_sut is None:
@@ -475,5 +485,5 @@ def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = fr
         "lossy_budget": lossy_budget, "unclean_leader_election": unclean_leader_election,
         "profile": profile, "model_rules": None if rules is None else frozenset(rules), "run_stats": RunStats(),
         "implementation": None if implementation is None else staticmethod(implementation),
-        "check_properties": check_properties,
+        "check_properties": check_properties, "detach_at_findings": detach_at_findings,
     })

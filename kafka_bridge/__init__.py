@@ -2,11 +2,17 @@
 ``model.KAFKA_RELEASE``, fetched by ``make kafka-jars``).
 
 ``implementation(config)`` builds the implementation "kafka": the SUT's
-Kafka-shaped brokers and controller with Kafka's components put in place of
-ours (``COMPONENTS``: ``org.apache.kafka.controller.PartitionChangeBuilder``,
-see ``change_builder``, and ``org.apache.kafka.storage.internals.epoch.
-LeaderEpochFileCache``, see ``epoch_cache``), compared in lockstep with the
-model under the Kafka profile through the same interface as any implementation.
+Kafka-shaped brokers with Kafka's components put in place of ours
+(``COMPONENTS``): Kafka's controller request handling,
+``org.apache.kafka.controller.ClusterControlManager`` and
+``ReplicationControlManager`` (see ``controller``), whose every partition change
+Kafka's own ``PartitionChangeBuilder`` decides; and
+``org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache`` (see
+``epoch_cache``) in every replica log. It is compared in lockstep with the model
+under the Kafka profile through the same interface as any implementation.
+``change_builder`` puts Kafka's ``PartitionChangeBuilder`` alone under the SUT's
+controller (``BUILDER_COMPONENTS``), which tells a disagreement of Kafka's
+request handling from one of its change decisions.
 """
 
 from __future__ import annotations
@@ -18,14 +24,18 @@ from model import KAFKA, PROFILES, Config
 from sut.components import Components
 
 from .change_builder import KafkaPartitionChangeBuilder
+from .controller import KafkaQuorumController, KafkaRejected
 from .epoch_cache import KafkaLeaderEpochFileCache
 from .jvm import KafkaUnavailable, lib_dir, start, unavailable
 
-#: Kafka's parts put in place of the SUT's.
-COMPONENTS = Components(change_builder=KafkaPartitionChangeBuilder, epoch_cache=KafkaLeaderEpochFileCache)
+#: Kafka's parts put in place of the SUT's: the implementation "kafka".
+COMPONENTS = Components(controller=KafkaQuorumController, epoch_cache=KafkaLeaderEpochFileCache)
+#: Kafka's PartitionChangeBuilder and epoch cache under the SUT's controller.
+BUILDER_COMPONENTS = Components(change_builder=KafkaPartitionChangeBuilder, epoch_cache=KafkaLeaderEpochFileCache)
 
-__all__ = ["COMPONENTS", "KafkaLeaderEpochFileCache", "KafkaPartitionChangeBuilder", "KafkaUnavailable", "implementation", "lib_dir", "not_applicable", "start",
-           "unavailable"]
+__all__ = ["BUILDER_COMPONENTS", "COMPONENTS", "KafkaLeaderEpochFileCache", "KafkaPartitionChangeBuilder",
+           "KafkaQuorumController", "KafkaRejected", "KafkaUnavailable", "implementation", "lib_dir",
+           "not_applicable", "start", "unavailable"]
 
 
 def not_applicable(config: Config) -> Optional[str]:
@@ -41,9 +51,9 @@ def not_applicable(config: Config) -> Optional[str]:
 
 
 def implementation(config: Config, bugs: frozenset = frozenset()):
-    """The implementation "kafka" for ``config`` (a ``sut.Cluster`` whose partition
-    changes Kafka's ``PartitionChangeBuilder`` decides and whose replica logs keep
-    Kafka's ``LeaderEpochFileCache``). Raises ValueError when
+    """The implementation "kafka" for ``config`` (a ``sut.Cluster`` whose controller
+    is Kafka's ``ClusterControlManager`` and ``ReplicationControlManager`` and whose
+    replica logs keep Kafka's ``LeaderEpochFileCache``). Raises ValueError when
     ``not_applicable(config)``, ``KafkaUnavailable`` when Kafka's classes cannot be
     loaded."""
     from sut import Cluster

@@ -51,7 +51,7 @@ class Kafka:
 
     def __init__(self) -> None:
         start()
-        from jpype import JArray, JClass, JInt
+        from jpype import JArray, JClass, JInt, JLong
         self.JArray, self.JInt = JArray, JInt
         self.Integer = JClass("java.lang.Integer")
         self.ArrayList = JClass("java.util.ArrayList")
@@ -72,9 +72,28 @@ class Kafka:
         self.EpochEntry = JClass("org.apache.kafka.storage.internals.log.EpochEntry")
         self.topic_partition = self.TopicPartition(TOPIC_NAME, 0)
         self.scheduler = _immediate_scheduler()
+        # the controller's managers, through the bridge's shim (kafka_bridge/java)
+        self.JLong = JLong
+        self.ControllerShim = JClass("org.apache.kafka.controller.ReplicheckControllerShim")
+        self.Errors = JClass("org.apache.kafka.common.protocol.Errors")
+        metadata = "org.apache.kafka.common.metadata."
+        self.RegisterBrokerRecord = JClass(metadata + "RegisterBrokerRecord")
+        self.PartitionRecord = JClass(metadata + "PartitionRecord")
+        self.PartitionChangeRecord = JClass(metadata + "PartitionChangeRecord")
+        #: the records that change a broker's registration
+        self.registration_records = frozenset(JClass(metadata + name) for name in (
+            "RegisterBrokerRecord", "BrokerRegistrationChangeRecord", "FenceBrokerRecord", "UnfenceBrokerRecord"))
 
     def ints(self, xs: Iterable[int]) -> Any:
         return self.JArray(self.JInt)(list(xs))
+
+    def longs(self, xs: Iterable[int]) -> Any:
+        return self.JArray(self.JLong)(list(xs))
+
+    def error_name(self, code: int) -> Optional[str]:
+        """Kafka's error name for an error code (None for NONE): the SUT's error strings."""
+        error = self.Errors.forCode(code)
+        return None if error == self.Errors.NONE else str(error.name())
 
     def int_list(self, xs: Iterable[int]) -> Any:
         out = self.ArrayList()

@@ -15,6 +15,7 @@ from typing import Any, Optional
 from model import KAFKA_RELEASE
 
 LIB_ENV = "REPLICHECK_KAFKA_LIB"
+SHIM_JAR = "kafka-bridge-shim.jar"
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -29,12 +30,16 @@ def lib_dir() -> Path:
 
 def jars() -> list[Path]:
     """The jars of ``lib_dir()``, sorted; raises ``KafkaUnavailable`` when the
-    release's ``kafka-metadata`` jar is not among them."""
+    release's ``kafka-metadata`` jar or the bridge's shim is not among them."""
     folder = lib_dir()
     found = sorted(folder.glob("*.jar")) if folder.is_dir() else []
-    if not any(p.name == f"kafka-metadata-{KAFKA_RELEASE}.jar" for p in found):
+    names = {p.name for p in found}
+    if f"kafka-metadata-{KAFKA_RELEASE}.jar" not in names:
         raise KafkaUnavailable(f"no kafka-metadata-{KAFKA_RELEASE}.jar in {folder}: run `make kafka-jars` "
                                f"(Maven) or set {LIB_ENV} to a folder holding Kafka {KAFKA_RELEASE}'s jars")
+    if SHIM_JAR not in names:
+        raise KafkaUnavailable(f"no {SHIM_JAR} (the bridge's controller shim, kafka_bridge/java) in {folder}: "
+                               f"run `make kafka-jars` (Maven)")
     return found
 
 

@@ -512,9 +512,16 @@ def _report(state: ClusterState, mechanism: str, leader: int) -> ClusterState:
 
 def unclean_election_candidate(state: ClusterState) -> Optional[int]:
     """Legacy unclean leader election (ch7): with no ISR and no leader, the first
-    unfenced replica in assignment order, when the config allows it."""
+    unfenced replica in assignment order, when the config allows it. Under
+    Rule.PERIODIC_UNCLEAN_ELECTION (ReplicationControlManager.maybeElectUncleanLeaders):
+    with no leader, whoever the builder's election with Election.UNCLEAN elects."""
     p = state.partition
-    if not state.config.unclean_leader_election or p.leader != NO_LEADER or p.isr:
+    if not state.config.unclean_leader_election or p.leader != NO_LEADER:
+        return None
+    if state.config.follows(Rule.PERIODIC_UNCLEAN_ELECTION):
+        leader = elect(state, p)[0].leader
+        return None if leader == NO_LEADER else leader
+    if p.isr:
         return None
     for r in p.replicas:
         if _unfenced(state, r):
@@ -524,9 +531,13 @@ def unclean_election_candidate(state: ClusterState) -> Optional[int]:
 
 def unclean_leader_election(state: ClusterState) -> ClusterState:
     """Elect the candidate with ISR = [it]; the ELR and LastKnownELR guarantees are
-    void after it, so both are cleared. Reported as potential data loss."""
+    void after it, so both are cleared. Reported as potential data loss. Under
+    Rule.PERIODIC_UNCLEAN_ELECTION: the change Kafka's builder makes with the
+    partition's own targets (``change_partition``, electLeader)."""
     leader = unclean_election_candidate(state)
     assert leader is not None
+    if state.config.follows(Rule.PERIODIC_UNCLEAN_ELECTION):
+        return change_partition(state, state.partition)
     d = attrs.evolve(state.partition, leader=leader, isr=frozenset({leader}),
                      elr=frozenset(), last_known_elr=frozenset())
     state = commit_partition(state, d)

@@ -46,6 +46,7 @@ class Rule(enum.Enum):
     ALTER_PARTITION_VALIDATION = "ReplicationControlManager.validateAlterPartitionData, ineligibleReplicasForIsr"
     METADATA_RECORD_ORDER = "ClusterControlManager.registerBroker, ReplicationControlManager.handleBrokerFenced"
     ELR_ELECTION_ONLY_WITH_EMPTY_ISR = "PartitionChangeBuilder.isValidNewLeader"
+    PERIODIC_UNCLEAN_ELECTION = "ReplicationControlManager.maybeElectUncleanLeaders, electLeader"
     # --- the broker: Partition, Replica, AlterPartitionManager, AbstractFetcherThread
     ALTER_PARTITION_ERRORS_KEEP_PENDING = "Partition.handleAlterPartitionError, handleAlterPartitionUpdate"
     ONE_ALTER_PARTITION_IN_FLIGHT = "DefaultAlterPartitionManager.submit"
@@ -111,7 +112,8 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "A legacy unclean leader election is its own step, taken while the partition has no leader.",
         "With unclean.leader.election.enable, every partition change (a fencing, an unfencing, an "
         "AlterPartition, a registration) that leaves no clean candidate elects the first unfenced replica "
-        "uncleanly in the same record; the periodic election remains for the rest.",
+        "uncleanly in the same record; the periodic election remains for the rest (see "
+        "PERIODIC_UNCLEAN_ELECTION).",
         "The partition is never leaderless while an unfenced replica exists; unclean elections happen "
         "earlier and more often."),
     Rule.REASSIGNMENT_REPLICA_ORDER: RuleDoc(
@@ -160,6 +162,22 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "(benchmarks/kafka_campaign.py): after a reassignment is cancelled with every original ISR member "
         "gone, the ISR holds one fenced broker and an unfenced ELR member is not elected until that broker "
         "returns."),
+    Rule.PERIODIC_UNCLEAN_ELECTION: RuleDoc(
+        "ch7",
+        _META + "ReplicationControlManager.java: maybeElectUncleanLeaders, "
+        "maybeTriggerUncleanLeaderElectionForLeaderlessPartitions, electLeader (ElectionType.UNCLEAN); "
+        "PartitionChangeBuilder.java: electAnyLeader",
+        "The legacy unclean leader election runs while the partition has no leader and an empty ISR: the "
+        "first unfenced replica becomes leader with ISR = [it].",
+        "The controller's periodic unclean election takes every leaderless partition and builds a change "
+        "with Election.UNCLEAN: the builder's whole election (an unfenced ISR member, an ELR member while "
+        "the ISR is empty, the last known leader, then the first unfenced replica, uncleanly). The ISR need "
+        "not be empty: an ISR whose members are all fenced is replaced by the unclean leader.",
+        "Found by running Kafka's own ReplicationControlManager in lockstep with the model: after a "
+        "reverted move leaves an ISR of one fenced broker (the ELR blocked by it, see "
+        "ELR_ELECTION_ONLY_WITH_EMPTY_ISR), the periodic election elects an unfenced replica uncleanly, "
+        "where the chapters' legacy election waits for the ISR to empty.",
+        requires=(Rule.UNCLEAN_ELECTION_IN_CHANGES,)),
     Rule.ALTER_PARTITION_VALIDATION: RuleDoc(
         "§2.9.2, §6.3, §6.5.1 case 3",
         _META + "ReplicationControlManager.java: alterPartition, validateAlterPartitionData, "

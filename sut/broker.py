@@ -77,7 +77,7 @@ class BrokerServer:
     def controlled_shutdown(self) -> None:
         """§8.3: leadership moves away and the broker is fenced, the replica stops,
         the log is flushed and the clean-shutdown marker written (§5.2)."""
-        self.controller.process_controlled_shutdown(self.broker_id)
+        self.controller.process_controlled_shutdown(self.broker_id, self.image.offset)
         self.replica_manager.shutdown()
         p = self.replica_manager.partition
         if p is not None and Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH not in self.bugs:

@@ -22,7 +22,6 @@ from . import observe as _observe
 from .broker import BrokerServer
 from .bugs import Bug
 from .components import PYTHON, Components
-from .controller import QuorumController
 from .enablement import Enablement, Reason
 from .network import InMemoryNetwork
 from .purgatory import ClientResponses
@@ -80,7 +79,7 @@ class Cluster(Enablement):
         self.network = InMemoryNetwork()
         self.responses = ClientResponses()
         self.consumer_position = 0   # the consumer's next offset
-        self.controller = QuorumController(config, self.network, bugs, components.change_builder)
+        self.controller = components.controller(config, self.network, bugs, components.change_builder)
         self.brokers: dict[int, BrokerServer] = {
             b: BrokerServer(b, config, self.controller, self.network, self.responses, bugs, components.epoch_cache)
             for b in config.brokers}

@@ -85,8 +85,10 @@ class QuorumController:
         if self.records_last:
             self._append(FenceBrokerRecord(broker))
 
-    def process_controlled_shutdown(self, broker: int) -> None:
-        """Leadership moves away and the broker is fenced (§8.3)."""
+    def process_controlled_shutdown(self, broker: int, metadata_offset: int = 0) -> None:
+        """Leadership moves away and the broker is fenced (§8.3). ``metadata_offset``
+        (the records the broker has applied) is what its heartbeat carries; the
+        atomic shutdown here does not read it."""
         if self.cluster.is_unfenced(broker):
             self.fence_broker(broker)
 

@@ -323,9 +323,16 @@ class ReplicationControlManager:
 
     def unclean_leader_election_candidate(self) -> Optional[int]:
         """Legacy unclean election (ch7): with no leader and an empty ISR, the first
-        unfenced replica, when enabled."""
+        unfenced replica, when enabled. Kafka (``maybeElectUncleanLeaders``): with no
+        leader, whoever the builder's election with Election.UNCLEAN elects."""
         p = self.partition
-        if not self.unclean_leader_election_enable or p is None or p.leader != NO_LEADER or p.isr:
+        if not self.unclean_leader_election_enable or p is None or p.leader != NO_LEADER:
+            return None
+        if self.config.follows(Rule.PERIODIC_UNCLEAN_ELECTION):
+            b = self._builder()
+            b.elect_leader()
+            return None if b.target_leader == NO_LEADER else b.target_leader
+        if p.isr:
             return None
         for r in p.replicas:
             if self.cluster.is_unfenced(r):
@@ -334,9 +341,13 @@ class ReplicationControlManager:
 
     def unclean_leader_election(self) -> None:
         """ISR = [leader]; the ELR guarantees are void, so ELR and LastKnownELR are
-        cleared. Reported as potential data loss."""
+        cleared. Reported as potential data loss. Kafka (``electLeader``): the change
+        the builder makes from the partition's own targets."""
         leader = self.unclean_leader_election_candidate()
         assert leader is not None
+        if self.config.follows(Rule.PERIODIC_UNCLEAN_ELECTION):
+            self._change(self._builder())
+            return
         b = self._builder()
         b.target_leader = leader
         b.target_isr = frozenset({leader})

@@ -15,7 +15,7 @@ import pytest
 from model import (KAFKA, NO_LEADER, PROFILES, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
-                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, UnfenceBroker, why_not_enabled)
+                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS, UnfenceBroker, why_not_enabled)
 
 from scenario import Scenario
 
@@ -24,8 +24,10 @@ ON_OFF = pytest.mark.parametrize("follows", [True, False], ids=["kafka", "rule-o
 
 
 def config(rule: Rule, follows: bool, **fields: object) -> Config:
-    """The Kafka profile, with ``rule`` switched off unless ``follows``."""
-    rules = PROFILES[KAFKA] if follows else PROFILES[KAFKA] - {rule}
+    """The Kafka profile, with ``rule`` switched off unless ``follows`` (and the rules
+    that require it, ``RuleDoc.requires``, with it)."""
+    off = {rule} | {r for r in PROFILES[KAFKA] if rule in RULE_DOCS[r].requires}
+    rules = PROFILES[KAFKA] if follows else PROFILES[KAFKA] - off
     return Config(profile=KAFKA, rules=rules, **fields)
 
 
@@ -174,6 +176,36 @@ def test_an_isr_of_fenced_members_keeps_the_elr_from_leading(follows: bool):
         assert (p.leader, p.isr, p.elr) == (NO_LEADER, {1}, {3})
     else:
         assert (p.leader, p.isr, p.elr) == (3, {1, 3}, frozenset())
+
+
+@ON_OFF
+def test_the_periodic_unclean_election_replaces_an_isr_of_fenced_members(follows: bool):
+    """The story above, Kafka's way: moving to [1,2,3] again leaves the partition
+    leaderless with ISR [1] (fenced) and 3 (unfenced, adding) in the ELR. Kafka's
+    periodic unclean election (maybeElectUncleanLeaders) runs the builder's whole
+    election with Election.UNCLEAN and elects 3, the first unfenced replica, with
+    ISR [3]; the chapters' legacy election waits for an empty ISR. (Found by
+    running Kafka's own ReplicationControlManager in lockstep.)"""
+    from model import UncleanLeaderElection
+    sc = Scenario(config(Rule.PERIODIC_UNCLEAN_ELECTION, follows, brokers=(1, 2, 3), assignment=(1, 2),
+                         min_isr=2, unclean_leader_election=True),
+                  check_properties=False)  # ValidPartitionMetadata: 3 in the ELR outside the replicas (finding 3)
+    sc.stop(1)
+    sc.restart(1, unfence=False)
+    sc.do(Reassign((1, 2, 3)))
+    sc.stop(2)
+    sc.do(CancelReassignment())
+    sc.do(Reassign((1, 2, 3)))
+    assert (sc.partition.isr, sc.partition.leader, sc.partition.elr) == ({1}, NO_LEADER, {3})
+    why = why_not_enabled(sc.state, UncleanLeaderElection())
+    if not follows:
+        assert why == "legacy unclean leader election is disabled or not possible (ch7)"
+        return
+    assert why is None
+    sc.do(UncleanLeaderElection())
+    p = sc.partition
+    assert (p.leader, p.isr, p.elr) == (3, {3}, frozenset())
+    assert [e.mechanism for e in sc.state.history.unclean_elections][-1] == "unclean_leader_election"
 
 
 @ON_OFF

@@ -37,30 +37,65 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> list:
     return made
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=["rf3-minisr2", "rf3-unclean", "rf2-minisr1", "rf4-minisr3"])
-def test_kafkas_partition_change_builder_agrees_with_the_model_on_random_walks(config, monkeypatch):
-    """Every change Kafka's builder decides on eight 300-step weighted walks (fencing,
-    unclean registrations, unfencing elections, AlterPartition, reassignments) leaves
-    the SUT's state, outcomes and enablement equal to the model's."""
+def composed(parts_name: str):
+    """The SUT with Kafka's parts ``parts_name``: "controller" (the implementation
+    "kafka": Kafka's ClusterControlManager and ReplicationControlManager, and its
+    epoch cache) or "builder" (Kafka's PartitionChangeBuilder under the SUT's
+    controller, and its epoch cache)."""
     import kafka_bridge
+    from sut import Cluster
+    kafka_bridge.start()
+    parts = {"controller": kafka_bridge.COMPONENTS, "builder": kafka_bridge.BUILDER_COMPONENTS}[parts_name]
+    return lambda config: Cluster(config, components=parts)
+
+
+@pytest.mark.parametrize("parts", ["controller", "builder"])
+@pytest.mark.parametrize("config", CONFIGS, ids=["rf3-minisr2", "rf3-unclean", "rf2-minisr1", "rf4-minisr3"])
+def test_kafkas_controller_agrees_with_the_model_on_random_walks(config, parts, monkeypatch):
+    """Every request Kafka's controller handles on eight 300-step weighted walks
+    (registrations clean and unclean, heartbeats, session expiry, controlled
+    shutdown, AlterPartition, reassignments and their cancellation), or every
+    change Kafka's builder alone decides, leaves the SUT's state, outcomes and
+    enablement equal to the model's."""
+    from sut.metadata import PartitionChangeRecord
     made = counting(monkeypatch)
+    changes = 0
     for seed in range(8):
-        lockstep = LockStep(config, kafka_bridge.implementation, check_properties=False)
+        lockstep = LockStep(config, composed(parts), check_properties=False)
         for action, _ in random_walk(config, 300, seed=seed, policy="weighted"):
             verdict = lockstep.step(action)
             assert verdict is None, verdict.text
-    assert sum(r is not None for r in made) >= 8   # not vacuous: Kafka's code decided changes
+        changes += sum(isinstance(r, PartitionChangeRecord) for r in lockstep.implementation.controller.metadata_log)
+    # not vacuous: Kafka's code decided changes (through the builder alone, or the controller)
+    assert (sum(r is not None for r in made) if parts == "builder" else changes) >= 8
+    assert (type(lockstep.implementation.controller).__name__ == "KafkaQuorumController") == (parts == "controller")
+
+
+def committing(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The records Kafka's controller emits (each batch a list), as they come."""
+    import kafka_bridge.controller as kc
+    batches: list = []
+    original = kc.KafkaQuorumController.commit
+
+    def commit(self, records, clean=False):
+        batches.append([str(r.message().getClass().getSimpleName()) for r in records])
+        return original(self, records, clean)
+
+    monkeypatch.setattr(kc.KafkaQuorumController, "commit", commit)
+    return batches
 
 
 def test_the_machine_checks_kafkas_code_in_lockstep(monkeypatch):
     import kafka_bridge
-    made = counting(monkeypatch)
+    batches = committing(monkeypatch)
     machine = machine_for(implementation=kafka_bridge.implementation, profile=KAFKA, check_properties=False,
                           name="KafkaInTheLoop")
     run_state_machine_as_test(machine, settings=settings(
         max_examples=20, stateful_step_count=40, derandomize=True, database=None, deadline=None,
         suppress_health_check=list(HealthCheck), phases=[Phase.generate]))
-    assert machine.run_stats.steps > 0 and any(r is not None for r in made)
+    kinds = {kind for batch in batches for kind in batch}
+    assert machine.run_stats.steps > 0
+    assert {"RegisterBrokerRecord", "BrokerRegistrationChangeRecord", "PartitionRecord", "PartitionChangeRecord"} <= kinds
 
 
 def test_a_wrong_mapping_onto_kafkas_builder_is_a_divergence():
@@ -104,15 +139,21 @@ def test_missing_jars_name_the_command_that_fetches_them(tmp_path, monkeypatch):
         jvm.start()
 
 
-def test_only_the_controllers_decisions_go_to_kafkas_builder(monkeypatch):
+@pytest.mark.parametrize("parts", ["controller", "builder"])
+def test_only_the_controllers_decisions_go_to_kafka(parts, monkeypatch):
     """Only controller decisions go to Kafka: brokers applying metadata call nothing."""
-    import kafka_bridge
-    made = counting(monkeypatch)
-    lockstep = LockStep(CONFIGS[0], kafka_bridge.implementation, check_properties=False)
+    made, batches = counting(monkeypatch), committing(monkeypatch)
+    lockstep = LockStep(CONFIGS[0], composed(parts), check_properties=False)
+    calls = (lambda: len(made)) if parts == "builder" else (lambda: len(batches))
+    before = calls()
     assert lockstep.step(ProposeIsrShrink(1, 3)) is None
     assert lockstep.step(ReceiveAlterPartition(1)) is None
-    assert len(made) == 1 and made[0] is not None and made[0].isr == frozenset({1, 2})
-    assert lockstep.step(ReplicateMetadata(2, 1)) is None and len(made) == 1
+    assert calls() == before + 1
+    if parts == "builder":
+        assert made[-1] is not None and made[-1].isr == frozenset({1, 2})
+    else:
+        assert batches[-1] == ["PartitionChangeRecord"]
+    assert lockstep.step(ReplicateMetadata(2, 1)) is None and calls() == before + 1
 
 
 def test_a_kafka_row_is_named_kafka_and_replays_with_kafkas_code():
@@ -153,15 +194,15 @@ def test_an_isr_member_outside_the_replicas_reaches_kafkas_builder():
     a translation that listed only ISR members among the replicas handed it [] and
     Kafka's builder then kept ISR [1] and an empty ELR, where the model (and Kafka)
     has ISR [] and ELR [1]. The state itself is finding 4's (ValidPartitionMetadata
-    fails on the model at step 4)."""
-    import kafka_bridge
+    fails on the model at step 4). Kafka's whole controller fails before: see
+    test_kafkas_controller_fails_electing_a_last_known_leader_outside_the_replicas."""
     from kafka_bridge.change_builder import in_replica_order
     from model import CancelReassignment, FenceBroker, Reassign, StartBroker, UncleanShutdown
     trace = (Reassign((2,)), Reassign((1, 2, 3)), FenceBroker(2), CancelReassignment(),
              UncleanShutdown(2, lossy=False), StartBroker(2), FenceBroker(1))
     config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=1, unclean_leader_election=True,
                     profile=KAFKA)
-    lockstep = LockStep(config, kafka_bridge.implementation, check_properties=False)
+    lockstep = LockStep(config, composed("builder"), check_properties=False)
     assert [lockstep.step(a) for a in trace] == [None] * len(trace)
     partition = lockstep.implementation.controller.replication.partition
     assert (partition.replicas, partition.isr, partition.elr) == ((2,), frozenset(), frozenset({1}))

@@ -1,0 +1,360 @@
+"""Apache Kafka's own controller request handling in place of the SUT's
+``QuorumController``: ``org.apache.kafka.controller.ClusterControlManager``
+(broker registration, heartbeats, session expiry) and
+``ReplicationControlManager`` (AlterPartition validation and changes,
+reassignment and its cancellation, elections on fencing, unfencing and unclean
+registration, unclean leader election), with the ``FeatureControlManager``
+(ELR on) and ``ConfigurationControlManager`` (the topic's MinISR and unclean
+leader election) they read. They are built and driven through
+``ReplicheckControllerShim`` (``kafka_bridge/java``), and every record they emit
+is replayed into them, as Kafka's ``QuorumController`` does.
+
+``KafkaQuorumController`` is built and used as ``sut.controller.QuorumController``
+is (``sut.components.Components.controller``): the SUT's brokers send it the
+same calls, read the same metadata log, and the SUT's enablement and
+observation read its ``cluster`` and ``replication`` views.
+
+The metadata log the brokers replicate is Kafka's, record for record, in the
+SUT's record types, with what the model does not have left out:
+- ``RegisterBrokerRecord``, ``PartitionRecord`` and ``PartitionChangeRecord``
+  are translated field for field (directories and the leader recovery state are
+  dropped: the model has one log directory per broker and no
+  LeaderRecoveryState);
+- a ``BrokerRegistrationChangeRecord`` is a ``FenceBrokerRecord`` or
+  ``UnfenceBrokerRecord`` when it changes whether the broker is fenced, and is
+  left out when it does not (entering controlled shutdown, which the model's
+  atomic controlled shutdown has no state for; and the fencing of a fenced
+  broker, which Kafka writes when the session of a broker that shut down cleanly
+  expires and replays as "no-op registration change");
+- ``TopicRecord``, ``ConfigRecord``, ``ClearElrRecord`` and the feature levels
+  (topic creation and bootstrap) are left out.
+Offsets are positions in that log: the broker epoch Kafka hands out (the next
+write offset, as ``QuorumController.registerBroker`` passes) and the offset of
+each ``RegisterBrokerRecord`` are the model's.
+
+Epochs: Kafka numbers leader and partition epochs from 0, the model (the
+chapters) from 1; the views add one, and an AlterPartition's epochs lose one on
+the way in.
+
+Time: sessions expire only on ``FenceBroker`` (the model's session expiry) and
+before a registration (a restarted broker registers once its previous session
+is over); brokers the controller holds unfenced keep heartbeating meanwhile.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Optional
+
+from model import AlterPartitionRequest, AlterPartitionResponse, Config
+
+from sut.metadata import (ApiMessage, FenceBrokerRecord, PartitionChangeRecord, PartitionRecord,
+                          PartitionRegistration, RegisterBrokerRecord, UnfenceBrokerRecord)
+from sut.network import InMemoryNetwork
+
+from .java import kafka
+
+
+class KafkaRejected(RuntimeError):
+    """Kafka's controller refused a request the model accepts (its error and message)."""
+
+
+def _ids(values: Optional[Any]) -> Optional[list[int]]:
+    return None if values is None else [int(v) for v in values]
+
+
+def _set(values: Optional[Any]) -> Optional[frozenset[int]]:
+    return None if values is None else frozenset(int(v) for v in values)
+
+
+def registration_of(p: Any) -> PartitionRegistration:
+    """Kafka's ``PartitionRegistration`` as the SUT's (epochs numbered from 1)."""
+    return PartitionRegistration(
+        replicas=tuple(int(r) for r in p.replicas), isr=frozenset(int(r) for r in p.isr), leader=int(p.leader),
+        leader_epoch=int(p.leaderEpoch) + 1, partition_epoch=int(p.partitionEpoch) + 1,
+        elr=frozenset(int(r) for r in p.elr), last_known_elr=frozenset(int(r) for r in p.lastKnownElr),
+        adding=frozenset(int(r) for r in p.addingReplicas), removing=frozenset(int(r) for r in p.removingReplicas))
+
+
+class BrokerRegistrationView:
+    """The controller's registration of one broker (``epoch`` None: never registered)."""
+
+    __slots__ = ("broker_id", "epoch", "fenced", "record_offset")
+
+    def __init__(self, broker_id: int, epoch: Optional[int], fenced: bool, record_offset: Optional[int]) -> None:
+        self.broker_id, self.epoch, self.fenced, self.record_offset = broker_id, epoch, fenced, record_offset
+
+
+class ClusterControlView:
+    """What the SUT reads of ``sut.cluster_control.ClusterControlManager``, read from
+    Kafka's ``ClusterControlManager``."""
+
+    def __init__(self, controller: "KafkaQuorumController") -> None:
+        self._controller = controller
+
+    @property
+    def registrations(self) -> dict[int, BrokerRegistrationView]:
+        return self._controller.registrations()
+
+    def registration(self, broker: int) -> BrokerRegistrationView:
+        return self.registrations[broker]
+
+    def is_unfenced(self, broker: int) -> bool:
+        return not self.registration(broker).fenced
+
+    def can_register(self, broker: int) -> bool:
+        """A broker whose registration is unfenced keeps its session (it heartbeats), and
+        Kafka refuses another incarnation of it (DuplicateBrokerRegistrationException)."""
+        return self.registration(broker).fenced
+
+
+class ReplicationControlView:
+    """What the SUT reads of ``sut.replication_control.ReplicationControlManager``, and
+    the partition's creation, answered by Kafka's ``ReplicationControlManager``.
+    Questions about whether a request would be accepted are asked of Kafka's code:
+    its managers generate records without changing state until they are replayed."""
+
+    def __init__(self, controller: "KafkaQuorumController") -> None:
+        self._controller = controller
+
+    @property
+    def partition(self) -> Optional[PartitionRegistration]:
+        return self._controller.partition()
+
+    def create_partition(self, assignment: tuple[int, ...]) -> None:
+        """CreateTopics with the replicas ``assignment``, MinISR and unclean leader
+        election as topic configs."""
+        c = self._controller
+        c.commit(c.shim.createTopic(kafka().ints(assignment)).records())
+
+    def can_cancel_reassignment(self) -> bool:
+        """Whether Kafka accepts cancelling now (``cancelPartitionReassignment``: a move in
+        progress, and a revert needing an unclean election only when it is allowed)."""
+        return self._controller.reassignment(None)[0] is None
+
+    def recovery_candidates(self, log_info: Callable) -> tuple[int, ...]:
+        """Kafka has no unclean recovery (``unclean.recovery.strategy``): none."""
+        return ()
+
+    def unclean_leader_election_candidate(self) -> Optional[int]:
+        """The leader ``maybeElectUncleanLeaders`` would elect now, or None."""
+        for record in self._controller.shim.electUncleanLeaders().records():
+            leader = int(record.message().leader())
+            if leader >= 0:
+                return leader
+        return None
+
+
+class KafkaQuorumController:
+    """Kafka's controller managers behind ``sut.controller.QuorumController``'s calls
+    (see the module doc). ``bugs`` and ``change_builder`` are accepted for the
+    component's signature: Kafka's code has none of the SUT's bugs and builds its
+    changes with its own ``PartitionChangeBuilder``. Raises ``KafkaRejected`` when
+    Kafka refuses a request the SUT's guards (the model's) let through."""
+
+    def __init__(self, config: Config, network: InMemoryNetwork, bugs: frozenset = frozenset(),
+                 change_builder: Optional[type] = None, _replayed: tuple = ()) -> None:
+        k = kafka()
+        self.config = config
+        self.network = network
+        self.metadata_log: list[ApiMessage] = []
+        self.shim = k.ControllerShim(config.min_isr, config.unclean_leader_election)
+        #: every Kafka record replayed, with its offset: what a copy replays
+        self.replayed: list[tuple[Any, int]] = []
+        self._partition: Optional[PartitionRegistration] = None
+        self._registrations: Optional[dict[int, BrokerRegistrationView]] = None
+        for record, offset in _replayed or [(r, -1) for r in self.shim.bootstrapRecords()]:
+            self.shim.replay(record, offset)
+            self.replayed.append((record, offset))
+        self.shim.activate()
+        self.cluster = ClusterControlView(self)
+        self.replication = ReplicationControlView(self)
+
+    def __deepcopy__(self, memo: dict) -> "KafkaQuorumController":
+        """A standby's catch-up: a new controller replays every record, then activates."""
+        other = KafkaQuorumController(self.config, copy.deepcopy(self.network, memo), _replayed=tuple(self.replayed))
+        other.metadata_log = list(self.metadata_log)   # records are immutable
+        return other
+
+    # ------------------------------------------------------------ the log
+
+    @property
+    def end_offset(self) -> int:
+        return len(self.metadata_log)
+
+    def read(self, start: int, end: int) -> list[ApiMessage]:
+        return self.metadata_log[start:end]
+
+    def commit(self, records: Any, clean: bool = False) -> None:
+        """Replay Kafka's ``records`` into its managers, appending their translations
+        (the module doc) to the metadata log (``clean``: a registration among them
+        follows a clean shutdown)."""
+        k = kafka()
+        for record in records:
+            message = record.message()
+            kind = type(message)
+            broker = int(message.brokerId()) if kind in k.registration_records else None
+            before = self._fencing(broker) if broker is not None else None
+            offset = len(self.metadata_log)
+            self.shim.replay(record, offset)
+            self.replayed.append((record, offset))
+            self._partition = self._registrations = None
+            translated: Optional[ApiMessage] = None
+            if kind is k.RegisterBrokerRecord:
+                translated = RegisterBrokerRecord(broker, int(message.brokerEpoch()), clean)
+            elif broker is not None:
+                after = self._fencing(broker)
+                if after != before:
+                    translated = FenceBrokerRecord(broker) if after else UnfenceBrokerRecord(broker)
+            elif kind is k.PartitionRecord:
+                translated = PartitionRecord(self.partition())   # type: ignore[arg-type]
+            elif kind is k.PartitionChangeRecord:   # Kafka's leader -2 is NO_LEADER_CHANGE too
+                translated = PartitionChangeRecord(
+                    leader=int(message.leader()), isr=_set(message.isr()), elr=_set(message.eligibleLeaderReplicas()),
+                    last_known_elr=_set(message.lastKnownElr()),
+                    replicas=None if message.replicas() is None else tuple(_ids(message.replicas())),
+                    adding=_set(message.addingReplicas()), removing=_set(message.removingReplicas()))
+            if translated is not None:
+                self.metadata_log.append(translated)
+
+    def _fencing(self, broker: int) -> Optional[bool]:
+        r = self.shim.registration(broker)
+        return None if r is None else bool(r.fenced())
+
+    # ------------------------------------------------------------ state views
+
+    def partition(self) -> Optional[PartitionRegistration]:
+        if self._partition is None:
+            p = self.shim.partition()
+            self._partition = None if p is None else registration_of(p)
+        return self._partition
+
+    def registrations(self) -> dict[int, BrokerRegistrationView]:
+        if self._registrations is None:
+            out = {}
+            for b in self.config.brokers:
+                r = self.shim.registration(b)
+                offset = int(self.shim.registerBrokerRecordOffset(b))
+                out[b] = BrokerRegistrationView(b, None if r is None else int(r.epoch()),
+                                                True if r is None else bool(r.fenced()), None if offset < 0 else offset)
+            self._registrations = out
+        return self._registrations
+
+    # ------------------------------------------------------------ brokers (ch8)
+
+    def _expire_sessions(self, expiring: Optional[int] = None) -> None:
+        """Time passes: every broker the controller holds unfenced but ``expiring``
+        keeps heartbeating; ``maybeFenceOneStaleBroker`` fences the rest, one at a time."""
+        k = kafka()
+        alive = [b for b, r in self.registrations().items() if not r.fenced and b != expiring]
+        self.shim.expireSessions(k.ints(alive))
+        while True:
+            result = self.shim.fenceOneStaleBroker()
+            self.commit(result.records())
+            if not result.response():
+                break
+
+    def register_broker(self, broker: int, previous_broker_epoch: Optional[int]) -> tuple[int, bool]:
+        """BrokerRegistration of a new incarnation presenting its clean-shutdown marker
+        (``previous_broker_epoch``, None: none); returns (broker epoch, clean), clean
+        as ``ClusterControlManager.registerBroker`` decides it (the marker names the
+        registered broker epoch)."""
+        self._expire_sessions()
+        previous = self.registrations()[broker].epoch
+        clean = previous is not None and previous_broker_epoch == previous
+        result = self.shim.registerBroker(broker, self.end_offset,
+                                          -1 if previous_broker_epoch is None else previous_broker_epoch)
+        self.commit(result.records(), clean)
+        return int(result.response().epoch()), clean
+
+    def can_unfence(self, broker: int, metadata_offset: int) -> bool:
+        """``BrokerHeartbeatManager.calculateNextBrokerState``: a fenced broker asking to be
+        unfenced is, once the last offset it applied (``metadata_offset`` - 1: the SUT
+        counts records) reaches its ``RegisterBrokerRecord``'s."""
+        reg = self.registrations()[broker]
+        return reg.fenced and reg.record_offset is not None and metadata_offset - 1 >= reg.record_offset
+
+    def _heartbeat(self, broker: int, metadata_offset: int, want_shut_down: bool) -> Any:
+        reg = self.registrations()[broker]
+        result = self.shim.heartbeat(broker, reg.epoch, metadata_offset - 1, False, want_shut_down)
+        self.commit(result.records())
+        return result.response()
+
+    def process_broker_heartbeat(self, broker: int, want_fence: bool, metadata_offset: int) -> bool:
+        """A heartbeat (``wantFence`` false: the SUT's brokers never ask to be fenced);
+        returns whether the broker is fenced after it."""
+        assert not want_fence
+        return bool(self._heartbeat(broker, metadata_offset, False).isFenced())
+
+    def fence_broker(self, broker: int) -> None:
+        """Session expiry (§2.8): ``broker`` stops heartbeating."""
+        self._expire_sessions(expiring=broker)
+
+    def process_controlled_shutdown(self, broker: int, metadata_offset: int = 0) -> None:
+        """Heartbeats with ``wantShutDown`` until Kafka lets the broker go: a broker that
+        leads enters controlled shutdown (``handleBrokerInControlledShutdown`` moves its
+        leaderships away), then is fenced (``SHUTDOWN_NOW``, ``handleBrokerFenced``)."""
+        for _ in range(3):
+            if self._heartbeat(broker, metadata_offset, True).shouldShutDown():
+                return
+        raise KafkaRejected(f"Kafka's controller did not let broker {broker} shut down")
+
+    # -------------------------------------------------------------- partition
+
+    def handle_alter_partition(self, req: AlterPartitionRequest) -> None:
+        """AlterPartition (§2.9.2) through ``ReplicationControlManager.alterPartition``,
+        answered with Kafka's response. The proposed ISR lists the current ISR's members
+        in Kafka's order, then the added ones (the leader's ISR is a Scala set, which
+        iterates small sets in insertion order)."""
+        k = kafka()
+        current = self.shim.partition()
+        kept = [int(r) for r in current.isr if int(r) in req.isr]
+        isr = kept + sorted(req.isr - frozenset(kept))
+        given = dict(req.added_broker_epochs)
+        epochs = [-1 if given.get(r) is None else given[r] for r in isr]
+        result = self.shim.alterPartition(req.src, req.broker_epoch, req.leader_epoch - 1, req.partition_epoch - 1,
+                                          k.ints(isr), k.longs(epochs))
+        self.commit(result.records())
+        response = result.response()
+        error = k.error_name(response.errorCode())
+        answer = None
+        if error is None:
+            answer = response.topics().get(0).partitions().get(0)
+            error = k.error_name(answer.errorCode())
+        if error is not None:
+            self.network.send(lambda i: AlterPartitionResponse(i, req.src, req.id, error))
+        else:
+            self.network.send(lambda i: AlterPartitionResponse(
+                i, req.src, req.id, None, frozenset(int(r) for r in answer.isr()), int(answer.leaderEpoch()) + 1,
+                int(answer.partitionEpoch()) + 1))
+
+    def reassignment(self, target: Optional[tuple[int, ...]]) -> tuple[Optional[str], Any]:
+        """(Kafka's error with its message, or None; the records) of
+        AlterPartitionReassignments to ``target`` (None: cancel), nothing replayed."""
+        k = kafka()
+        result = self.shim.alterPartitionReassignment(None if target is None else k.ints(target))
+        error = k.error_name(result.response().error().code())
+        return (None if error is None else f"{error}: {result.response().message()}"), result.records()
+
+    def _reassign(self, target: Optional[tuple[int, ...]]) -> None:
+        error, records = self.reassignment(target)
+        if error is not None:
+            raise KafkaRejected(f"AlterPartitionReassignments({'cancel' if target is None else list(target)}): {error}")
+        self.commit(records)
+
+    def alter_partition_reassignments(self, target: tuple[int, ...]) -> None:
+        """AlterPartitionReassignments (ch4), replication factor changes allowed."""
+        self._reassign(target)
+
+    def cancel_partition_reassignment(self) -> None:
+        """AlterPartitionReassignments with no replicas: the move is reverted (§4.5)."""
+        self._reassign(None)
+
+    def unclean_recovery(self, log_info: Callable) -> None:
+        raise KafkaRejected("Kafka has no unclean recovery (unclean.recovery.strategy)")
+
+    def unclean_leader_election(self) -> None:
+        """The periodic unclean election of a leaderless partition
+        (``maybeElectUncleanLeaders``)."""
+        self.commit(self.shim.electUncleanLeaders().records())
+
