@@ -51,6 +51,15 @@ SEED ?=
 fuzz: $(STAMP)
 	$(BIN)/replicheck fuzz --minutes $(MINUTES) $(if $(WORKERS),--workers $(WORKERS),) $(if $(SEED),--seed $(SEED),)
 
+# Kafka's own code (kafka_bridge) in lockstep with the model under the Kafka profile, one
+# series of runs per worker for the whole budget: fails on any disagreement. MINUTES,
+# WORKERS and SEED as for fuzz; NO_REPORT=1 skips the Spark report.
+NO_REPORT ?=
+.PHONY: fuzz-kafka
+fuzz-kafka: $(STAMP) $(KAFKA_STAMP)
+	$(BIN)/replicheck fuzz --implementation kafka --minutes $(MINUTES) $(if $(WORKERS),--workers $(WORKERS),) \
+		$(if $(SEED),--seed $(SEED),) $(if $(NO_REPORT),--no-report,)
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/model_throughput.py
 	$(BIN)/python benchmarks/properties_cost.py

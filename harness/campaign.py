@@ -1,13 +1,18 @@
 """The fuzz campaign: the correct protocol and SUT, every protocol variant and
 every SUT bug, each as its own series of machine runs, under a wall-clock
 budget, exporting every run and every shrunk counterexample to the corpus, each
-reduced further (``harness.reduce``) before it is written.
+reduced further (``harness.reduce``) before it is written. Or, alone, an
+implementation under test (``implementation:kafka``) in lockstep with the model.
 
-A target is ``"correct"``, ``"variant:NAME"`` or ``"bug:NAME"``. Each target
-gets a fair share of the budget (``minutes * workers / targets``); a variant or
-bug target stops at its first (shrunk) counterexample, the correct target runs
-its whole share. The campaign succeeds when the correct target never fails and
-every catalogued flaw is found.
+A target is ``"correct"``, ``"variant:NAME"``, ``"bug:NAME"`` or
+``"implementation:NAME"`` (NAME one of ``harness.implementations.NAMES``). Each
+target gets a fair share of the budget (``minutes * workers / targets``); a
+variant or bug target stops at its first (shrunk) counterexample, the correct
+target and an implementation's run their whole share. An implementation's
+target is split into shards, one per worker (``Target.shard``, written
+``implementation:kafka#1`` in the campaign's target list), each drawing its own
+examples. The campaign succeeds when the correct target and the implementations
+never fail and every catalogued flaw is found.
 """
 
 from __future__ import annotations
@@ -47,30 +52,60 @@ def reduce_seconds(stop: float) -> float:
 
 @attrs.frozen
 class Target:
-    """One line of the campaign: the correct protocol, a variant, or a SUT bug."""
+    """One line of the campaign: the correct protocol, a variant, a SUT bug, or an
+    implementation under test compared with the model (``implementation:kafka``:
+    ``kafka_bridge.implementation`` under the Kafka profile, detached at the
+    profile's findings, see ``harness.implementations.machine_options``)."""
 
-    kind: str      # "correct" | "variant" | "bug"
+    kind: str      # "correct" | "variant" | "bug" | "implementation"
     name: str = ""
+    #: One of several series of runs of the same target (an implementation's, one
+    #: per worker): shards share the label, and so the kill matrix's line and the
+    #: corpus's test id, but each draws its own examples (``key`` seeds them).
+    shard: int = 0
 
     @property
     def label(self) -> str:
         return "correct" if self.kind == "correct" else f"{self.kind}:{self.name}"
 
+    @property
+    def key(self) -> str:
+        """The label, with ``#shard`` after it for a shard other than the first:
+        what the campaign's target list holds and each run's seed derives from."""
+        return self.label if self.shard == 0 else f"{self.label}#{self.shard}"
+
+    @property
+    def runs_whole_share(self) -> bool:
+        """Whether the target runs its whole share and succeeds by never failing
+        (the correct protocol + SUT; an implementation under test, whose every
+        failure is a disagreement with the model), rather than stopping at the
+        first counterexample of a flaw put there on purpose."""
+        return self.kind in ("correct", "implementation")
+
     @classmethod
     def parse(cls, label: str) -> "Target":
-        """``correct``, ``variant:NAME`` or ``bug:NAME``; ValueError names the
-        allowed values."""
+        """``correct``, ``variant:NAME``, ``bug:NAME`` or ``implementation:NAME``
+        (``harness.implementations.NAMES``), optionally followed by ``#SHARD`` (an
+        integer >= 0, see ``key``); ValueError names the allowed values."""
         from model import Variant
         from sut.bugs import Bug
+
+        from .implementations import NAMES
+        label, hashed, raw_shard = label.partition("#")
+        shard = int(raw_shard) if raw_shard.isdigit() else -1
+        if hashed and shard < 0:
+            raise ValueError(f"campaign target shard must be an integer >= 0 after '#', got {raw_shard!r}")
         if label == "correct":
-            return cls("correct")
+            return cls("correct", shard=max(shard, 0))
         kind, _, name = label.partition(":")
-        allowed = {"variant": [v.name for v in Variant], "bug": [b.name for b in Bug]}
+        allowed = {"variant": [v.name for v in Variant], "bug": [b.name for b in Bug],
+                   "implementation": list(NAMES)}
         if kind not in allowed:
-            raise ValueError(f"campaign target must be 'correct', 'variant:NAME' or 'bug:NAME', got {label!r}")
+            raise ValueError(f"campaign target must be 'correct', 'variant:NAME', 'bug:NAME' or "
+                             f"'implementation:NAME', got {label!r}")
         if name not in allowed[kind]:
             raise ValueError(f"unknown {kind} {name!r}; allowed: {', '.join(allowed[kind])}")
-        return cls(kind, name)
+        return cls(kind, name, max(shard, 0))
 
     def machine(self, run: int, seed: Optional[int] = None) -> type:
         """The machine class of the target's ``run``-th run (0-based), with its own
@@ -84,30 +119,44 @@ class Target:
         from sut.bugs import Bug
 
         from .machine import machine_for
-        tag = f"{self.kind}_{self.name}_run{run}" if self.name else f"correct_run{run}"
-        if self.kind == "variant":
+        tag = (f"{self.kind}_{self.name}" if self.name else "correct") + \
+            (f"_shard{self.shard}" if self.shard else "") + f"_run{run}"
+        if self.kind == "implementation":
+            from .implementations import machine_options
+            cls = machine_for(**machine_options(self.name), name=f"Campaign_{tag}")
+        elif self.kind == "variant":
             cls = machine_for(variants=frozenset({Variant[self.name]}), name=f"Campaign_{tag}")
         elif self.kind == "bug":
             cls = machine_for(bugs=frozenset({Bug[self.name]}), compare_sut=True, name=f"Campaign_{tag}")
         else:
             cls = machine_for(compare_sut=True, name=f"Campaign_{tag}")
-        return hypothesis_seed(secrets.randbits(64) if seed is None else run_seed(seed, self.label, run))(cls)
+        return hypothesis_seed(secrets.randbits(64) if seed is None else run_seed(seed, self.key, run))(cls)
 
 
 def run_seed(seed: int, label: str, run: int) -> int:
-    """The Hypothesis seed of one run of a seeded campaign: every (target, run)
-    draws its own examples, the same ones each time the campaign is run with
-    ``seed`` (on the same code: Hypothesis also draws on constants of the loaded
-    source)."""
+    """The Hypothesis seed of one run of a seeded campaign (``label``: the
+    target's ``key``): every (target, shard, run) draws its own examples, the
+    same ones each time the campaign is run with ``seed`` (on the same code:
+    Hypothesis also draws on constants of the loaded source)."""
     return int.from_bytes(hashlib.sha256(f"{seed}:{label}:{run}".encode()).digest()[:8], "big")
 
 
 def all_targets(variants: Optional[list[str]] = None, bugs: Optional[list[str]] = None,
-                include_correct: bool = True) -> list[Target]:
+                include_correct: bool = True, implementation: Optional[str] = None,
+                shards: int = 1) -> list[Target]:
     """The campaign's targets. With no ``variants`` and no ``bugs`` given: all of
-    them; otherwise only those named (each validated)."""
+    them; otherwise only those named (each validated). With ``implementation``
+    (a name of ``harness.implementations.NAMES``): only its target, in ``shards``
+    shards (at least one); ValueError names a bad name, or variants or bugs
+    given with it."""
     from model import Variant
     from sut.bugs import Bug
+    if implementation is not None:
+        target = Target.parse(f"implementation:{implementation}")
+        if variants or bugs:
+            raise ValueError(f"an implementation campaign runs only {target.label}: give no variants or bugs "
+                             f"with it (got {', '.join([*(variants or []), *(bugs or [])])})")
+        return [attrs.evolve(target, shard=i) for i in range(max(1, shards))]
     if variants or bugs:
         out = [Target.parse(f"variant:{v}") for v in variants or []] + [Target.parse(f"bug:{b}") for b in bugs or []]
     else:
@@ -127,7 +176,7 @@ class TargetResult:
 
     @property
     def ok(self) -> bool:
-        return self.found is None if self.target.kind == "correct" else self.found is not None
+        return self.found is None if self.target.runs_whole_share else self.found is not None
 
 
 def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Optional[str],
@@ -135,12 +184,15 @@ def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Opti
     """Run ``target``'s machine again and again (fresh seeds, or those ``run_seed``
     derives from ``seed``) until its share of the budget is spent, the campaign
     deadline passes, or — for a flaw — it is found. Every run is recorded in the
-    corpus when ``corpus_dir`` is given."""
+    corpus when ``corpus_dir`` is given, under the test id ``campaign[LABEL]``
+    (the shards of a target share it); a counterexample's row names the
+    implementation it was found with, and was reduced by replaying that one
+    (``harness.corpus.run_machine``, ``reduce_failure``)."""
     from hypothesis import HealthCheck, settings
 
     from .corpus import CorpusWriter, run_machine
     from .schema import COUNTEREXAMPLES
-    from .failures import PropertyViolated, SutDiverged
+    from .failures import HarnessFailure, PropertyViolated, SutDiverged
 
     result = TargetResult(target)
     stop = min(deadline, time.time() + share_s)
@@ -168,13 +220,17 @@ def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Opti
                 else:
                     from hypothesis.stateful import run_state_machine_as_test
                     run_state_machine_as_test(machine, settings=run_settings)
-            except (PropertyViolated, SutDiverged) as failure:
+            except (PropertyViolated, SutDiverged, HarnessFailure) as failure:
+                # An implementation raising (a Java exception from Kafka's code) is a
+                # disagreement like any other; elsewhere a harness error ends the test.
+                if isinstance(failure, HarnessFailure) and target.kind != "implementation":
+                    raise
                 result.found = ",".join(failure.property_names) if isinstance(failure, PropertyViolated) \
-                    else "divergence"
+                    else failure.kind
                 result.shrunk_steps = len(failure.trace)
                 if writer is not None and writer.rows[COUNTEREXAMPLES]:
                     result.reduced_steps = min(r["step_count"] for r in writer.rows[COUNTEREXAMPLES])
-                if target.kind != "correct":
+                if not target.runs_whole_share:
                     break
             finally:
                 result.examples += machine.run_stats.examples
@@ -193,12 +249,13 @@ def share_from_env(target: Optional[Target] = None) -> tuple[float, float]:
     A flaw found early leaves its time to the others: a variant or bug target
     starting now gets the larger of its fixed share and the time left divided
     fairly among the targets not yet finished (counted in the done directory).
-    The correct target keeps its fixed share."""
+    A target that runs its whole share (``Target.runs_whole_share``) keeps its
+    fixed share."""
     deadline = float(os.environ.get(DEADLINE_ENV, time.time() + 60))
     share = float(os.environ.get(SHARE_ENV, max(1.0, deadline - time.time())))
     done_dir = os.environ.get(DONE_ENV)
     total = len([t for t in os.environ.get(TARGETS_ENV, "").split(",") if t])
-    if done_dir and total and (target is None or target.kind != "correct"):
+    if done_dir and total and (target is None or not target.runs_whole_share):
         remaining = max(1, total - len(os.listdir(done_dir)))
         workers = int(os.environ.get(WORKERS_ENV, "1"))
         share = max(share, (deadline - time.time()) * min(workers, remaining) / remaining)
@@ -224,4 +281,4 @@ def mark_done(target: Target) -> None:
     """Record that ``target`` finished, for ``share_from_env``."""
     done_dir = os.environ.get(DONE_ENV)
     if done_dir:
-        open(os.path.join(done_dir, target.label.replace(":", "_")), "w").close()
+        open(os.path.join(done_dir, target.key.replace(":", "_").replace("#", "_")), "w").close()

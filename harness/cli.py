@@ -119,8 +119,10 @@ def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: 
         click.echo("trace:\n" + _steps(decoded.actions))
     try:
         implementation = None if no_sut else decoded.implementation
+        check_properties = no_sut or decoded.check_properties  # the model alone: its properties are the check
         result = run_replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs,
-                            compare_sut=False if no_sut else None, implementation=implementation)
+                            compare_sut=False if no_sut else None, implementation=implementation,
+                            check_properties=check_properties)
     except TraceNotEnabled as e:
         _err(f"counterexample {row['counterexample_id']} cannot be replayed: {e}")
         sys.exit(2)
@@ -141,7 +143,7 @@ def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: 
         reduced = reduce_counterexample(decoded.actions, decoded.config, decoded.variants, decoded.bugs,
                                         compare_sut=False if no_sut else None, max_seconds=reduce_seconds,
                                         prop=decoded.prop if decoded.kind == "property" else None,
-                                        implementation=implementation)
+                                        implementation=implementation, check_properties=check_properties)
         where = "" if not reduced.changes else \
             f" in a smaller configuration ({', '.join(reduced.changes)}):\n  {reduced.config!r}"
         click.echo(f"\nreduced: {len(reduced.trace)} of {result.failed_at} steps fail the same way{where}\n"
@@ -169,23 +171,32 @@ if __name__ == "__main__":  # pragma: no cover
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="draw the examples of the campaign that printed this seed again (on the same code) "
                    "[default: a random seed, printed]")
+@click.option("--implementation", default=None, metavar="NAME",
+              help="run only this implementation under test in lockstep with the model, one series of runs "
+                   "per worker for the whole budget (harness.implementations.NAMES: kafka, Kafka's own code "
+                   "under the Kafka profile); not with --variant or --bug")
 def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs: tuple[str, ...],
-         corpus_dir: Path, report_dir: Path, no_report: bool, no_correct: bool, seed: Optional[int]) -> None:
+         corpus_dir: Path, report_dir: Path, no_report: bool, no_correct: bool, seed: Optional[int],
+         implementation: Optional[str]) -> None:
     """Run the fuzz campaign: the correct protocol + SUT, every protocol variant and
     every SUT bug (or only those named), each as its own series of machine runs
     under pytest-xdist with the fuzz profile; export every run and every shrunk
     counterexample, reduced (the shrunk trace kept beside it), to the corpus;
-    build the Spark report; print the kill matrix.
+    build the Spark report; print the kill matrix. With --implementation NAME, only
+    that implementation against the model: every failure is a disagreement.
 
-    Exit status 0 when the correct protocol + SUT never failed and every selected
-    flaw was found; 1 otherwise; 2 on bad arguments."""
+    Exit status 0 when the correct protocol + SUT (or the implementation) never
+    failed and every selected flaw was found; 1 otherwise; 2 on bad arguments or
+    an implementation that cannot be built here (the reason on one line, before
+    any run starts)."""
     from .fuzz import fuzz as run_campaign
+    from .implementations import ImplementationUnavailable
     try:
         code = run_campaign(minutes=minutes, workers=workers, variants=list(variants) or None,
                             bugs=list(bugs) or None, corpus_dir=corpus_dir,
                             report_dir=None if no_report else report_dir, include_correct=not no_correct,
-                            seed=seed)
-    except ValueError as exc:
+                            seed=seed, implementation=implementation)
+    except (ValueError, ImplementationUnavailable) as exc:
         _err(str(exc))
         raise SystemExit(2) from None
     raise SystemExit(code)

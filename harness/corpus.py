@@ -153,6 +153,10 @@ class Failure:
     # The factory of the implementation under test when it is not the bundled SUT
     # (``machine_for(implementation=...)``): reduction and the timeline replay with it.
     implementation: Any = attrs.field(default=None, eq=False)
+    # Whether the run checked the properties: reduction and the timeline replay as
+    # it did (off, a property the Kafka profile's findings break on the way would
+    # stop the replay before the disagreement that was found).
+    check_properties: bool = attrs.field(default=True, eq=False)
 
 
 def _leaf_exceptions(exc: BaseException) -> Iterator[BaseException]:
@@ -164,30 +168,32 @@ def _leaf_exceptions(exc: BaseException) -> Iterator[BaseException]:
 
 
 def failures_from_verdict(verdict: Any, bugs: Iterable[Any] = frozenset(),
-                          implementation: Any = None) -> list[Failure]:
+                          implementation: Any = None, check_properties: bool = True) -> list[Failure]:
     """The counterexamples a lockstep ``Verdict`` is: one per failing property of a
     property verdict, one for any other kind. An enablement disagreement is a
     divergence row (its template the disagreement, not a field path), and so is a
     differing outcome (its template the outcome's field path). ``bugs``: the SUT
     bugs the run had enabled; ``implementation``: the run's implementation
-    factory when it was not the bundled SUT."""
+    factory when it was not the bundled SUT; ``check_properties``: whether the run
+    checked the properties (``ReplicationMachine.check_properties``)."""
     kind = "divergence" if verdict.kind in ("enablement", "outcome") else verdict.kind
     parts = [verdict.for_property(p) for p in verdict.properties] if verdict.kind == "property" else [verdict]
     text = (lambda v: "\n".join(str(x) for x in v.violations)) if verdict.kind == "property" else \
         (lambda v: "\n".join(v.differences) if v.differences else v.template)
     return [Failure(v.properties[0], kind, text(v), v.template, v.config, tuple(v.trace), v.state,
-                    frozenset(bugs), template_is_path=v.template_is_path, implementation=implementation)
+                    frozenset(bugs), template_is_path=v.template_is_path, implementation=implementation,
+                    check_properties=check_properties)
             for v in parts]
 
 
 def failures_from_exception(exc: BaseException, bugs: Iterable[Any] = frozenset(),
-                            implementation: Any = None) -> list[Failure]:
+                            implementation: Any = None, check_properties: bool = True) -> list[Failure]:
     """The counterexamples an exception out of a run carries: those of the
     ``Verdict`` of every ``CheckFailed`` in it (exception groups are flattened).
     Any other exception (a health check, an interrupt) carries none."""
     from .failures import CheckFailed
     return [f for e in _leaf_exceptions(exc) if isinstance(e, CheckFailed)
-            for f in failures_from_verdict(e.verdict, bugs, implementation)]
+            for f in failures_from_verdict(e.verdict, bugs, implementation, check_properties)]
 
 
 #: The failure kinds reduction applies to. A harness error is kept as it happened.
@@ -215,15 +221,17 @@ def reduce_failure(f: Failure, max_seconds: float) -> Failure:
     try:
         reduced = reduce_counterexample(f.trace, f.config, bugs=f.bugs, max_seconds=max_seconds,
                                         prop=f.prop if f.kind == "property" else None,
-                                        implementation=f.implementation)
-        verdict = replay(reduced.trace, reduced.config, bugs=f.bugs, implementation=f.implementation).verdict
+                                        implementation=f.implementation, check_properties=f.check_properties)
+        verdict = replay(reduced.trace, reduced.config, bugs=f.bugs, implementation=f.implementation,
+                         check_properties=f.check_properties).verdict
     except (ValueError, TraceNotEnabled):  # the trace does not replay to the same failure
         return f
     except Exception as e:  # a fault of reduction itself must not cost the counterexample
         warnings.warn(f"reduction of a {f.prop} counterexample failed ({type(e).__name__}: {e}); "
                       f"it is written as shrunk", CorpusWarning, stacklevel=2)
         return f
-    again = [g for g in failures_from_verdict(verdict, f.bugs, f.implementation) if g.prop == f.prop] \
+    again = [g for g in failures_from_verdict(verdict, f.bugs, f.implementation, f.check_properties)
+             if g.prop == f.prop] \
         if verdict is not None else []
     if not again:
         return f
@@ -292,7 +300,8 @@ def timeline_of(f: Failure) -> Optional[list[dict[str, Any]]]:
     from .replay import replay
     from .trace_codec import encode_timeline
     try:
-        result = replay(f.trace, f.config, bugs=f.bugs, implementation=f.implementation, timeline=True)
+        result = replay(f.trace, f.config, bugs=f.bugs, implementation=f.implementation, timeline=True,
+                        check_properties=f.check_properties)
     except Exception as e:
         warnings.warn(f"the timeline of a {f.prop} counterexample could not be recorded "
                       f"({type(e).__name__}: {e}); it is written without", CorpusWarning, stacklevel=3)
@@ -436,7 +445,8 @@ class RunObserver:
         if self.exception is None:
             return []
         failures = failures_from_exception(self.exception, getattr(self.machine_cls, "bugs", frozenset()),
-                                           getattr(self.machine_cls, "implementation", None))
+                                           getattr(self.machine_cls, "implementation", None),
+                                           getattr(self.machine_cls, "check_properties", True))
         if reduce_s is not None:
             failures = [reduce_failure(f, reduce_s) for f in failures]
         examples, elapsed = self.first_failure()
@@ -716,6 +726,10 @@ class DecodedCounterexample:
     counterexample_id: str
     signature: str
     implementation: Any = None   # the factory the row was found with (None: the bundled SUT)
+    #: Whether replaying the row checks the properties: always for a property
+    #: violation; otherwise unless its implementation's runs report none
+    #: (``harness.implementations.reports_properties``: "kafka").
+    check_properties: bool = True
 
     def __iter__(self) -> Iterator[Any]:
         """``config, actions, variants, bugs = decode_counterexample(row)``."""
@@ -749,12 +763,16 @@ def decode_counterexample(row: dict[str, Any]) -> DecodedCounterexample:
     variants = variants_from_names(row.get("variants") or ()) | config.variants
     if variants != config.variants:
         config = attrs.evolve(config, variants=variants)
-    from .implementations import named
+    from .implementations import named, reports_properties
     try:
         implementation = named(row.get("implementation"))
     except ValueError as e:
         raise TraceDecodeError(str(e)) from None
+    # A disagreement of an implementation whose runs report no property replays
+    # with them off, as it may have been found; one found with them on has no
+    # property failing before it, so it replays the same way.
+    check = row["kind"] == "property" or reports_properties(row.get("implementation"))
     return DecodedCounterexample(config, decode_steps(row.get("steps") or []), variants,
                                  bugs_from_names(row.get("sut_bugs") or ()), row["property"], row["kind"],
-                                 row["counterexample_id"], row["signature"], implementation)
+                                 row["counterexample_id"], row["signature"], implementation, check)
 

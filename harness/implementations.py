@@ -5,6 +5,10 @@ A row's ``implementation`` is null for the bundled SUT (``sut.Cluster`` with the
 row's bugs; or the model alone, by replay's rule for variants), ``"kafka"`` for
 ``kafka_bridge.implementation``, and ``"module:qualname"`` for any other factory,
 which replay imports.
+
+The campaign (``replicheck fuzz --implementation NAME``) and the pytest option
+``--implementation NAME`` build their machine from ``machine_options(NAME)``:
+the factory, the profile it follows and whether the properties are checked.
 """
 
 from __future__ import annotations
@@ -13,6 +17,15 @@ import importlib
 from typing import Any, Callable, Optional
 
 KAFKA = "kafka"
+
+#: The implementations known by a short name: a campaign target
+#: ``implementation:NAME`` may name these (a ``module:qualname`` has no target).
+NAMES = (KAFKA,)
+
+
+class ImplementationUnavailable(RuntimeError):
+    """An implementation cannot be built here: the one-line message says why and
+    what to run."""
 
 
 def _kafka() -> Callable:
@@ -52,3 +65,49 @@ def named(name: Optional[str]) -> Optional[Callable[..., Any]]:
         raise ValueError(f"implementation {name!r} is not a callable factory; allowed: null (the bundled SUT), "
                          f"{KAFKA!r}, or 'module:qualname' of an importable factory")
     return found
+
+
+def unavailable(name: str) -> Optional[str]:
+    """Why the implementation ``name`` cannot be built here (None: it can). For
+    "kafka", ``kafka_bridge.unavailable()`` (JPype or Kafka's jars missing); any
+    other name needs nothing beyond ``named``."""
+    if name != KAFKA:
+        return None
+    try:
+        import kafka_bridge
+    except ImportError as e:
+        return f"kafka_bridge cannot be imported ({type(e).__name__}: {e})"
+    return kafka_bridge.unavailable()
+
+
+def reports_properties(name: Optional[str]) -> bool:
+    """Whether a property violation is a failure of the implementation ``name``'s
+    runs (None, the bundled SUT: yes). Not for "kafka" (``machine_options``): only a
+    disagreement with the model is, so a replay of one of its disagreements checks
+    no property, as a run with the properties off found it (a property the Kafka
+    profile's findings break on the way would stop the replay before it)."""
+    return name != KAFKA
+
+
+def machine_options(name: str) -> dict[str, Any]:
+    """The ``harness.machine.machine_for`` arguments that put the implementation
+    ``name`` under test: ``implementation`` (its factory), ``profile``,
+    ``check_properties`` and ``detach_at_findings``.
+
+    "kafka" runs under the Kafka profile, detached at findings: its code follows
+    every rule of that profile, whose known findings are property violations of
+    the profile itself (README, "Findings under the Kafka profile"). A property
+    failing is no failure of the run: it detaches Kafka's code and the model goes
+    on alone (``harness.lockstep.LockStep``), since what follows a finding is its
+    consequence (Kafka's controller throws electing a last known leader outside the
+    replicas, tests/kafka_bridge/test_kafka_findings.py), not a new disagreement.
+    What the run checks is agreement with the model up to there. Any other factory
+    runs under the chapters' profile with every property checked (the defaults of
+    ``machine_for``). Raises ValueError as ``named`` does."""
+    from model import CHAPTERS
+    from model import KAFKA as KAFKA_PROFILE
+    factory = named(name)
+    if name == KAFKA:
+        return {"implementation": factory, "profile": KAFKA_PROFILE, "check_properties": True,
+                "detach_at_findings": True}
+    return {"implementation": factory, "profile": CHAPTERS, "check_properties": True, "detach_at_findings": False}

@@ -32,6 +32,18 @@ arguments they run alongside. The rule, as a Kafka engineer reads a corpus:
 A trace the model no longer enables fails its test naming the step and reason;
 unreadable files (corrupt, truncated, newer schema) are skipped with a warning
 naming them, and the other files still run.
+
+Implementation under test. ``pytest --implementation NAME`` (NAME as
+``harness.implementations.named`` takes it: ``kafka``, or ``module:qualname`` of
+a factory ``Config -> implementation``) puts NAME, instead of the bundled SUT,
+in the machine a test module builds with ``machine_under_test`` (the suite's
+``TestModelAndSut`` in tests/harness/test_machine.py), under the profile NAME
+needs (``harness.implementations.machine_options``: kafka runs under the Kafka
+profile, detached at its findings). So
+``pytest tests/harness/test_machine.py::TestModelAndSut --implementation kafka``
+runs that machine test, with the session's Hypothesis profile and corpus,
+against Kafka's own code. A name that cannot be loaded, or an implementation
+that cannot be built here (Kafka's classes missing), is a usage error naming it.
 """
 
 from __future__ import annotations
@@ -49,6 +61,9 @@ _PROPERTY = "replicheck_counterexamples"
 #: (nodeid, id, signature, corpus dir) of the counterexamples recorded this session,
 #: gathered from the test reports (so on the xdist controller too) for the summary.
 _RECORDED: list[tuple[str, str, str, str]] = []
+#: The session's ``--implementation`` (None: the bundled SUT), set at configure
+#: time so that test modules, imported later at collection, can read it.
+_IMPLEMENTATION: Optional[str] = None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -60,6 +75,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="do not write the counterexample corpus")
     group.addoption("--replay-corpus", default=None, metavar="DIR",
                     help="collect every counterexample of the corpus at DIR as a regression test")
+    group.addoption("--implementation", default=None, metavar="NAME",
+                    help="run the implementation machine test (TestModelAndSut, harness.pytest_plugin."
+                         "machine_under_test) against NAME instead of the bundled SUT, under the profile NAME "
+                         "needs: kafka (Kafka's own code, Kafka profile, detached at findings) or module:qualname "
+                         "of a factory (chapters profile)")
 
 
 class _CorpusSession:
@@ -94,9 +114,41 @@ class _CorpusSession:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    global _IMPLEMENTATION
     config.stash[_STATE] = _CorpusSession(config)
     config.addinivalue_line("markers", "corpus_replay: a counterexample of --replay-corpus replayed as a "
                                        "regression test")
+    name = config.getoption("implementation", None)
+    if name is not None:
+        from .implementations import machine_options, unavailable
+        try:
+            machine_options(name)
+        except ValueError as e:
+            raise pytest.UsageError(f"--implementation: {e}") from None
+        why = unavailable(name)
+        if why is not None:
+            raise pytest.UsageError(f"--implementation {name}: unavailable here: {why}")
+    _IMPLEMENTATION = name
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _IMPLEMENTATION
+    _IMPLEMENTATION = None
+
+
+def machine_under_test(name: str = "ModelAndSutMachine") -> type:
+    """The ``ReplicationMachine`` subclass (named ``name``) of a test module's
+    implementation machine test: the bundled SUT in lockstep with the model
+    (``machine_for(compare_sut=True)``), or under ``pytest --implementation NAME``
+    the implementation NAME with the profile and property checks it needs
+    (``harness.implementations.machine_options``). Call it at module level: test
+    modules are imported after the option is read (outside pytest, or before
+    configuration, it is the bundled SUT)."""
+    from .machine import machine_for
+    if _IMPLEMENTATION is None:
+        return machine_for(compare_sut=True, name=name)
+    from .implementations import machine_options
+    return machine_for(**machine_options(_IMPLEMENTATION), name=name)
 
 
 def _machine_class(item: pytest.Item) -> Optional[type]:
@@ -224,7 +276,7 @@ def check_regression(row: dict[str, Any]) -> None:
     if decoded.kind == "divergence" and not sut_available():
         pytest.skip("a divergence counterexample needs the sut package to replay")
     result = replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs,
-                    implementation=decoded.implementation)
+                    implementation=decoded.implementation, check_properties=decoded.check_properties)
     problem = regression_failure(decoded, row, result)
     if problem is not None:
         raise CorpusRegression(problem)

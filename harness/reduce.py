@@ -214,21 +214,23 @@ class _Failure:
     bugs: frozenset
     compare_sut: Optional[bool]
     implementation: Optional[Callable[[Config], Any]] = None
+    check_properties: bool = True
 
     @classmethod
     def of(cls, trace: Sequence[Any], config: Config, variants: Iterable[Any], bugs: Iterable[Any],
            compare_sut: Optional[bool], max_seconds: float, prop: Optional[str],
-           implementation: Optional[Callable[[Config], Any]] = None) -> "_Failure":
+           implementation: Optional[Callable[[Config], Any]] = None, check_properties: bool = True) -> "_Failure":
         if not max_seconds > 0:
             raise ValueError(f"max_seconds must be a positive number of seconds, got {max_seconds!r}")
         bugs = frozenset(bugs)
-        result = replay(trace, config, frozenset(variants), bugs, compare_sut, implementation)
+        result = replay(trace, config, frozenset(variants), bugs, compare_sut, implementation,
+                        check_properties=check_properties)
         if not result.failed:
             raise ValueError(f"the trace of {len(trace)} steps does not fail; nothing to reduce")
         props = frozenset(result.property_names) if prop is None else frozenset({prop})
         if result.violations and not props & set(result.property_names):
             raise ValueError(f"the trace breaks {', '.join(result.property_names)}, not {prop}")
-        return cls(result, props, bugs, compare_sut, implementation)
+        return cls(result, props, bugs, compare_sut, implementation, check_properties)
 
     def reproduced(self, candidate: Optional[tuple], config: Config) -> Optional[tuple]:
         """``candidate`` up to its failing step when it fails in ``config`` (which
@@ -236,7 +238,8 @@ class _Failure:
         if candidate is None:
             return None
         try:
-            result = replay(candidate, config, (), self.bugs, self.compare_sut, self.implementation)
+            result = replay(candidate, config, (), self.bugs, self.compare_sut, self.implementation,
+                            check_properties=self.check_properties)
         except TraceNotEnabled:
             return None
         if not result.failed:
@@ -308,12 +311,13 @@ def _reduce_within(best: tuple, config: Config, failure: _Failure, deadline: flo
 def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] = frozenset(),
                  bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
                  max_seconds: float = 60.0, prop: Optional[str] = None,
-                 implementation: Optional[Callable[[Config], Any]] = None) -> tuple:
+                 implementation: Optional[Callable[[Config], Any]] = None, check_properties: bool = True) -> tuple:
     """The shortest trace found, in ``config``, that still fails as ``trace`` does,
     and ends at the failing step.
 
     Arguments are those of ``harness.replay`` (``implementation``: the factory of
-    the implementation under test, instead of the bundled SUT). "Fails as ``trace`` does" means:
+    the implementation under test, instead of the bundled SUT; ``check_properties``:
+    False for a trace found with the properties off). "Fails as ``trace`` does" means:
     - for a property violation, at least one of the same properties fails (``prop``
       when given: a corpus row's property);
     - otherwise, the failure is of the same kind (the SUT differs, or a harness error).
@@ -326,7 +330,8 @@ def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] =
     ``max_seconds`` is not positive, and TraceNotEnabled when a step of it is not
     enabled.
     """
-    failure = _Failure.of(trace, config, variants, bugs, compare_sut, max_seconds, prop, implementation)
+    failure = _Failure.of(trace, config, variants, bugs, compare_sut, max_seconds, prop, implementation,
+                          check_properties)
     return _reduce_within(failure.result.trace, failure.result.config, failure, time.monotonic() + max_seconds)
 
 
@@ -344,7 +349,8 @@ class Reduced:
 def reduce_counterexample(trace: Sequence[Any], config: Config, variants: Iterable[Any] = frozenset(),
                           bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
                           max_seconds: float = 60.0, prop: Optional[str] = None,
-                          implementation: Optional[Callable[[Config], Any]] = None) -> Reduced:
+                          implementation: Optional[Callable[[Config], Any]] = None,
+                          check_properties: bool = True) -> Reduced:
     """``reduce_trace``, then smaller configurations (``smaller_configs``): the
     first one the trace, carried over, still fails in is kept, and the trace is
     reduced again there, until no simplification fails or time is up.
@@ -353,7 +359,8 @@ def reduce_counterexample(trace: Sequence[Any], config: Config, variants: Iterab
     of ``reduce_trace``. The trace never grows: a carried-over trace only loses
     steps. Broker ids in the result are those of the smaller configuration.
     """
-    failure = _Failure.of(trace, config, variants, bugs, compare_sut, max_seconds, prop, implementation)
+    failure = _Failure.of(trace, config, variants, bugs, compare_sut, max_seconds, prop, implementation,
+                          check_properties)
     deadline = time.monotonic() + max_seconds
     config = failure.result.config
     best = _ddmin(failure.result.trace, config, failure, deadline)

@@ -133,7 +133,8 @@ def _effective_config(config: Config, variants: Iterable[Variant]) -> Config:
 
 def replay(trace: Sequence[Any], config: Config, variants: Iterable[Variant] = frozenset(),
            bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
-           implementation: Optional[Callable[[Config], Any]] = None, timeline: bool = False) -> ReplayResult:
+           implementation: Optional[Callable[[Config], Any]] = None, timeline: bool = False,
+           check_properties: bool = True) -> ReplayResult:
     """Re-execute ``trace`` from ``initial_state(config)`` through the lockstep check
     (``harness.lockstep``: the model, every property, and ``sut.Cluster(config,
     bugs=bugs)`` with its outcomes, observation and enablement when comparing), as the machine
@@ -146,15 +147,20 @@ def replay(trace: Sequence[Any], config: Config, variants: Iterable[Variant] = f
     is made. ``implementation``: a factory of another implementation under test
     to compare instead of the SUT (``harness.lockstep``'s interface). ``timeline``:
     record what each step visibly did (``harness.timeline``): the implementation's
-    outcome and observation where it gave them, the model's otherwise. Raises
-    ``TraceNotEnabled`` when the model does not enable a step.
+    outcome and observation where it gave them, the model's otherwise.
+    ``check_properties``: False compares the implementation with the model only,
+    as the run that found the trace did (``machine_for(check_properties=False)``,
+    the implementation "kafka": a property the Kafka profile's findings break on
+    the way is not the failure replayed). Raises ``TraceNotEnabled`` when the
+    model does not enable a step.
     """
     config = _effective_config(config, variants)
     bugs = frozenset(bugs)
     if compare_sut is None:
         compare_sut = not config.variants
     compared = implementation is not None or bool(compare_sut and sut_available())
-    lockstep = LockStep(config, implementation or (sut_factory(bugs) if compared else None))
+    lockstep = LockStep(config, implementation or (sut_factory(bugs) if compared else None),
+                        check_properties=check_properties)
     trace = tuple(trace)
     moments: list[Moment] = []
 
@@ -200,7 +206,7 @@ def replay_counterexample(row: dict[str, Any], compare_sut: Optional[bool] = Non
     from .corpus import decode_counterexample
     decoded = decode_counterexample(row)
     return replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs, compare_sut=compare_sut,
-                  implementation=decoded.implementation)
+                  implementation=decoded.implementation, check_properties=decoded.check_properties)
 
 
 def reproduces(result: ReplayResult, prop: str, kind: str) -> bool:

@@ -1,5 +1,7 @@
-"""The machine passes against the correct reference model and SUT, and its
-compound steps and swarm weights do what they say."""
+"""The machine passes against the correct reference model and SUT (or, under
+``pytest --implementation NAME``, the implementation NAME: see
+``harness.pytest_plugin.machine_under_test``), and its compound steps and swarm
+weights do what they say."""
 
 import pytest
 
@@ -7,6 +9,7 @@ from harness import machine_for
 from harness.lockstep import LockStep
 from harness.machine import ReplicationMachine, swarm_weights
 from harness.minimal_scenarios import commit_one_on_rf2
+from harness.pytest_plugin import machine_under_test
 from model import (ACTION_TYPES, NO_LEADER, BrokerStatus, Config, FenceBroker, FetchResponse, ReceiveFetchRequest,
                    Reassign, ReplicateMetadata, SendFetch, StartBroker, UncleanRecovery, UncleanShutdown,
                    UnfenceBroker)
@@ -14,7 +17,8 @@ from model import (ACTION_TYPES, NO_LEADER, BrokerStatus, Config, FenceBroker, F
 ModelOnly = machine_for(compare_sut=False, name="ModelOnlyMachine")
 TestModelOnly = ModelOnly.TestCase
 
-ModelAndSut = machine_for(compare_sut=True, name="ModelAndSutMachine")
+# The bundled SUT; `pytest ...::TestModelAndSut --implementation NAME` puts NAME here instead.
+ModelAndSut = machine_under_test("ModelAndSutMachine")
 TestModelAndSut = ModelAndSut.TestCase
 
 

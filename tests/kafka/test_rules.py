@@ -151,6 +151,21 @@ def test_cancel_with_isr_below_min_isr(follows: bool):
     assert (why_not_enabled(sc.state, CancelReassignment()) is None) == follows
 
 
+def reverted_move(rule: Rule, follows: bool) -> Scenario:
+    """[1,2] with MinISR 2 and unclean leader election on: 1 shuts down and restarts,
+    still fenced; a move to [1,2,3] starts and 2 shuts down; the move is cancelled
+    (ISR [1], fenced, no leader, 3 in the ELR)."""
+    sc = Scenario(config(rule, follows, brokers=(1, 2, 3), assignment=(1, 2), min_isr=2,
+                         unclean_leader_election=True),
+                  check_properties=False)  # ValidPartitionMetadata: 3 in the ELR outside the replicas (finding 3)
+    sc.stop(1)
+    sc.restart(1, unfence=False)
+    sc.do(Reassign((1, 2, 3)))
+    sc.stop(2)
+    sc.do(CancelReassignment())
+    return sc
+
+
 @ON_OFF
 def test_an_isr_of_fenced_members_keeps_the_elr_from_leading(follows: bool):
     """[1,2] with MinISR 2 and unclean leader election on: 1 shuts down and restarts,
@@ -160,14 +175,7 @@ def test_an_isr_of_fenced_members_keeps_the_elr_from_leading(follows: bool):
     builder elects an ELR member only while the ISR is empty, so the partition stays
     leaderless; the chapters elect 3 from the ELR. (Found by running Kafka's own
     PartitionChangeBuilder in lockstep: benchmarks/kafka_campaign.py.)"""
-    sc = Scenario(config(Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR, follows, brokers=(1, 2, 3), assignment=(1, 2),
-                         min_isr=2, unclean_leader_election=True),
-                  check_properties=False)  # ValidPartitionMetadata: 3 in the ELR outside the replicas (finding 3)
-    sc.stop(1)
-    sc.restart(1, unfence=False)
-    sc.do(Reassign((1, 2, 3)))
-    sc.stop(2)
-    sc.do(CancelReassignment())
+    sc = reverted_move(Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR, follows)
     p = sc.partition
     assert (p.replicas, p.isr, p.leader, p.elr) == ((1, 2), {1}, NO_LEADER, {3})
     sc.do(Reassign((1, 2, 3)))
@@ -187,14 +195,7 @@ def test_the_periodic_unclean_election_replaces_an_isr_of_fenced_members(follows
     ISR [3]; the chapters' legacy election waits for an empty ISR. (Found by
     running Kafka's own ReplicationControlManager in lockstep.)"""
     from model import UncleanLeaderElection
-    sc = Scenario(config(Rule.PERIODIC_UNCLEAN_ELECTION, follows, brokers=(1, 2, 3), assignment=(1, 2),
-                         min_isr=2, unclean_leader_election=True),
-                  check_properties=False)  # ValidPartitionMetadata: 3 in the ELR outside the replicas (finding 3)
-    sc.stop(1)
-    sc.restart(1, unfence=False)
-    sc.do(Reassign((1, 2, 3)))
-    sc.stop(2)
-    sc.do(CancelReassignment())
+    sc = reverted_move(Rule.PERIODIC_UNCLEAN_ELECTION, follows)
     sc.do(Reassign((1, 2, 3)))
     assert (sc.partition.isr, sc.partition.leader, sc.partition.elr) == ({1}, NO_LEADER, {3})
     why = why_not_enabled(sc.state, UncleanLeaderElection())

@@ -1,0 +1,147 @@
+"""The campaign's target ``implementation:kafka`` runs Kafka's own code against the
+model (Kafka profile, detached at its findings) and records its runs; a
+disagreement is exported as a row naming the implementation "kafka", reduced and
+replayed with that same implementation. A disagreement found with the properties
+off (``machine_for(..., check_properties=False)``) is reduced and replayed with
+them off, so a finding of the Kafka profile on the way does not stop it. "Kafka's
+code" that disagrees is made here by misreporting one field of the real
+implementation's observation; the runs are cut to a few small examples so that
+each test takes seconds."""
+
+from __future__ import annotations
+
+import time
+
+import attrs
+import pytest
+
+import harness.campaign
+import kafka_bridge
+from harness.campaign import Target, run_target
+from harness.corpus import decode_counterexample, read_counterexamples, read_runs
+from harness.replay import replay, replay_counterexample
+from model import (KAFKA, NO_LEADER, CancelReassignment, Config, FenceBroker, Observation, Reassign)
+
+#: Kafka's own code, as ``kafka_bridge`` builds it.
+REAL = kafka_bridge.implementation
+TARGET = Target.parse("implementation:kafka")
+
+
+class MisreportedEpoch:
+    """Kafka's code with the controller's leader epoch reported one too high once
+    ``wrong(observation)`` holds (by default: once the epoch has moved, which the
+    first election does)."""
+
+    def __init__(self, config: Config, bugs: frozenset = frozenset()) -> None:
+        self.engine = REAL(config, bugs)
+        self.first = self.engine.observe().partition.leader_epoch
+
+    def wrong(self, obs: Observation) -> bool:
+        return obs.partition.leader_epoch != self.first
+
+    def apply(self, action):
+        return self.engine.apply(action)
+
+    def is_enabled(self, action) -> bool:
+        return self.engine.is_enabled(action)
+
+    def observe(self) -> Observation:
+        obs = self.engine.observe()
+        if not self.wrong(obs):
+            return obs
+        return attrs.evolve(obs, partition=attrs.evolve(obs.partition, leader_epoch=obs.partition.leader_epoch + 1))
+
+
+class MisreportedEpochWithoutLeader(MisreportedEpoch):
+    """Misreports only while the partition has no leader."""
+
+    def wrong(self, obs: Observation) -> bool:
+        return obs.partition.leader == NO_LEADER
+
+
+@pytest.fixture
+def small_runs(monkeypatch):
+    """Campaign runs of five examples of up to 40 steps (a run of the real campaign
+    is 25 of 400): the behaviour under test, not the search, in seconds."""
+    monkeypatch.setattr(harness.campaign, "EXAMPLES_PER_RUN", 5)
+    monkeypatch.setattr(harness.campaign, "STEPS_PER_EXAMPLE", 40)
+
+
+def test_the_kafka_target_runs_kafkas_code_against_the_model_and_records_its_runs(tmp_path, small_runs):
+    machine = TARGET.machine(0, seed=1)
+    assert machine.implementation is REAL and machine.profile == KAFKA and machine.detach_at_findings
+    result = run_target(TARGET, share_s=1.0, deadline=time.time() + 60, corpus_dir=str(tmp_path), seed=1)
+    assert result.ok and result.found is None and result.runs >= 1 and result.examples > 0
+    runs = read_runs(tmp_path).rows
+    assert len(runs) == result.runs and {r["test_id"] for r in runs} == {"campaign[implementation:kafka]"}
+    assert sum(r["steps"] for r in runs) > 0 and not any(r["failed"] for r in runs)
+    assert not read_counterexamples(tmp_path, warn=False).rows
+
+
+def test_a_disagreement_is_exported_named_kafka_reduced_with_kafka_and_replayed(tmp_path, small_runs, monkeypatch):
+    monkeypatch.setattr(kafka_bridge, "implementation", MisreportedEpoch)
+    result = run_target(TARGET, share_s=1.0, deadline=time.time() + 60, corpus_dir=str(tmp_path), seed=2)
+    assert result.found == "divergence" and not result.ok
+    rows = read_counterexamples(tmp_path).rows
+    assert rows and all(r["test_id"] == "campaign[implementation:kafka]" for r in rows)
+    row = min(rows, key=lambda r: r["step_count"])
+    assert (row["implementation"], row["kind"]) == ("kafka", "divergence")
+    assert row["signature"] == "SutDiffersFromModel|divergence|observed.partition.leader_epoch"
+    # Reduced by replaying the same implementation: with any other, nothing fails.
+    assert row["shrunk_step_count"] is not None and 1 <= row["step_count"] <= row["shrunk_step_count"]
+    assert row["timeline"] is not None and len(row["timeline"]) == row["step_count"]
+    again = replay_counterexample(row)
+    assert again.kind == "divergence" and again.failed_at == row["step_count"]
+    monkeypatch.setattr(kafka_bridge, "implementation", REAL)
+    assert replay_counterexample(row).verdict is None
+
+
+#: A reverted move that leaves the partition without a leader and, in the Kafka
+#: profile, its LastKnownELR [1] outside the replicas [2] (finding 4's state:
+#: ValidPartitionMetadata fails on the model at step 4).
+PAST_A_FINDING = (Reassign((2,)), Reassign((1, 2, 3)), FenceBroker(2), CancelReassignment())
+FINDING_CONFIG = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=1, unclean_leader_election=True,
+                        profile=KAFKA)
+
+
+def test_a_disagreement_past_a_finding_is_reduced_and_replayed_with_the_properties_off(tmp_path, monkeypatch):
+    """Where the run that found a disagreement checked no property (the README's
+    ``machine_for(..., check_properties=False)``, benchmarks/kafka_campaign.py),
+    reduction, the timeline and the row's replay check none either: with them on,
+    the replay would stop at the property the profile's finding breaks on the way
+    (step 4 here, the step of the disagreement too), and the row would neither
+    reduce nor replay."""
+    from click.testing import CliRunner
+
+    from harness.cli import main
+    from harness.corpus import CorpusWriter, RunObserver
+    from harness.failures import failure_for
+    from harness.machine import machine_for
+    monkeypatch.setattr(kafka_bridge, "implementation", MisreportedEpochWithoutLeader)
+    on = replay(PAST_A_FINDING, FINDING_CONFIG, implementation=kafka_bridge.implementation)
+    assert (on.kind, on.failed_at) == ("property", 4)
+    off = replay(PAST_A_FINDING, FINDING_CONFIG, implementation=kafka_bridge.implementation, check_properties=False)
+    assert (off.kind, off.failed_at) == ("divergence", 4)
+
+    # Recorded as the corpus records a run of such a machine that failed so.
+    run = RunObserver(machine_for(implementation=kafka_bridge.implementation, profile=KAFKA, check_properties=False,
+                                  name="KafkaPropertiesOff"))
+    run.fail(failure_for(off.verdict))
+    [reduced] = run.counterexample_rows("r", "main", reduce_s=20)
+    assert (reduced["implementation"], reduced["kind"], reduced["shrunk_step_count"]) == ("kafka", "divergence", 4)
+    # Reduced towards the disagreement, not the finding: fencing the only replica
+    # leaves the partition leaderless in one step.
+    assert reduced["step_count"] == 1 and reduced["timeline"] is not None
+    assert replay_counterexample(reduced).kind == "divergence"
+    [found] = run.counterexample_rows("r", "main")
+    decoded = decode_counterexample(found)
+    assert decoded.implementation is MisreportedEpochWithoutLeader and decoded.check_properties is False
+    again = replay_counterexample(found)
+    assert (again.kind, again.failed_at) == ("divergence", 4)
+    assert decode_counterexample(found | {"kind": "property"}).check_properties is True
+    assert decode_counterexample(found | {"implementation": None}).check_properties is True
+    writer = CorpusWriter(tmp_path, run_id="r", worker="main")
+    writer.add_counterexamples([found])
+    writer.flush()
+    out = CliRunner().invoke(main, ["replay", str(tmp_path), "--id", found["counterexample_id"][:16]])
+    assert out.exit_code == 1 and "\nreproduced: SutDiffersFromModel after step 4 of 4" in out.stdout, out.output
