@@ -48,8 +48,9 @@ def work(args: tuple[int, float]) -> tuple[int, int, int, float, list[str], dict
                 suppress_health_check=list(HealthCheck), phases=[Phase.generate, Phase.shrink],
                 report_multiple_bugs=False, print_blob=False))
         except CheckFailed as e:
-            for f in failures_from_exception(e, implementation=kafka_bridge.implementation, check_properties=False):
-                # replayed and reduced as the rows of the campaign are (harness.implementations)
+            # replayed and reduced with the run's own settings, as the campaign's rows are
+            for f in failures_from_exception(e, implementation=kafka_bridge.implementation,
+                                             check_properties=options["check_properties"]):
                 reduced = reduce_failure(f, 60)
                 found.append(f"worker {worker}, round {rounds}: {reduced.kind} after {len(reduced.trace)} steps\n"
                              f"config: {reduced.config!r}\ntrace: {list(reduced.trace)!r}\n{reduced.violation}")

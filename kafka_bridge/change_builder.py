@@ -34,8 +34,19 @@ from sut.metadata import PartitionChangeRecord
 
 from .java import kafka
 
-def _ids(values: Optional[Any]) -> Optional[list[int]]:
-    return None if values is None else [int(v) for v in values]
+def change_record_of(m: Any) -> PartitionChangeRecord:
+    """Kafka's ``PartitionChangeRecord`` message as the SUT's: the fields Kafka left
+    unset (null) stay None, and Kafka's leader -2 is NO_LEADER_CHANGE too; the
+    directories and the leader recovery state are dropped (the model has one log
+    directory per broker and no LeaderRecoveryState)."""
+    def members(values: Optional[Any]) -> Optional[frozenset[int]]:
+        return None if values is None else frozenset(int(v) for v in values)
+    replicas = m.replicas()
+    return PartitionChangeRecord(
+        leader=int(m.leader()), isr=members(m.isr()), elr=members(m.eligibleLeaderReplicas()),
+        last_known_elr=members(m.lastKnownElr()),
+        replicas=None if replicas is None else tuple(int(r) for r in replicas),
+        adding=members(m.addingReplicas()), removing=members(m.removingReplicas()))
 
 
 def in_replica_order(members: frozenset[int], replicas: tuple[int, ...]) -> list[int]:
@@ -88,15 +99,5 @@ class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
         built = builder.build()
         if not built.isPresent():
             return None
-        m = built.get().message()
-        isr, elr, lke = _ids(m.isr()), _ids(m.eligibleLeaderReplicas()), _ids(m.lastKnownElr())
-        replicas, adding, removing = _ids(m.replicas()), _ids(m.addingReplicas()), _ids(m.removingReplicas())
-        record = PartitionChangeRecord(
-            leader=int(m.leader()),   # Kafka's NO_LEADER_CHANGE (-2) is the SUT's
-            isr=None if isr is None else frozenset(isr),
-            elr=None if elr is None else frozenset(elr),
-            last_known_elr=None if lke is None else frozenset(lke),
-            replicas=None if replicas is None else tuple(replicas),
-            adding=None if adding is None else frozenset(adding),
-            removing=None if removing is None else frozenset(removing))
+        record = change_record_of(built.get().message())
         return None if record.is_empty() else record

@@ -46,25 +46,18 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Optional
 
-from model import AlterPartitionRequest, AlterPartitionResponse, Config
+from model import NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Config
 
-from sut.metadata import (ApiMessage, FenceBrokerRecord, PartitionChangeRecord, PartitionRecord,
-                          PartitionRegistration, RegisterBrokerRecord, UnfenceBrokerRecord)
+from sut.metadata import (ApiMessage, FenceBrokerRecord, PartitionRecord, PartitionRegistration,
+                          RegisterBrokerRecord, UnfenceBrokerRecord)
 from sut.network import InMemoryNetwork
 
+from .change_builder import change_record_of
 from .java import kafka
 
 
 class KafkaRejected(RuntimeError):
     """Kafka's controller refused a request the model accepts (its error and message)."""
-
-
-def _ids(values: Optional[Any]) -> Optional[list[int]]:
-    return None if values is None else [int(v) for v in values]
-
-
-def _set(values: Optional[Any]) -> Optional[frozenset[int]]:
-    return None if values is None else frozenset(int(v) for v in values)
 
 
 def registration_of(p: Any) -> PartitionRegistration:
@@ -129,15 +122,23 @@ class ReplicationControlView:
 
     def can_cancel_reassignment(self) -> bool:
         """Whether Kafka accepts cancelling now (``cancelPartitionReassignment``: a move in
-        progress, and a revert needing an unclean election only when it is allowed)."""
-        return self._controller.reassignment(None)[0] is None
+        progress, and a revert needing an unclean election only when it is allowed).
+        With no move in progress Kafka's first check refuses; asked before every step
+        (the enablement probes), that answer is read from the registration."""
+        p = self.partition
+        return p is not None and p.is_reassigning and self._controller.reassignment(None)[0] is None
 
     def recovery_candidates(self, log_info: Callable) -> tuple[int, ...]:
         """Kafka has no unclean recovery (``unclean.recovery.strategy``): none."""
         return ()
 
     def unclean_leader_election_candidate(self) -> Optional[int]:
-        """The leader ``maybeElectUncleanLeaders`` would elect now, or None."""
+        """The leader ``maybeElectUncleanLeaders`` would elect now, or None. It takes only
+        leaderless partitions (``partitionsWithNoLeader``): a partition with a leader is
+        answered from the registration, without a call into Kafka on every probe."""
+        p = self.partition
+        if p is None or p.leader != NO_LEADER:
+            return None
         for record in self._controller.shim.electUncleanLeaders().records():
             leader = int(record.message().leader())
             if leader >= 0:
@@ -208,12 +209,8 @@ class KafkaQuorumController:
                     translated = FenceBrokerRecord(broker) if after else UnfenceBrokerRecord(broker)
             elif kind is k.PartitionRecord:
                 translated = PartitionRecord(self.partition())   # type: ignore[arg-type]
-            elif kind is k.PartitionChangeRecord:   # Kafka's leader -2 is NO_LEADER_CHANGE too
-                translated = PartitionChangeRecord(
-                    leader=int(message.leader()), isr=_set(message.isr()), elr=_set(message.eligibleLeaderReplicas()),
-                    last_known_elr=_set(message.lastKnownElr()),
-                    replicas=None if message.replicas() is None else tuple(_ids(message.replicas())),
-                    adding=_set(message.addingReplicas()), removing=_set(message.removingReplicas()))
+            elif kind is k.PartitionChangeRecord:
+                translated = change_record_of(message)
             if translated is not None:
                 self.metadata_log.append(translated)
 
