@@ -12,7 +12,8 @@ the implementation "kafka" (Kafka's controller managers and epoch cache), and
 the cost of one controller request (a registration, heartbeat, session expiry,
 controlled shutdown, AlterPartition, reassignment or election) in each; then
 each epoch cache's cost per write and lookup (Kafka's writes its checkpoint
-file on every change).
+file on every change); then Kafka's ``kafka.cluster.Partition`` as a leader,
+driven alone (``kafka_bridge.partition``): set-up, produce, fetch, ISR check.
 """
 
 from __future__ import annotations
@@ -130,6 +131,41 @@ def main() -> None:
             spent[2] += t2 - t1
         per = [x / (rounds * n) * 1e6 for x in spent]
         print(f"{name:16} {per[0]:>14.1f} {per[1]:>18.1f} {per[2]:>25.1f}")
+
+    partition_cost()
+
+
+def partition_cost(rounds: int = 100, writes: int = 10) -> None:
+    """Kafka's ``kafka.cluster.Partition`` as a leader (kafka_bridge.partition):
+    its set-up (a UnifiedLog in a folder of its own and makeLeader), then per call
+    an acks=all produce, a follower's fetch, and the periodic ISR check."""
+    from kafka_bridge.partition import KafkaPartition
+    from sut.metadata import PartitionRegistration
+    spent = [0.0, 0.0, 0.0, 0.0]
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        p = KafkaPartition(1, 10, 2)
+        for b in (1, 2, 3):
+            p.set_broker(b, 9 + b)
+        p.make_leader(PartitionRegistration((1, 2, 3), frozenset({1, 2, 3}), 1, 1, 1))
+        t1 = time.perf_counter()
+        for v in range(writes):
+            p.append(v)
+        t2 = time.perf_counter()
+        for offset in range(writes):
+            follower = 2 + offset % 2
+            p.fetch(follower, 9 + follower, 1, offset, 1)
+        t3 = time.perf_counter()
+        for _ in range(writes):
+            p.maybe_shrink_isr()
+        t4 = time.perf_counter()
+        for i, x in enumerate((t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            spent[i] += x
+    print(f"\n{'Kafka Partition':16} {'µs set-up':>10} {'µs per produce':>15} {'µs per fetch':>13} "
+          f"{'µs per ISR check':>17}")
+    print("-" * 75)
+    print(f"{'leader':16} {spent[0] / rounds * 1e6:>10.0f} {spent[1] / (rounds * writes) * 1e6:>15.1f} "
+          f"{spent[2] / (rounds * writes) * 1e6:>13.1f} {spent[3] / (rounds * writes) * 1e6:>17.1f}")
 
 
 if __name__ == "__main__":

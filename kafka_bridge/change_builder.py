@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from sut.change_builder import PartitionChangeBuilder
-from sut.metadata import PartitionChangeRecord
+from sut.metadata import PartitionChangeRecord, PartitionRegistration
 
 from .java import kafka
 
@@ -58,26 +58,33 @@ def in_replica_order(members: frozenset[int], replicas: tuple[int, ...]) -> list
     return [r for r in replicas if r in members] + sorted(members - frozenset(replicas))
 
 
+def registration_of(p: PartitionRegistration) -> Any:
+    """The SUT's ``PartitionRegistration`` ``p`` as Kafka's: directories all
+    ``DirectoryId.UNASSIGNED``, leader recovery state RECOVERED, ISR members outside
+    the replicas kept (``in_replica_order``)."""
+    k = kafka()
+    return (k.RegistrationBuilder()
+            .setReplicas(k.ints(p.replicas))
+            .setDirectories(k.JArray(k.Uuid)([k.UNASSIGNED] * len(p.replicas)))
+            .setIsr(k.ints(in_replica_order(p.isr, p.replicas)))
+            .setRemovingReplicas(k.ints(r for r in p.replicas if r in p.removing))
+            .setAddingReplicas(k.ints(r for r in p.replicas if r in p.adding))
+            .setElr(k.ints(sorted(p.elr)))
+            .setLastKnownElr(k.ints(sorted(p.last_known_elr)))
+            .setLeader(k.Integer(p.leader))
+            .setLeaderRecoveryState(k.RECOVERED)
+            .setLeaderEpoch(k.Integer(p.leader_epoch))
+            .setPartitionEpoch(k.Integer(p.partition_epoch))
+            .build())
+
+
 class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
     """``sut.change_builder.PartitionChangeBuilder`` whose ``build_change`` is Kafka's
     ``PartitionChangeBuilder.build`` (see the module doc)."""
 
     def registration(self) -> Any:
         """The SUT's partition registration as Kafka's ``PartitionRegistration``."""
-        k, p = kafka(), self.partition
-        return (k.RegistrationBuilder()
-                .setReplicas(k.ints(p.replicas))
-                .setDirectories(k.JArray(k.Uuid)([k.UNASSIGNED] * len(p.replicas)))
-                .setIsr(k.ints(in_replica_order(p.isr, p.replicas)))
-                .setRemovingReplicas(k.ints(r for r in p.replicas if r in p.removing))
-                .setAddingReplicas(k.ints(r for r in p.replicas if r in p.adding))
-                .setElr(k.ints(sorted(p.elr)))
-                .setLastKnownElr(k.ints(sorted(p.last_known_elr)))
-                .setLeader(k.Integer(p.leader))
-                .setLeaderRecoveryState(k.RECOVERED)
-                .setLeaderEpoch(k.Integer(p.leader_epoch))
-                .setPartitionEpoch(k.Integer(p.partition_epoch))
-                .build())
+        return registration_of(self.partition)
 
     def build_change(self, unclean_shutdown: frozenset[int] = frozenset(),
                      unclean: bool = True) -> Optional[PartitionChangeRecord]:

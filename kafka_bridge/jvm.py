@@ -30,13 +30,15 @@ def lib_dir() -> Path:
 
 def jars() -> list[Path]:
     """The jars of ``lib_dir()``, sorted; raises ``KafkaUnavailable`` when the
-    release's ``kafka-metadata`` jar or the bridge's shim is not among them."""
+    release's ``kafka-metadata`` or core (``kafka_2.13``) jar or the bridge's shim
+    is not among them."""
     folder = lib_dir()
     found = sorted(folder.glob("*.jar")) if folder.is_dir() else []
     names = {p.name for p in found}
-    if f"kafka-metadata-{KAFKA_RELEASE}.jar" not in names:
-        raise KafkaUnavailable(f"no kafka-metadata-{KAFKA_RELEASE}.jar in {folder}: run `make kafka-jars` "
-                               f"(Maven) or set {LIB_ENV} to a folder holding Kafka {KAFKA_RELEASE}'s jars")
+    for jar in (f"kafka-metadata-{KAFKA_RELEASE}.jar", f"kafka_2.13-{KAFKA_RELEASE}.jar"):
+        if jar not in names:
+            raise KafkaUnavailable(f"no {jar} in {folder}: run `make kafka-jars` (Maven) or set {LIB_ENV} "
+                                   f"to a folder holding Kafka {KAFKA_RELEASE}'s jars")
     if SHIM_JAR not in names:
         raise KafkaUnavailable(f"no {SHIM_JAR} (the bridge's controller shim, kafka_bridge/java) in {folder}: "
                                f"run `make kafka-jars` (Maven)")

@@ -56,6 +56,7 @@ class Rule(enum.Enum):
     HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS = "Partition.maybeIncrementLeaderHW (shouldWaitForReplicaToJoinIsr)"
     FETCH_ERROR_ORDER = "Partition.fetchRecords, getLocalLog, followerReplicaOrThrow"
     TRUNCATION_IN_ROUNDS = "AbstractFetcherThread.getOffsetTruncationState"
+    FETCH_ANSWER_HWM_BEFORE_UPDATE = "Partition.fetchRecords (readRecords before updateFollowerFetchState)"
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
@@ -269,6 +270,15 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "When the follower does not have the diverging epoch itself, it truncates to its own end offset "
         "for the largest epoch below it (not capped by the leader's) and fetches again.",
         "Truncation may take more than one fetch round."),
+    Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE: RuleDoc(
+        "§2.2.2, §2.7",
+        _CORE + "cluster/Partition.scala: fetchRecords (readFromLocalLog, then updateFollowerFetchState); "
+        "server/ReplicaManager.scala: readFromLog (the LogReadInfo's high watermark)",
+        "The leader records the follower's fetch offset, advances its HWM, and answers with the advanced HWM.",
+        "The leader reads the records and its HWM first, then records the fetch offset and advances the HWM: "
+        "the answer carries the HWM from before this fetch.",
+        "A follower learns an HWM its own fetch advanced one fetch later. Found by driving Kafka's own "
+        "kafka.cluster.Partition (kafka_bridge.partition)."),
 }
 
 #: Rules in force per profile.

@@ -284,7 +284,8 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
     NOT_LEADER_OR_FOLLOWER without updating its state (Replica.
     updateFetchStateOrThrow). Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS: the fetch
     marks the follower caught up when it reached the leader's LEO, or the LEO of
-    its previous fetch."""
+    its previous fetch. Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE: the answer carries the
+    HWM from before this fetch advanced it (Partition.fetchRecords reads first)."""
     leader = req.dst
     r = state.replica(leader)
 
@@ -325,11 +326,13 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
         before = prev.last_fetch_leader_leo
         caught_up = prev.caught_up or req.fetch_offset >= r.leo or (before is not None and req.fetch_offset >= before)
         fs = attrs.evolve(fs, caught_up=caught_up, last_fetch_leader_leo=max(r.leo, -1 if before is None else before))
+    hwm_read = r.hwm
     state = set_replica(state, leader, set_follower(r, req.src, fs))
     state = maybe_advance_hwm(state, leader)
     r = state.replica(leader)
     assert r is not None
-    return respond(state, records=r.log[req.fetch_offset:], hwm=r.hwm)
+    hwm = hwm_read if cfg.follows(Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE) else r.hwm
+    return respond(state, records=r.log[req.fetch_offset:], hwm=hwm)
 
 
 def _note_caught_up(state: ClusterState, req: FetchRequest) -> ClusterState:

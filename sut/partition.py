@@ -337,7 +337,8 @@ class Partition:
         follower's fetch: leader-epoch fencing, divergence detection by
         End Offset for Leader Epoch on the last fetched epoch (§3.2), then the
         follower's state, the HWM, and the records from the fetch offset.
-        Returns the response fields."""
+        Returns the response fields; under Kafka's rule the HWM is the one read
+        before this fetch's update."""
         cfg = self.config
         error = self._check_fetch(src, leader_epoch)
         if error is not None:
@@ -362,9 +363,11 @@ class Partition:
         if remote is None:
             remote = self.remote_replicas[src] = Replica(src)
         leader_end = log.log_end_offset if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS) else None
+        read_hwm = log.high_watermark   # Kafka reads the records and the HWM first
         remote.update_fetch_state(fetch_offset, broker_epoch, leader_epoch, leader_end)
         self.maybe_increment_leader_hw()
-        return {"records": log.read(fetch_offset), "hwm": log.high_watermark}
+        hwm = read_hwm if cfg.follows(Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE) else log.high_watermark
+        return {"records": log.read(fetch_offset), "hwm": hwm}
 
     def _check_fetch(self, src: int, leader_epoch: int) -> Optional[str]:
         """The errors a fetch gets before any read: not the leader or a requester

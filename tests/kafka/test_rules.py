@@ -353,6 +353,25 @@ def test_stale_fetch_to_a_deposed_leader_is_fenced_first(follows: bool):
 
 
 @ON_OFF
+def test_the_fetch_that_advances_the_hwm_is_answered_with_the_previous_one(follows: bool):
+    """One record, fetched by followers 2 and 3; 2 then fetches at 1. Follower 3's
+    fetch at 1 moves leader 1's HWM to 1: Kafka read the records and the HWM before
+    recording the fetch (Partition.fetchRecords) and answers 0; the chapters answer
+    1. 3 learns the HWM one fetch later. (Found by driving Kafka's own Partition.)"""
+    sc = Scenario(config(Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=2))
+    sc.produce(1)
+    for follower in (2, 3, 2):
+        sc.deliver_fetch(follower)
+    req, resp = sc.deliver_fetch(3)
+    assert (req.fetch_offset, sc.replica(1).hwm) == (1, 1)
+    assert resp.hwm == (0 if follows else 1)
+    assert sc.replica(3).hwm == resp.hwm
+    _, resp = sc.deliver_fetch(3)
+    assert resp.hwm == sc.replica(3).hwm == 1
+
+
+@ON_OFF
 def test_follower_lacking_the_diverging_epoch_truncates_in_rounds(follows: bool):
     """Follower 3 holds four epoch-1 records and one of epoch 3; leader 2 (epoch 4,
     elected uncleanly) holds two epoch-1 records and one of epoch 2. The leader

@@ -137,6 +137,8 @@ def test_missing_jars_name_the_command_that_fetches_them(tmp_path, monkeypatch):
                                  f"REPLICHECK_KAFKA_LIB to a folder holding Kafka 4.4.0's jars")
     with pytest.raises(jvm.KafkaUnavailable, match="make kafka-jars"):
         jvm.start()
+    (tmp_path / "kafka-metadata-4.4.0.jar").touch()   # the core jar (kafka.cluster.Partition) is needed too
+    assert jvm.unavailable().startswith(f"no kafka_2.13-4.4.0.jar in {tmp_path}")
 
 
 @pytest.mark.parametrize("parts", ["controller", "builder"])

@@ -18,7 +18,8 @@ import pytest
 
 import properties
 from harness.minimal_scenarios import MINIMAL, MinimalScenario
-from model import (KAFKA, PROFILES, VARIANT_DOCS, ClusterState, Config, ProposeIsrExpand, Rule, Variant,
+from model import (KAFKA, PROFILES, VARIANT_DOCS, ClusterState, Config, ProposeIsrExpand, Produce, Reassign,
+                   ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, Rule, SendFetch, Variant,
                    initial_state, step, why_not_enabled)
 
 # Variant -> the reason (a substring) the correct protocol gives for refusing the flawed
@@ -133,7 +134,9 @@ KAFKA_OUTCOME: dict[Variant, object] = {
     Variant.HWM_ADVANCES_BELOW_MIN_ISR: ("LeaderCandidateCompleteness",),
     Variant.BALANCED_RECOVERY_ANY_MEMBER: "Kafka has no unclean.recovery.strategy (Rule.LAST_KNOWN_LEADER)",
     Variant.LIST_OFFSETS_BEFORE_LESO: ("AppliedHwmMonotonicity",),
-    Variant.NO_FETCH_RESPONSE_VALIDATION: ("LogMatching",),
+    # Kafka answers a fetch with the HWM read before it: the stale answer carries HWM 0, so
+    # the misplaced value is not below it; one fetch round more shows the flaw (below).
+    Variant.NO_FETCH_RESPONSE_VALIDATION: Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE,
     Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: ("StrongIsr",),
     # Shrinking the replica set, Kafka waits for every target replica in the ISR.
     Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: Rule.REASSIGNMENT_COMPLETION,
@@ -157,6 +160,20 @@ def _run(sc: MinimalScenario, config: Config) -> tuple[str, ...] | str:
 def _kafka(sc: MinimalScenario, variant: Variant | None, without: Rule | None = None) -> Config:
     rules = PROFILES[KAFKA] - ({without} if without else set())
     return attrs.evolve(sc.config, profile=KAFKA, rules=rules, variants=frozenset({variant} if variant else ()))
+
+
+def test_unvalidated_fetch_responses_break_log_matching_under_kafkas_rules_one_fetch_later():
+    """NO_FETCH_RESPONSE_VALIDATION's scenario with a second fetch round before the
+    stale fetch: that fetch is answered with HWM 1 under Kafka's rules too, and the
+    flaw shows (15 steps)."""
+    sc = MINIMAL[Variant.NO_FETCH_RESPONSE_VALIDATION]
+    sc = attrs.evolve(sc, actions=(
+        Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2),
+        SendFetch(2), ReceiveFetchRequest(3), ReceiveFetchResponse(4),
+        Produce(1, 2), SendFetch(2), ReceiveFetchRequest(5),
+        Reassign((1,)), Reassign((1, 2)), ReplicateMetadata(2, 1), ReplicateMetadata(2, 1), ReceiveFetchResponse(6)))
+    assert _run(sc, _kafka(sc, None)) == ()
+    assert _run(sc, _kafka(sc, Variant.NO_FETCH_RESPONSE_VALIDATION)) == ("LogMatching",)
 
 
 def test_kafka_outcome_covers_every_variant():
