@@ -35,6 +35,12 @@ different times (``--first-seed``) make one table. ``--profile kafka-4.4.0`` run
 the machine and the walk under the Kafka profile (``model.profile``); ``--without
 RULE`` switches rules of the profile off (the findings' rules, so that a failure is
 the flaw's and not a finding's).
+
+``hypothesis_run`` also measures a bug with another implementation than the
+bundled SUT (``implementation``, a name of ``harness.implementations``, built with
+the bug: ``factory(config, bugs)``), detached at findings, within a time budget,
+and without reduction: ``benchmarks/kafka_time_to_find.py`` compares the bugs'
+times with Kafka's own components in place of the SUT's.
 """
 
 from __future__ import annotations
@@ -46,12 +52,14 @@ import statistics
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from harness import PropertyViolated, SutDiverged, machine_for
+from harness import machine_for
+from harness.failures import CheckFailed
+from harness.implementations import named
 from harness.minimal_scenarios import MINIMAL
 from harness.reduce import reduce_counterexample
 from harness.lockstep import LockStep, sut_factory
@@ -59,31 +67,94 @@ from harness.random_walk import choose, within_budget
 from model import CHAPTERS, PROFILES, UNCLEAN_RECOVERY_STRATEGIES, Config, Rule, Variant
 
 
+class BudgetSpent(BaseException):
+    """Raised between two examples once a run's time budget is spent (a
+    BaseException, so Hypothesis lets it through instead of shrinking it)."""
+
+
+def implementation_factory(name: Optional[str], bugs: frozenset) -> Optional[Callable[[Config], Any]]:
+    """The factory of the implementation ``name`` (``harness.implementations``)
+    with ``bugs`` switched on, as a machine or a reduction takes it (None: the
+    bundled SUT, built by the machine itself)."""
+    if name is None:
+        return None
+    factory = named(name)
+    assert factory is not None
+    return lambda config: factory(config, bugs)
+
+
 def hypothesis_run(target: object, seed: int, examples: int, steps: int, shrink: bool = True,
-                   profile: str = CHAPTERS, without: tuple[str, ...] = ()) -> dict[str, Any]:
+                   profile: str = CHAPTERS, without: tuple[str, ...] = (), implementation: Optional[str] = None,
+                   detach_at_findings: bool = False, reduce: bool = True,
+                   budget_s: Optional[float] = None) -> dict[str, Any]:
+    """One seed of one target. ``implementation``: a name of
+    ``harness.implementations`` compared with the model instead of the bundled SUT,
+    with the bug ``target`` switched on (None: the bundled SUT). The machine's name
+    depends on the target and the seed only, so runs of one bug with different
+    implementations draw the same examples (generation follows the model) until
+    one of them fails. ``budget_s``: no example starts after that many seconds of
+    the run. ``time`` is the wall-clock seconds to the first failure, ``cpu_time``
+    the process's CPU seconds; ``kind`` is its verdict's kind; ``detached`` counts
+    the examples detached at a finding (``detach_at_findings``). Any failure of
+    the lockstep check counts as found, a harness error (an exception in the model
+    or the implementation) included."""
     is_variant = isinstance(target, Variant)
+    bugs = frozenset() if is_variant else frozenset({target})
+    factory = implementation_factory(implementation, bugs)
     machine = machine_for(variants=frozenset({target}) if is_variant else frozenset(),
-                          bugs=frozenset() if is_variant else frozenset({target}),
-                          compare_sut=not is_variant, name=f"TimeToFind_{target.name}_{seed}",  # type: ignore[attr-defined]
-                          profile=profile, rules=rules_of(profile, without))
-    t0 = time.monotonic()
+                          bugs=bugs, compare_sut=not is_variant, name=f"TimeToFind_{target.name}_{seed}",  # type: ignore[attr-defined]
+                          profile=profile, rules=rules_of(profile, without), implementation=factory,
+                          detach_at_findings=detach_at_findings)
+    cpu_at_failure: list[float] = []
+    machine = timed(machine, budget_s, cpu_at_failure)
+    t0, cpu0 = time.monotonic(), time.process_time()
     result: dict[str, Any] = {"found": 0.0, "time": None, "examples": None, "shrunk": None, "reduced": None,
-                              "reduced_on": None, "elapsed": None}
+                              "reduced_on": None, "elapsed": None, "kind": None, "detached": 0,
+                              "budget_spent": False, "steps": None, "cpu_time": None}
     try:
         run_state_machine_as_test(machine, settings=settings(
             max_examples=examples, stateful_step_count=steps, derandomize=True, database=None, deadline=None,
             suppress_health_check=list(HealthCheck),
             phases=[Phase.generate, Phase.shrink] if shrink else [Phase.generate]))
-    except (PropertyViolated, SutDiverged) as failure:
+    except BudgetSpent:
+        result["budget_spent"] = True
+    except CheckFailed as failure:
         stats = machine.run_stats
         result.update(found=1.0, time=stats.first_failure_s, examples=stats.first_failure_examples,
-                      shrunk=float(len(failure.trace)) if shrink else None)
-        config = failure.state.config if isinstance(failure, PropertyViolated) else failure.model_state.config
-        reduced = reduce_counterexample(failure.trace, config, bugs=machine.bugs, compare_sut=machine.compare_sut)
-        result["reduced"] = float(len(reduced.trace))
-        result["reduced_on"] = f"{len(reduced.config.assignment)}/{len(reduced.config.brokers)}"
+                      shrunk=float(len(failure.trace)) if shrink else None, kind=failure.verdict.kind,
+                      cpu_time=cpu_at_failure[0] - cpu0 if cpu_at_failure else None)
+        if reduce:
+            reduced = reduce_counterexample(failure.trace, failure.state.config, bugs=machine.bugs,
+                                            compare_sut=machine.compare_sut, implementation=factory)
+            result["reduced"] = float(len(reduced.trace))
+            result["reduced_on"] = f"{len(reduced.config.assignment)}/{len(reduced.config.brokers)}"
     result["elapsed"] = time.monotonic() - t0
+    result["steps"] = machine.run_stats.steps
+    result["detached"] = sum(n for name, n in machine.run_stats.event_counts.items()
+                             if name.startswith("finding reached"))
     return result
+
+
+def timed(machine: type, budget_s: Optional[float], cpu_at_failure: list[float]) -> type:
+    """``machine`` noting the process's CPU time (``time.process_time``: every
+    thread, a JVM's included) at its first failure in ``cpu_at_failure``, so a run
+    on a loaded machine still has a figure of its own; and, with ``budget_s``,
+    ending its run (``BudgetSpent``) at the end of the first example that finishes
+    ``budget_s`` seconds or more after the run started, unless the run has failed
+    (the failure, replayed by Hypothesis, is what it raises). Same class name, so
+    Hypothesis draws the same examples as for ``machine``."""
+    def note_failure(self: Any) -> None:
+        if type(self).run_stats.first_failure_s is None:
+            cpu_at_failure.append(time.process_time())
+        machine._note_failure(self)
+
+    def teardown(self: Any) -> None:
+        machine.teardown(self)
+        stats = type(self).run_stats
+        if budget_s is not None and stats.first_failure_s is None and stats.started is not None \
+                and time.monotonic() - stats.started >= budget_s:
+            raise BudgetSpent()
+    return type(machine.__name__, (machine,), {"teardown": teardown, "_note_failure": note_failure})
 
 
 def rules_of(profile: str, without: tuple[str, ...]) -> frozenset[Rule]:
