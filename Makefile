@@ -42,9 +42,10 @@ test: $(STAMP) $(KAFKA_STAMP)
 golden: $(STAMP)
 	$(BIN)/python tests/golden/build.py
 
-# The main job: the correct protocol + SUT, every variant and every SUT bug under a
-# wall-clock budget (MINUTES), then the Spark report. WORKERS defaults to the cores;
-# SEED (optional) makes the campaign draw the same examples each time.
+# The main job: the correct protocol + SUT, every variant and every SUT bug in worker
+# processes under a wall-clock budget (MINUTES), the Spark report included; each
+# target's verdict. WORKERS defaults to the cores; SEED (optional) makes the campaign
+# draw the same examples each time.
 MINUTES ?= 5
 WORKERS ?=
 SEED ?=

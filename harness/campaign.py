@@ -1,52 +1,43 @@
-"""The fuzz campaign: the correct protocol and SUT, every protocol variant and
-every SUT bug, each as its own series of machine runs, under a wall-clock
-budget, exporting every run and every shrunk counterexample to the corpus, each
-reduced further (``harness.reduce``) before it is written. Or, alone, an
-implementation under test (``implementation:kafka``) in lockstep with the model.
+"""The fuzz campaign's targets and its unit of work.
 
 A target is ``"correct"``, ``"variant:NAME"``, ``"bug:NAME"`` or
-``"implementation:NAME"`` (NAME one of ``harness.implementations.NAMES``). Each
-target gets a fair share of the budget (``minutes * workers / targets``); a
-variant or bug target stops at its first (shrunk) counterexample, the correct
-target and an implementation's run their whole share. An implementation's
-target is split into shards, one per worker (``Target.shard``, written
-``implementation:kafka#1`` in the campaign's target list), each drawing its own
-examples. The campaign succeeds when the correct target and the implementations
-never fail and every catalogued flaw is found.
+``"implementation:NAME"`` (NAME one of ``harness.implementations.NAMES``). A
+variant or bug target searches for its flaw and stops at its first (shrunk)
+counterexample; the correct target and an implementation's run for the whole
+budget and succeed by never failing (``Target.runs_whole_share``).
+
+The unit of work is a ``WorkUnit`` — (target, seed, share), plain and
+picklable — and ``run_unit(unit)``, a plain function that runs the target's
+machine again and again for the unit's share (or until its flaw is found),
+writes every run and every counterexample (reduced) to the corpus as
+``harness.corpus`` does, and returns a ``UnitResult`` value. Where a unit runs
+(a worker process of ``harness.runner``, any other process) is not its concern;
+``harness.scheduler`` decides which units run, and in which order.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import time
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import attrs
 
-TARGETS_ENV = "REPLICHECK_CAMPAIGN_TARGETS"
-SHARE_ENV = "REPLICHECK_CAMPAIGN_SHARE_S"
-DEADLINE_ENV = "REPLICHECK_CAMPAIGN_DEADLINE"
-CORPUS_ENV = "REPLICHECK_CORPUS"
-DONE_ENV = "REPLICHECK_CAMPAIGN_DONE_DIR"      # one empty file per finished target
-WORKERS_ENV = "REPLICHECK_CAMPAIGN_WORKERS"
-SEED_ENV = "REPLICHECK_CAMPAIGN_SEED"         # unset: fresh random seeds
-
 EXAMPLES_PER_RUN = 25    # one machine run: this many examples, then the clock is checked
-MIN_SHRINK_S = 10.0      # shrinking gets at least this long, even past the target's share
+MIN_SHRINK_S = 10.0      # shrinking gets at least this long, even past the unit's share
 STEPS_PER_EXAMPLE = 400  # long examples reach the deep flaws (the §3.3, §6.5.1, §6.5.4 shapes)
-#: Reduction of each exported counterexample: at most REDUCE_S seconds, cut to what
-#: is left of the target's share when the run starts (as the shrink limit is) but not
-#: below MIN_REDUCE_S. Most reductions end (1-minimal) within a few seconds
-#: (benchmarks/reduce_cost.py).
+#: Reduction of a run's counterexample (its rows, one per failing property, share
+#: it): at most REDUCE_S seconds, cut to what is left of the unit's share when the
+#: run starts (as the shrink limit is) but not below MIN_REDUCE_S. Most reductions
+#: end (1-minimal) within a few seconds (benchmarks/reduce_cost.py).
 REDUCE_S = 30.0
 MIN_REDUCE_S = 5.0
 
 
 def reduce_seconds(stop: float) -> float:
-    """Seconds each counterexample of a run starting now may be reduced for, given
-    the target's ``stop`` (time.time())."""
+    """Seconds the counterexample of a run starting now may be reduced for, given
+    the unit's ``stop`` (time.time())."""
     return max(MIN_REDUCE_S, min(REDUCE_S, stop - time.time()))
 
 
@@ -59,9 +50,11 @@ class Target:
 
     kind: str      # "correct" | "variant" | "bug" | "implementation"
     name: str = ""
-    #: One of several series of runs of the same target (an implementation's, one
-    #: per worker): shards share the label, and so the kill matrix's line and the
-    #: corpus's test id, but each draws its own examples (``key`` seeds them).
+    #: One of several series of runs of the same target running at once (the
+    #: scheduler starts one when a worker has nothing else to do, say every worker
+    #: of an implementation's campaign): shards share the label, and so the kill
+    #: matrix's line and the corpus's test id, but each draws its own examples
+    #: (``key`` seeds them).
     shard: int = 0
 
     @property
@@ -71,15 +64,22 @@ class Target:
     @property
     def key(self) -> str:
         """The label, with ``#shard`` after it for a shard other than the first:
-        what the campaign's target list holds and each run's seed derives from."""
+        what each run's seed derives from."""
         return self.label if self.shard == 0 else f"{self.label}#{self.shard}"
 
     @property
+    def test_id(self) -> str:
+        """The corpus's ``test_id`` of the target's runs and counterexamples:
+        ``campaign[LABEL]`` (every shard's, ``harness.schema.campaign_test_id``)."""
+        from .schema import campaign_test_id
+        return campaign_test_id(self.label)
+
+    @property
     def runs_whole_share(self) -> bool:
-        """Whether the target runs its whole share and succeeds by never failing
-        (the correct protocol + SUT; an implementation under test, whose every
-        failure is a disagreement with the model), rather than stopping at the
-        first counterexample of a flaw put there on purpose."""
+        """Whether the target runs for the whole budget and succeeds by never
+        failing (the correct protocol + SUT; an implementation under test, whose
+        every failure is a disagreement with the model), rather than stopping at
+        the first counterexample of a flaw put there on purpose."""
         return self.kind in ("correct", "implementation")
 
     @classmethod
@@ -137,18 +137,16 @@ def run_seed(seed: int, label: str, run: int) -> int:
     """The Hypothesis seed of one run of a seeded campaign (``label``: the
     target's ``key``): every (target, shard, run) draws its own examples, the
     same ones each time the campaign is run with ``seed`` (on the same code:
-    Hypothesis also draws on constants of the loaded source)."""
+    Hypothesis also draws on constants of the loaded source, see ``preload``)."""
     return int.from_bytes(hashlib.sha256(f"{seed}:{label}:{run}".encode()).digest()[:8], "big")
 
 
 def all_targets(variants: Optional[list[str]] = None, bugs: Optional[list[str]] = None,
-                include_correct: bool = True, implementation: Optional[str] = None,
-                shards: int = 1) -> list[Target]:
+                include_correct: bool = True, implementation: Optional[str] = None) -> list[Target]:
     """The campaign's targets. With no ``variants`` and no ``bugs`` given: all of
     them; otherwise only those named (each validated). With ``implementation``
-    (a name of ``harness.implementations.NAMES``): only its target, in ``shards``
-    shards (at least one); ValueError names a bad name, or variants or bugs
-    given with it."""
+    (a name of ``harness.implementations.NAMES``): only its target. ValueError
+    names a bad name, or variants or bugs given with an implementation."""
     from model import Variant
     from sut.bugs import Bug
     if implementation is not None:
@@ -156,7 +154,7 @@ def all_targets(variants: Optional[list[str]] = None, bugs: Optional[list[str]] 
         if variants or bugs:
             raise ValueError(f"an implementation campaign runs only {target.label}: give no variants or bugs "
                              f"with it (got {', '.join([*(variants or []), *(bugs or [])])})")
-        return [attrs.evolve(target, shard=i) for i in range(max(1, shards))]
+        return [target]
     if variants or bugs:
         out = [Target.parse(f"variant:{v}") for v in variants or []] + [Target.parse(f"bug:{b}") for b in bugs or []]
     else:
@@ -164,121 +162,210 @@ def all_targets(variants: Optional[list[str]] = None, bugs: Optional[list[str]] 
     return ([Target("correct")] if include_correct else []) + out
 
 
-@attrs.define
-class TargetResult:
+def preload() -> None:
+    """Import every module of ours a run may load. Hypothesis mixes constants from
+    the source of the loaded local modules into some draws: a module first
+    imported during a run (the corpus writer, reduction) would make the next run
+    of the same seed draw differently. A worker calls this before its first unit."""
+    import importlib
+    import pkgutil
+
+    import harness
+    import model
+    import properties
+    import sut
+    for package in (harness, model, properties, sut):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            importlib.import_module(info.name)
+
+
+# ------------------------------------------------------------- the unit of work
+
+@attrs.frozen
+class WorkUnit:
+    """One slice of one target's search: plain data, picklable, so a unit can run
+    in any process (a worker of ``harness.runner``; later a Spark task).
+
+    target: the target, its ``shard`` naming the series of runs the unit
+    continues. share_s: seconds of search (no machine run starts after them);
+    a counterexample found in the unit is shrunk for at least ``MIN_SHRINK_S``
+    and reduced for at least ``MIN_REDUCE_S``, as far as ``deadline`` allows.
+    first_run: the shard's runs before this unit, so the unit's runs are
+    ``first_run``, ``first_run + 1``, … (their seeds ``run_seed(seed,
+    target.key, run)``). seed: the campaign's seed (None: fresh random runs).
+    corpus_dir, run_id: where and under which campaign id rows are written
+    (None: nothing is written). deadline: the campaign's end (``time.time()``
+    seconds): no run starts, and shrinking and reduction stop, by then."""
+
+    target: Target
+    share_s: float
+    first_run: int = 0
+    seed: Optional[int] = None
+    corpus_dir: Optional[str] = None
+    run_id: Optional[str] = None
+    deadline: Optional[float] = None
+
+
+@attrs.frozen
+class UnitResult:
+    """What one unit did, as data.
+
+    runs, examples, steps: machine runs, examples and checked steps. seconds:
+    wall-clock seconds of the unit, shrinking and reduction included. found: the
+    failing properties of its counterexample (comma-separated), or the failure's
+    kind (``divergence``, ``harness_error``); None when nothing failed.
+    first_failure_s / first_failure_examples: seconds and examples into the unit
+    when the first failure was found. counterexample_ids: the rows written.
+    shrunk_steps: the shrunk trace's length; reduced_steps: the shortest row's
+    after reduction. error: why the unit stopped without a verdict of its
+    target's (a harness error of a flaw's target, an unexpected exception), one
+    line; None otherwise."""
+
     target: Target
     runs: int = 0
     examples: int = 0
-    found: Optional[str] = None       # property names or "divergence"
-    shrunk_steps: Optional[int] = None
-    reduced_steps: Optional[int] = None   # the shortest exported counterexample of the run
+    steps: int = 0
     seconds: float = 0.0
+    found: Optional[str] = None
+    first_failure_s: Optional[float] = None
+    first_failure_examples: Optional[int] = None
+    counterexample_ids: tuple[str, ...] = ()
+    shrunk_steps: Optional[int] = None
+    reduced_steps: Optional[int] = None
+    error: Optional[str] = None
 
     @property
     def ok(self) -> bool:
+        """The unit's own verdict: a flaw found; the correct target or an
+        implementation clean (and no error either way)."""
+        if self.error is not None:
+            return False
         return self.found is None if self.target.runs_whole_share else self.found is not None
 
 
-def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Optional[str],
-               seed: Optional[int] = None) -> TargetResult:
-    """Run ``target``'s machine again and again (fresh seeds, or those ``run_seed``
-    derives from ``seed``) until its share of the budget is spent, the campaign
-    deadline passes, or — for a flaw — it is found. Every run is recorded in the
-    corpus when ``corpus_dir`` is given, under the test id ``campaign[LABEL]``
-    (the shards of a target share it); a counterexample's row names the
-    implementation it was found with, and was reduced by replaying that one
-    (``harness.corpus.run_machine``, ``reduce_failure``)."""
-    from hypothesis import HealthCheck, settings
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _run_settings() -> Any:
+    """One machine run of the campaign. No explain phase: it replays a failing
+    machine many times to annotate lines, while the report names the violation.
+    Quiet: nothing of Hypothesis's reporting belongs in a worker's output."""
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
+    return settings(max_examples=EXAMPLES_PER_RUN, stateful_step_count=STEPS_PER_EXAMPLE, deadline=None,
+                    database=None, derandomize=False, suppress_health_check=list(HealthCheck),
+                    verbosity=Verbosity.quiet, report_multiple_bugs=False,
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink])
+
+
+def _with_failure(result: UnitResult, failure: Any, stats: Any, run_started_s: float, examples_before: int,
+                  rows: list[dict]) -> UnitResult:
+    """``result`` with a run's counterexample: the first failure's time and
+    examples (into the unit), the found properties, the shortest lengths."""
+    from .failures import PropertyViolated
+    if result.found is None and stats.first_failure_s is not None:
+        result = attrs.evolve(result, first_failure_s=run_started_s + stats.first_failure_s,
+                              first_failure_examples=None if stats.first_failure_examples is None
+                              else examples_before + stats.first_failure_examples)
+    reduced = [r["step_count"] for r in rows if r["shrunk_step_count"] is not None]
+    shrunk = [n for n in (result.shrunk_steps, len(failure.trace)) if n is not None]
+    return attrs.evolve(
+        result, found=",".join(failure.property_names) if isinstance(failure, PropertyViolated) else failure.kind,
+        shrunk_steps=min(shrunk), reduced_steps=min(reduced) if reduced else result.reduced_steps)
+
+
+def run_unit(unit: WorkUnit, progress: Optional[Callable[[UnitResult], None]] = None,
+             worker: str = "main") -> UnitResult:
+    """Run ``unit``: the target's machine again and again (runs ``first_run``, …)
+    until the share is spent or the deadline is near — or, for a flaw, until it
+    is found. Every run is recorded in the corpus when ``unit.corpus_dir`` is
+    given, under ``target.test_id`` and ``worker`` (the rows' ``worker``); a
+    counterexample's row names the implementation it was found with and was
+    reduced by replaying that one (``harness.corpus.run_machine``,
+    ``reduce_failure``). ``progress`` gets the result so far after every run.
+
+    Never raises for what a run finds or breaks: a harness error (of a target
+    other than an implementation's, whose every failure is a disagreement) or
+    any other exception ends the unit with ``error`` set. KeyboardInterrupt
+    propagates."""
+    from hypothesis.internal.conjecture import engine
 
     from .corpus import CorpusWriter, run_machine
+    from .failures import CheckFailed, HarnessFailure
     from .schema import COUNTEREXAMPLES
-    from .failures import HarnessFailure, PropertyViolated, SutDiverged
 
-    result = TargetResult(target)
-    stop = min(deadline, time.time() + share_s)
-    writer = CorpusWriter(corpus_dir, run_id=os.environ.get("REPLICHECK_CAMPAIGN_RUN_ID") or None) \
-        if corpus_dir else None
+    target = unit.target
     t0 = time.monotonic()
-    # Shrinking a 400-step example can take minutes: the target's share bounds it
-    # too. Hypothesis stops shrinking at this limit (a private setting of its
-    # engine, five minutes by default) and reports the smallest failure so far.
-    from hypothesis.internal.conjecture import engine
+    end = unit.deadline if unit.deadline is not None else float("inf")
+    stop = min(time.time() + unit.share_s, end)
+    writer = CorpusWriter(unit.corpus_dir, run_id=unit.run_id, worker=worker) if unit.corpus_dir else None
+    result = UnitResult(target)
+    # Shrinking a 400-step example can take minutes: the share bounds it too, and
+    # the deadline above all. Hypothesis stops shrinking at this limit (a private
+    # setting of its engine, five minutes by default) and reports the smallest
+    # failure so far.
     default_shrink_s = getattr(engine, "MAX_SHRINKING_SECONDS", None)
     try:
         while time.time() < stop:
+            now, run = time.time(), unit.first_run + result.runs
             if default_shrink_s is not None:
-                engine.MAX_SHRINKING_SECONDS = max(MIN_SHRINK_S, stop - time.time())
-            machine = target.machine(result.runs, seed)
-            run_settings = settings(max_examples=EXAMPLES_PER_RUN, stateful_step_count=STEPS_PER_EXAMPLE,
-                                    deadline=None, database=None, derandomize=False,
-                                    suppress_health_check=list(HealthCheck))
-            result.runs += 1
+                engine.MAX_SHRINKING_SECONDS = max(1.0, min(max(MIN_SHRINK_S, stop - now), end - now))
+            machine = target.machine(run, unit.seed)
+            run_started_s, failure, error = time.monotonic() - t0, None, None
             try:
                 if writer is not None:
-                    run_machine(machine, run_settings, writer=writer, test_id=f"campaign[{target.label}]",
-                                reduce_s=reduce_seconds(stop))
+                    run_machine(machine, _run_settings(), writer=writer, test_id=target.test_id,
+                                reduce_s=max(1.0, min(reduce_seconds(stop), end - now)))
                 else:
                     from hypothesis.stateful import run_state_machine_as_test
-                    run_state_machine_as_test(machine, settings=run_settings)
-            except (PropertyViolated, SutDiverged, HarnessFailure) as failure:
-                # An implementation raising (a Java exception from Kafka's code) is a
-                # disagreement like any other; elsewhere a harness error ends the test.
-                if isinstance(failure, HarnessFailure) and target.kind != "implementation":
-                    raise
-                result.found = ",".join(failure.property_names) if isinstance(failure, PropertyViolated) \
-                    else failure.kind
-                result.shrunk_steps = len(failure.trace)
-                if writer is not None and writer.rows[COUNTEREXAMPLES]:
-                    result.reduced_steps = min(r["step_count"] for r in writer.rows[COUNTEREXAMPLES])
-                if not target.runs_whole_share:
-                    break
-            finally:
-                result.examples += machine.run_stats.examples
+                    run_state_machine_as_test(machine, settings=_run_settings())
+            except CheckFailed as e:
+                failure = e
+            except Exception as e:
+                error = f"run {run} of {target.key} raised {_one_line(e)}"
+            stats = machine.run_stats
+            rows = writer.rows[COUNTEREXAMPLES] if writer is not None else []
+            result = attrs.evolve(result, runs=result.runs + 1, examples=result.examples + stats.examples,
+                                  steps=result.steps + stats.steps, seconds=time.monotonic() - t0,
+                                  counterexample_ids=tuple(dict.fromkeys(r["counterexample_id"] for r in rows)))
+            # An implementation raising (a Java exception from Kafka's code) is a
+            # disagreement like any other; elsewhere a harness error is the
+            # harness's failure, not a verdict on the target.
+            if isinstance(failure, HarnessFailure) and target.kind != "implementation":
+                error = f"harness error in run {run} of {target.key}: {_one_line(failure)}"
+            elif failure is not None:
+                result = _with_failure(result, failure, stats, run_started_s, result.examples - stats.examples, rows)
+            if error is not None:
+                result = attrs.evolve(result, error=error)
+                break
+            if result.found is not None and not target.runs_whole_share:
+                break
+            if progress is not None:
+                progress(result)
     finally:
         if default_shrink_s is not None:
             engine.MAX_SHRINKING_SECONDS = default_shrink_s
-        if writer is not None:
-            writer.flush()
-        result.seconds = time.monotonic() - t0
-    return result
+        unwritten = _flush(writer)
+    if unwritten is not None:
+        result = attrs.evolve(result, error=unwritten)
+    return attrs.evolve(result, seconds=time.monotonic() - t0)
 
 
-def share_from_env(target: Optional[Target] = None) -> tuple[float, float]:
-    """(share seconds, deadline epoch) for a campaign test, from the environment.
-
-    A flaw found early leaves its time to the others: a variant or bug target
-    starting now gets the larger of its fixed share and the time left divided
-    fairly among the targets not yet finished (counted in the done directory).
-    A target that runs its whole share (``Target.runs_whole_share``) keeps its
-    fixed share."""
-    deadline = float(os.environ.get(DEADLINE_ENV, time.time() + 60))
-    share = float(os.environ.get(SHARE_ENV, max(1.0, deadline - time.time())))
-    done_dir = os.environ.get(DONE_ENV)
-    total = len([t for t in os.environ.get(TARGETS_ENV, "").split(",") if t])
-    if done_dir and total and (target is None or not target.runs_whole_share):
-        remaining = max(1, total - len(os.listdir(done_dir)))
-        workers = int(os.environ.get(WORKERS_ENV, "1"))
-        share = max(share, (deadline - time.time()) * min(workers, remaining) / remaining)
-    return share, deadline
-
-
-def seed_from_env() -> Optional[int]:
-    """The campaign seed from ``REPLICHECK_CAMPAIGN_SEED`` (None when unset or
-    empty); ValueError naming the variable for anything but an integer >= 0."""
-    raw = os.environ.get(SEED_ENV, "").strip()
-    if not raw:
+def _flush(writer: Any) -> Optional[str]:
+    """Write the unit's rows; why they could not be, or None."""
+    if writer is None:
         return None
     try:
-        seed = int(raw)
-    except ValueError:
-        seed = -1
-    if seed < 0:
-        raise ValueError(f"{SEED_ENV} must be an integer >= 0, got {raw!r}")
-    return seed
+        writer.flush()
+    except Exception as e:
+        return f"could not write the corpus to {writer.root}: {_one_line(e)}"
+    return None
 
 
-def mark_done(target: Target) -> None:
-    """Record that ``target`` finished, for ``share_from_env``."""
-    done_dir = os.environ.get(DONE_ENV)
-    if done_dir:
-        open(os.path.join(done_dir, target.key.replace(":", "_").replace("#", "_")), "w").close()
+def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Optional[str],
+               seed: Optional[int] = None, run_id: Optional[str] = None) -> UnitResult:
+    """One unit of ``target`` run here: its machine again and again for
+    ``share_s`` seconds (no run starting after ``deadline``, ``time.time()``
+    seconds) or until its flaw is found; see ``run_unit``."""
+    return run_unit(WorkUnit(target, share_s, seed=seed, corpus_dir=corpus_dir, run_id=run_id, deadline=deadline))

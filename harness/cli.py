@@ -1,4 +1,6 @@
-"""``replicheck`` command line.
+"""The harness's commands: ``replay``. The ``replicheck`` command
+(``replicheck_cli``) adds ``fuzz`` and ``report`` to them; ``python -m
+harness.cli replay ...`` runs this one without Spark.
 
 ``replicheck replay CORPUS_DIR --id ID`` replays one counterexample of a corpus
 (an id or a unique prefix of one) and prints the failure report pytest printed;
@@ -25,7 +27,7 @@ import click
 @click.group()
 @click.version_option(package_name="replicheck", message="%(prog)s %(version)s")
 def main() -> None:
-    """replicheck: model-based property testing of Kafka's partition replication."""
+    """replicheck's harness commands (replay)."""
 
 
 def _err(message: str) -> None:
@@ -153,70 +155,3 @@ def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: 
 
 if __name__ == "__main__":  # pragma: no cover
     main()
-
-
-@main.command()
-@click.option("--minutes", type=float, default=5.0, show_default=True,
-              help="wall-clock budget of the whole campaign, report included")
-@click.option("--workers", type=int, default=None, help="pytest-xdist workers [default: the machine's cores]")
-@click.option("--variant", "variants", multiple=True, metavar="NAME",
-              help="only this protocol variant (repeatable; see model.Variant)")
-@click.option("--bug", "bugs", multiple=True, metavar="NAME", help="only this SUT bug (repeatable; see sut.bugs.Bug)")
-@click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("corpus"),
-              show_default=True, help="counterexample corpus directory")
-@click.option("--report", "report_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("report"),
-              show_default=True, help="where the HTML report goes")
-@click.option("--no-report", is_flag=True, help="skip the Spark report")
-@click.option("--no-correct", is_flag=True, help="skip the correct protocol + SUT run")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="draw the examples of the campaign that printed this seed again (on the same code) "
-                   "[default: a random seed, printed]")
-@click.option("--implementation", default=None, metavar="NAME",
-              help="run only this implementation under test in lockstep with the model, one series of runs "
-                   "per worker for the whole budget (harness.implementations.NAMES: kafka, Kafka's own code "
-                   "under the Kafka profile); not with --variant or --bug")
-def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs: tuple[str, ...],
-         corpus_dir: Path, report_dir: Path, no_report: bool, no_correct: bool, seed: Optional[int],
-         implementation: Optional[str]) -> None:
-    """Run the fuzz campaign: the correct protocol + SUT, every protocol variant and
-    every SUT bug (or only those named), each as its own series of machine runs
-    under pytest-xdist with the fuzz profile; export every run and every shrunk
-    counterexample, reduced (the shrunk trace kept beside it), to the corpus;
-    build the Spark report; print the kill matrix. With --implementation NAME, only
-    that implementation against the model: every failure is a disagreement.
-
-    Exit status 0 when the correct protocol + SUT (or the implementation) never
-    failed and every selected flaw was found; 1 otherwise; 2 on bad arguments or
-    an implementation that cannot be built here (the reason on one line, before
-    any run starts)."""
-    from .fuzz import fuzz as run_campaign
-    from .implementations import ImplementationUnavailable
-    try:
-        code = run_campaign(minutes=minutes, workers=workers, variants=list(variants) or None,
-                            bugs=list(bugs) or None, corpus_dir=corpus_dir,
-                            report_dir=None if no_report else report_dir, include_correct=not no_correct,
-                            seed=seed, implementation=implementation)
-    except (ValueError, ImplementationUnavailable) as exc:
-        _err(str(exc))
-        raise SystemExit(2) from None
-    raise SystemExit(code)
-
-
-@main.command(context_settings={"ignore_unknown_options": True})
-@click.argument("corpus_dir", type=click.Path(path_type=Path))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="directory for index.html and its plots")
-@click.option("--master", default=None, metavar="URL", help="Spark master URL [default: local[*]]")
-@click.option("--max-diagrams", type=int, default=20, show_default=True,
-              help="space-time diagrams for the N largest signatures")
-@click.option("--top", type=int, default=20, show_default=True, help="signatures in the printed summary")
-def report(corpus_dir: Path, out_dir: Path, master: Optional[str], max_diagrams: int, top: int) -> None:
-    """Print a summary of a counterexample corpus and write an HTML report with
-    Spark (local[*] unless --master names a cluster): the kill matrix, signature
-    buckets, action lift, shrunk lengths, time to failure, protocol coverage,
-    motifs, and a space-time diagram per signature."""
-    from spark_reports.cli import main as report_main
-    argv = [str(corpus_dir), "--out", str(out_dir), "--max-diagrams", str(max_diagrams), "--top", str(top)]
-    if master:
-        argv += ["--master", master]
-    raise SystemExit(report_main(argv))

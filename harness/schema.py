@@ -37,6 +37,12 @@ COUNTEREXAMPLES = "counterexamples"
 RUNS = "runs"
 PARTITION_COLUMN = "run_date"
 
+
+def campaign_test_id(label: str) -> str:
+    """The ``test_id`` of a fuzz campaign target's rows (both tables): ``campaign[LABEL]``,
+    LABEL being ``correct``, ``variant:NAME``, ``bug:NAME`` or ``implementation:NAME``."""
+    return f"campaign[{label}]"
+
 #: One step of a trace: its index (0-based), action family, action class name and
 #: the action's fields as JSON (e.g. ``{"broker": 2}``).
 STEP = pa.struct([

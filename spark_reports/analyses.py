@@ -458,6 +458,40 @@ def ngram_motifs(corpus: Corpus, n: int = 3, min_support: int = 2, min_share: fl
     return out.orderBy("signature", F.desc("support"), "ngram")
 
 
+# ------------------------------------------------------------- campaign targets
+
+def campaign_targets(corpus: Corpus, targets: Sequence[str], run_id: Optional[str] = None):
+    """One row per label of a fuzz campaign's ``targets`` (``correct``,
+    ``variant:NAME``, ``bug:NAME``, ``implementation:NAME``), in their order,
+    counting the rows whose ``test_id`` is the target's
+    (``harness.schema.campaign_test_id``), of campaign ``run_id`` when given.
+
+    Columns: ``target``; ``runs``, ``examples`` (long, 0 when none); ``failed_runs``
+    (long); ``counterexamples`` (long); ``ran`` (boolean: at least one run). A
+    target that did not run has ``ran`` false."""
+    from harness.schema import campaign_test_id
+    F = _F()
+    spark = corpus.spark
+    wanted = spark.createDataFrame([(i, label, campaign_test_id(label)) for i, label in enumerate(targets)],
+                                   "position long, target string, test_id string")
+
+    def of_run(df):
+        return df if run_id is None else df.where(F.col("run_id") == F.lit(run_id))
+    runs = of_run(corpus.runs).groupBy("test_id").agg(
+        F.count(F.lit(1)).alias("runs"), F.sum("examples").cast("long").alias("examples"),
+        F.sum(F.when(F.col("failed"), F.lit(1)).otherwise(F.lit(0))).cast("long").alias("failed_runs"))
+    ces = of_run(corpus.counterexamples).groupBy("test_id").agg(
+        F.countDistinct("counterexample_id").alias("counterexamples"))
+    zero = F.lit(0).cast("long")
+    return (wanted.join(runs, "test_id", "left").join(ces, "test_id", "left")
+            .select("position", "target", F.coalesce("runs", zero).alias("runs"),
+                    F.coalesce("examples", zero).alias("examples"),
+                    F.coalesce("failed_runs", zero).alias("failed_runs"),
+                    F.coalesce("counterexamples", zero).alias("counterexamples"),
+                    (F.coalesce("runs", zero) > 0).alias("ran"))
+            .orderBy("position").drop("position"))
+
+
 # ----------------------------------------------------------------------- summaries
 
 def overview(corpus: Corpus) -> dict:

@@ -109,14 +109,18 @@ def _kill_cell(maximum: int):
 
 def build_report(corpus_dir: Any, out_dir: Any, master: Optional[str] = None, *, spark: Any = None,
                  max_diagrams: int = 20, lift_top: int = 25, lift_min_steps: int = 2, motif_n: int = 3,
-                 motif_top: int = 5, bucket_rows: int = 200) -> Path:
+                 motif_top: int = 5, bucket_rows: int = 200, targets: Optional[Sequence[str]] = None,
+                 run_id: Optional[str] = None) -> Path:
     """Write ``out_dir/index.html`` for the corpus at ``corpus_dir`` and return its path.
 
     ``master``: a Spark master URL (default: the active session, else
     ``local[*]``); ``spark``: a session to use instead. A missing or empty corpus,
     or one with only passing runs, gives a valid report that says so. A corpus
     holding files of a newer schema version raises ``SchemaVersionError``.
-    Diagrams are drawn for the ``max_diagrams`` largest signatures.
+    Diagrams are drawn for the ``max_diagrams`` largest signatures. ``targets``:
+    a fuzz campaign's target labels (``campaign_targets``; of campaign
+    ``run_id`` when given): the report then has a section of them, naming those
+    that did not run.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -166,10 +170,12 @@ def build_report(corpus_dir: Any, out_dir: Any, master: Optional[str] = None, *,
         "coverage": plots.coverage_plot([r.asDict() for r in cov]),
         "kill": plots.kill_matrix_plot([r.asDict() for r in km_wide], target_names),
     })
+    campaign = None if targets is None else timed(
+        "campaign targets", lambda: [r.asDict() for r in A.campaign_targets(corpus, targets, run_id).collect()])
     timings.append(("total", time.perf_counter() - t_all))
 
     doc = _render(corpus, problem, o, km_wide, target_names, buckets, lift, lengths, ttf, cov, motifs, reps, diagrams,
-                  figs, timings, spark, bucket_rows)
+                  figs, timings, spark, bucket_rows, campaign, run_id)
     path = out / "index.html"
     tmp = out / ".index.html.tmp"
     tmp.write_text(doc, encoding="utf-8")
@@ -231,8 +237,25 @@ def _steps_text(row: Any) -> str:
     return " · ".join(parts)
 
 
+def _campaign_section(campaign: list[dict], run_id: Optional[str]) -> list[str]:
+    """The campaign's targets, those that did not run named first."""
+    missing = [r["target"] for r in campaign if not r["ran"]]
+    parts = [f"<h2 id='campaign'>Campaign targets</h2><p class='small'>Every target of the campaign"
+             f"{' <code>' + html.escape(run_id) + '</code>' if run_id else ''}: its machine runs, examples and "
+             f"counterexamples in this corpus.</p>"]
+    if missing:
+        parts.append(f"<p class='error'><b>{len(missing)} target(s) did not run:</b> "
+                     f"{html.escape(', '.join(missing))}</p>")
+    else:
+        parts.append("<p class='small'>Every target ran.</p>")
+    rows = [dict(r, ran="yes" if r["ran"] else "did not run") for r in campaign]
+    parts.append(_table(rows, ["target", "ran", "runs", "examples", "failed_runs", "counterexamples"],
+                        ["target", "ran", "runs", "examples", "failed runs", "counterexamples"], empty="no targets"))
+    return parts
+
+
 def _render(corpus, problem, o, km_wide, target_names, buckets, lift, lengths, ttf, cov, motifs, reps, diagrams,
-            figs, timings, spark, bucket_rows) -> str:
+            figs, timings, spark, bucket_rows, campaign=None, run_id=None) -> str:
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>replicheck report</title>"
              f"<style>{_CSS}</style></head><body>",
@@ -257,6 +280,8 @@ def _render(corpus, problem, o, km_wide, target_names, buckets, lift, lengths, t
                ("steps executed", o["steps_executed"] or 0), ("run time (s)", o["run_time_s"] or 0.0)]
     parts.append("<h2 id='summary'>Summary</h2>")
     parts.append(_table([{"what": k, "value": v} for k, v in summary], ["what", "value"], cls="summary"))
+    if campaign is not None:
+        parts += _campaign_section(campaign, run_id)
 
     # kill matrix
     parts.append("<h2 id='kill'>Kill matrix</h2><p class='small'>Counterexamples per failing property (rows) and "

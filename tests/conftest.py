@@ -47,9 +47,9 @@ def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
     return param
 
 
-#: Test files whose tests run the longest (the tiny end-to-end campaign, the
-#: differential walks), by file name.
-_LONGEST = ("test_end_to_end.py", "test_differential_walks.py")
+#: Test files whose tests run the longest (the tiny end-to-end campaign and its
+#: report, the differential walks), by file name.
+_LONGEST = ("test_end_to_end.py", "test_report_job.py", "test_differential_walks.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

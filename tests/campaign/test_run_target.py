@@ -1,4 +1,7 @@
-"""A campaign target's runs, shrinking included, stay within its share of the budget."""
+"""A campaign's unit of work (``harness.campaign.run_unit``): its runs, shrinking
+included, stay within its share of the budget and its deadline; a seeded unit
+continues its shard's runs where the last unit stopped; and what a run finds or
+breaks comes back as data, never as an exception."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import hypothesis.stateful
 import pytest
 from hypothesis.internal.conjecture import engine
 
-from harness.campaign import MIN_SHRINK_S, Target, run_target
+from harness.campaign import MIN_SHRINK_S, Target, WorkUnit, preload, run_seed, run_target, run_unit
 
 
 def test_the_share_bounds_shrinking_and_the_default_comes_back(monkeypatch):
@@ -21,12 +24,12 @@ def test_the_share_bounds_shrinking_and_the_default_comes_back(monkeypatch):
 
     monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", one_run)
     result = run_target(Target.parse("variant:NO_ELR"), share_s=0.2, deadline=time.time() + 60, corpus_dir=None)
-    assert result.runs == len(limits) >= 1 and result.found is None
+    assert result.runs == len(limits) >= 1 and result.found is None and result.error is None
     assert all(limit == MIN_SHRINK_S for limit in limits)  # a share of 0.2 s: the floor
 
     limits.clear()
-    run_target(Target.parse("variant:NO_ELR"), share_s=40, deadline=time.time() + 0.05, corpus_dir=None)
-    assert limits and all(limit == MIN_SHRINK_S for limit in limits)  # the campaign deadline binds too
+    run_target(Target.parse("variant:NO_ELR"), share_s=40, deadline=time.time() + 1.2, corpus_dir=None)
+    assert limits and all(1.0 <= limit <= 1.2 for limit in limits)  # the deadline binds the floor too
     assert engine.MAX_SHRINKING_SECONDS == default
 
 
@@ -39,56 +42,46 @@ def test_a_long_share_lets_shrinking_run_to_the_share(monkeypatch):
         raise KeyboardInterrupt  # stop after the first run
 
     monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", one_run)
-    try:
+    with pytest.raises(KeyboardInterrupt):
         run_target(Target.parse("variant:NO_ELR"), share_s=120, deadline=time.time() + 600, corpus_dir=None)
-    except KeyboardInterrupt:
-        pass
     assert 100 < limits[0] <= 120
     assert engine.MAX_SHRINKING_SECONDS == default
 
 
-def _import_everything_a_run_may_load() -> None:
-    """Hypothesis mixes constants from the source of the loaded local modules into
-    some draws: a module first imported during the first run (the corpus writer,
-    reduction) would make the second run draw differently. Loading them all first
-    keeps the comparison to what the seed decides."""
-    import importlib
-    import pkgutil
+def test_a_unit_continues_its_shards_runs(monkeypatch):
+    """Unit boundaries do not change what a seeded shard draws: a unit starting
+    at run k runs the k-th run's seed."""
+    seeds: list[int] = []
 
-    import harness
-    import model
-    import properties
-    import sut
-    for package in (harness, model, properties, sut):
-        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-            importlib.import_module(info.name)
+    def one_run(machine, settings):
+        seeds.append(machine._hypothesis_internal_use_seed)
+        time.sleep(0.02)
+
+    monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", one_run)
+    target = Target("variant", "NO_ELR", shard=1)
+    result = run_unit(WorkUnit(target, share_s=0.05, first_run=3, seed=7))
+    assert seeds[:2] == [run_seed(7, "variant:NO_ELR#1", 3), run_seed(7, "variant:NO_ELR#1", 4)][:len(seeds[:2])]
+    assert result.runs == len(seeds)
 
 
-def test_a_seeded_campaign_draws_the_same_examples_each_time(monkeypatch, tmp_path):
+def test_a_seeded_unit_draws_the_same_examples_each_time(tmp_path):
     from harness.corpus import read_counterexamples
-    from harness.campaign import SEED_ENV, run_seed, seed_from_env
-    _import_everything_a_run_may_load()
+    preload()
     # Every (target, run) gets its own seed, the same each time.
     assert run_seed(7, "variant:NO_ELR", 0) == run_seed(7, "variant:NO_ELR", 0)
     assert len({run_seed(7, "variant:NO_ELR", 0), run_seed(7, "variant:NO_ELR", 1),
                 run_seed(7, "bug:PRODUCE_IGNORES_MIN_ISR", 0), run_seed(8, "variant:NO_ELR", 0)}) == 4
     target = Target.parse("variant:HWM_ADVANCES_BELOW_MIN_ISR")
-    first, again = (run_target(target, share_s=60, deadline=time.time() + 60, corpus_dir=corpus, seed=7)
+    first, again = (run_target(target, share_s=15, deadline=time.time() + 60, corpus_dir=corpus, seed=7)
                     for corpus in (str(tmp_path), None))
-    assert first.found and (first.runs, first.examples, first.found, first.shrunk_steps) == \
-        (again.runs, again.examples, again.found, again.shrunk_steps)
-    # The corpus records each run's own seed (not the worker's forced one).
+    # What the seed decides: the runs and the examples up to the first failure. How
+    # far shrinking gets is the clock's (it stops at the share on a slow machine).
+    assert first.found and (first.runs, first.first_failure_examples, first.found) == \
+        (again.runs, again.first_failure_examples, again.found)
+    # The corpus records each run's own seed (not the worker's forced one), and the unit the rows' ids.
     (row,) = read_counterexamples(tmp_path).rows
     assert row["seed"] == str(run_seed(7, target.label, first.runs - 1))
-    # The seed reaches the campaign's tests through the environment; bad values are named.
-    monkeypatch.delenv(SEED_ENV, raising=False)
-    assert seed_from_env() is None
-    monkeypatch.setenv(SEED_ENV, "12")
-    assert seed_from_env() == 12
-    for bad in ("-1", "x", "1.5"):
-        monkeypatch.setenv(SEED_ENV, bad)
-        with pytest.raises(ValueError, match=f"REPLICHECK_CAMPAIGN_SEED must be an integer >= 0, got '{bad}'"):
-            seed_from_env()
+    assert first.counterexample_ids == (row["counterexample_id"],) and row["test_id"] == target.test_id
 
 
 def test_each_run_draws_new_examples_even_under_a_workers_forced_seed(monkeypatch):
@@ -110,3 +103,13 @@ def test_each_run_draws_new_examples_even_under_a_workers_forced_seed(monkeypatc
         hypothesis.stateful.run_state_machine_as_test(cls, settings=settings(
             max_examples=5, stateful_step_count=20, database=None, deadline=None, phases=[Phase.generate]))
     assert traces[0] and traces[0] != traces[1]
+
+
+def test_what_breaks_a_run_comes_back_as_the_units_error(monkeypatch):
+    def broken(machine, settings):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", broken)
+    result = run_unit(WorkUnit(Target.parse("correct"), share_s=5.0, first_run=2, seed=1))
+    assert (result.runs, result.found, result.ok) == (1, None, False)
+    assert result.error == "run 2 of correct raised OSError: disk on fire"

@@ -128,3 +128,26 @@ def test_a_machine_run_exports_its_failure_reduced(tmp_path):
     # numbers depend on Hypothesis's stream; reduction's own results are pinned on
     # fixed traces above).
     assert all(r["step_count"] <= min(12, r["shrunk_step_count"]) for r in rows)
+
+
+def test_the_rows_of_one_failure_share_its_reduction_time(monkeypatch):
+    """A failure of several properties is reduced within ``reduce_s`` in all: each
+    row gets an even part of what is left."""
+    import time
+
+    import harness.corpus as corpus
+    from harness.machine import machine_for
+    given: list[float] = []
+
+    def reduce_failure(f, max_seconds):
+        given.append(max_seconds)
+        time.sleep(max_seconds / 2)   # uses half of its part
+        return f
+    monkeypatch.setattr(corpus, "failures_from_exception", lambda *a, **k: ["p1", "p2", "p3"])
+    monkeypatch.setattr(corpus, "reduce_failure", reduce_failure)
+    monkeypatch.setattr(corpus, "counterexample_rows", lambda failures, **k: list(failures))
+    run = corpus.RunObserver(machine_for(name="Probe"))
+    run.fail(AssertionError("three properties"))
+    assert run.counterexample_rows("r", "main", reduce_s=0.6) == ["p1", "p2", "p3"]
+    # 0.6 / 3; then the 0.5 s the first left, shared by two; then the rest.
+    assert given == [pytest.approx(0.2, abs=0.03), pytest.approx(0.25, abs=0.03), pytest.approx(0.375, abs=0.04)]

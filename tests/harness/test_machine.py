@@ -22,11 +22,6 @@ ModelAndSut = machine_under_test("ModelAndSutMachine")
 TestModelAndSut = ModelAndSut.TestCase
 
 
-@pytest.fixture(autouse=True)
-def _no_events_outside_hypothesis(monkeypatch):
-    monkeypatch.setattr("harness.machine.event", lambda name: None)
-
-
 def _machine(config: Config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2),
              **scale: float) -> ReplicationMachine:
     """A model-only machine placed in ``config``'s initial state, without Hypothesis."""

@@ -47,6 +47,7 @@ def test_report_renders(spark, small_corpus, tmp_path):
     assert doc.count("drawn from the recorded timeline") == 3
     assert doc.count("data:image/png;base64,") == 3 + 4  # diagrams + kill, ttf, lengths, coverage plots
     assert "No corpus to report on" not in doc and "src=\"http" not in doc  # self-contained
+    assert "Campaign targets" not in doc   # no campaign's targets given
     assert not list((tmp_path / "out").glob(".*"))  # the temp file was renamed
 
 
@@ -81,3 +82,23 @@ def test_cli_missing_and_newer_schema(spark, tmp_path, capsys):
     assert not (tmp_path / "out3" / "index.html").exists()
     with pytest.raises(SchemaVersionError):
         build_report(tmp_path / "new", tmp_path / "out4", spark=spark)
+
+
+def test_the_report_names_the_campaigns_targets_that_did_not_run(spark, tmp_path):
+    """Given a campaign's target labels (and its run id), the report counts each
+    target's runs and counterexamples and names those without a run."""
+    from spark_reports import campaign_targets, load_corpus
+    ran = dict(run("camp", variants=["NO_ELR"], examples=30), test_id="campaign[variant:NO_ELR]")
+    other = dict(run("older", bugs=["PRODUCE_IGNORES_MIN_ISR"]), test_id="campaign[bug:PRODUCE_IGNORES_MIN_ISR]")
+    ce = dict(counterexample("c1", variants=["NO_ELR"], run_id="camp"), test_id="campaign[variant:NO_ELR]")
+    corpus_dir = make_corpus(tmp_path / "c", [ce], [ran, other])
+    labels = ["correct", "variant:NO_ELR", "bug:PRODUCE_IGNORES_MIN_ISR"]
+    rows = [r.asDict() for r in campaign_targets(load_corpus(spark, corpus_dir), labels, run_id="camp").collect()]
+    assert [(r["target"], r["ran"], r["runs"], r["examples"], r["counterexamples"]) for r in rows] == \
+        [("correct", False, 0, 0, 0), ("variant:NO_ELR", True, 1, 30, 1), ("bug:PRODUCE_IGNORES_MIN_ISR", False, 0, 0, 0)]
+    doc = build_report(corpus_dir, tmp_path / "out", spark=spark, targets=labels, run_id="camp").read_text()
+    assert "Campaign targets" in doc
+    assert "2 target(s) did not run:</b> correct, bug:PRODUCE_IGNORES_MIN_ISR" in doc
+    # Without a run id, every campaign's rows count.
+    rows = campaign_targets(load_corpus(spark, corpus_dir), labels).collect()
+    assert [r["ran"] for r in rows] == [False, True, True]

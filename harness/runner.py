@@ -1,0 +1,143 @@
+"""The campaign runner: hands the scheduler's work units (``harness.scheduler``)
+to worker processes (``harness.workers``) and returns every target's verdict as
+data::
+
+    from harness.campaign import all_targets
+    from harness.runner import run_campaign
+    result = run_campaign(all_targets(), budget_s=240, workers=2, seed=7, corpus_dir="corpus")
+    result.ok, [(t.target.label, t.verdict, t.why) for t in result.targets]
+
+Time. Units are handed out until ``budget_s - finish_s``; the units running then
+finish their current run, and a counterexample's shrinking and reduction, by
+``budget_s`` (their deadline). A worker still busy ``GRACE_S`` after that is
+stopped and its unit's target is told so.
+
+Reproducibility. With a ``seed``, the k-th machine run of shard s of a target
+draws the same examples each time (``harness.campaign.run_seed``; on the same
+code), however the runs are cut into units. What the clock decides is not
+reproducible: how many runs each target gets, whether and when a target gets a
+second shard, and so which run finds a flaw first once shards run side by side;
+and how far shrinking and reduction get within their time.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable, Optional, Sequence
+
+import attrs
+
+from .campaign import Target, UnitResult, WorkUnit, preload, run_unit
+from .scheduler import NOT_SCHEDULED, VERDICTS, Progress, Scheduler, TargetResult
+from .workers import DONE, LOST, PROGRESS, WorkerPool
+
+#: Kept back at the end of the search for the last units' run, shrinking and reduction.
+FINISH_S = 20.0
+#: How long after the deadline a worker still running is stopped.
+GRACE_S = 5.0
+
+
+@attrs.frozen
+class CampaignResult:
+    """A campaign's outcome: ``targets`` (one ``TargetResult`` each, in the
+    campaign's order), its ``seed``, ``run_id`` (the corpus rows'), ``workers``,
+    ``budget_s`` and ``elapsed_s`` (seconds), and whether it was ``interrupted``
+    (Ctrl-C)."""
+
+    targets: tuple[TargetResult, ...]
+    seed: Optional[int]
+    run_id: Optional[str]
+    workers: int
+    budget_s: float
+    elapsed_s: float
+    interrupted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """The campaign passes: not interrupted, the correct target and every
+        implementation clean, every flaw found."""
+        return not self.interrupted and all(t.ok for t in self.targets)
+
+    @property
+    def failures(self) -> list[TargetResult]:
+        """The targets that fail the campaign, in its order."""
+        return [t for t in self.targets if not t.ok]
+
+    def counts(self) -> dict[str, int]:
+        """Targets per verdict (every verdict, zeros included)."""
+        return {v: sum(1 for t in self.targets if t.verdict == v) for v in VERDICTS}
+
+
+def check_budget(budget_s: float, workers: int, seed: Optional[int]) -> None:
+    """ValueError naming the first bad argument: ``budget_s`` a finite number of
+    seconds > 0, ``workers`` an integer >= 1, ``seed`` an integer >= 0 or None."""
+    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not math.isfinite(budget_s) \
+            or budget_s <= 0:
+        raise ValueError(f"budget must be a finite number of seconds > 0, got {budget_s!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}")
+
+
+def run_campaign(targets: Sequence[Target], budget_s: float, workers: int, seed: Optional[int] = None,
+                 corpus_dir: Optional[str] = None, run_id: Optional[str] = None, log_path: Optional[str] = None,
+                 on_progress: Optional[Callable[[Progress], None]] = None, finish_s: float = FINISH_S,
+                 work: Callable[..., UnitResult] = run_unit) -> CampaignResult:
+    """Run ``targets`` (labels unique) on ``workers`` worker processes for
+    ``budget_s`` seconds (see the module doc for how the time is used), the
+    corpus rows written to ``corpus_dir`` under ``run_id`` (None: nothing
+    written), the workers' output to ``log_path`` (None: discarded).
+    ``on_progress`` gets a ``Progress`` snapshot about once a second. ``work``
+    runs one unit in a worker (``harness.campaign.run_unit``; a module-level
+    function of the same signature for tests).
+
+    Returns when every target's search has ended or the budget is spent, or on
+    Ctrl-C (``interrupted``: the units running are stopped, what they reported
+    counts). ValueError names a bad ``budget_s``, ``workers`` or ``seed``, an
+    empty or repeated target list."""
+    check_budget(budget_s, workers, seed)
+    started = time.time()
+    deadline = started + budget_s
+    scheduler = Scheduler(targets, workers, search_end=deadline - min(finish_s, budget_s / 2), deadline=deadline,
+                          seed=seed, corpus_dir=None if corpus_dir is None else str(corpus_dir), run_id=run_id,
+                          started=started)
+    pool = WorkerPool(workers, work, setup=preload, log_path=log_path)
+    interrupted = False
+    try:
+        while True:
+            for slot in pool.idle():
+                unit = scheduler.next_unit(time.time())
+                if unit is None:
+                    break
+                pool.submit(slot, unit)
+            if not pool.busy:
+                break
+            left = deadline + GRACE_S - time.time()
+            if left <= 0:
+                for event in pool.stop("its unit was stopped at the campaign's end"):
+                    scheduler.lost(event.unit, event.value, retry=False)
+                break
+            for event in pool.wait(min(1.0, left)):
+                _apply(scheduler, event.kind, event.unit, event.value)
+            if on_progress is not None:
+                on_progress(scheduler.snapshot(time.time()))
+    except KeyboardInterrupt:
+        interrupted = True
+        for event in pool.stop("the campaign was interrupted"):
+            scheduler.lost(event.unit, event.value, retry=False)
+    finally:
+        pool.close()
+    why = "the campaign was interrupted before it was scheduled" if interrupted else NOT_SCHEDULED
+    return CampaignResult(tuple(scheduler.results(why)), seed, run_id, workers, budget_s, time.time() - started,
+                          interrupted)
+
+
+def _apply(scheduler: Scheduler, kind: str, unit: WorkUnit, value: object) -> None:
+    if kind == PROGRESS:
+        scheduler.progress(unit, value)  # type: ignore[arg-type]
+    elif kind == DONE:
+        scheduler.finished(unit, value)  # type: ignore[arg-type]
+    elif kind == LOST:
+        scheduler.lost(unit, str(value))

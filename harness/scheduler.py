@@ -1,0 +1,311 @@
+"""Which work unit runs next, and each target's verdict: a scheduler that never
+starves a target.
+
+The policy (``Scheduler.next_unit``, asked whenever a worker is free):
+
+- every target gets a first unit before any target gets a second, in the
+  campaign's order;
+- then the target still searching that has had the least worker time (its
+  finished units, plus the shares of its units running) goes next: the time a
+  finished target does not need goes to those still searching;
+- a flaw's target (variant, bug) leaves the schedule at its first
+  counterexample; the correct target and an implementation's stay until the
+  end, failing only on a real counterexample;
+- a unit's share is the search time left, times the workers, divided among the
+  targets still searching, within ``MIN_UNIT_S``..``MAX_UNIT_S`` and never past
+  the search's end: short enough that time moves to where it is needed, long
+  enough that a unit is more than Hypothesis's start-up;
+- a target already running gets another shard (its own series of runs, see
+  ``harness.campaign.Target.shard``) when it is still the fairest choice: every
+  worker of an implementation's campaign, the correct target once the flaws are
+  found;
+- a target whose unit was lost with its worker (a crash) gets one more try; a
+  second loss, or an error of the harness, ends its search.
+
+Verdicts (``TargetResult.verdict``): ``found``, ``not found``, ``not run`` or
+``error``, each with a one-line ``why``. A target that never ran is ``not run``
+("the budget ran out before it was scheduled", "its worker crashed", …), never
+``not found``. A target passes when a flaw is ``found``, or when the correct
+target or an implementation is ``not found`` (clean).
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import attrs
+
+from .campaign import Target, UnitResult, WorkUnit
+
+MIN_UNIT_S = 5.0     # a run of EXAMPLES_PER_RUN examples takes about this long
+MAX_UNIT_S = 60.0
+MIN_START_S = 1.0    # no unit starts with less search time left than this
+MAX_LOSSES = 2       # units a target may lose with its worker before its search ends
+
+FOUND, NOT_FOUND, NOT_RUN, ERROR = "found", "not found", "not run", "error"
+VERDICTS = (FOUND, NOT_FOUND, NOT_RUN, ERROR)
+
+#: Why a target never ran, when nothing else says why.
+NOT_SCHEDULED = "the budget ran out before it was scheduled"
+
+
+@attrs.frozen
+class TargetResult:
+    """One target's verdict and what its units did, as data.
+
+    verdict: one of ``VERDICTS``; why: one line saying why. units, runs,
+    examples, steps: over every unit (a lost unit's runs as far as they were
+    reported). seconds: worker seconds spent on the target. found: the failing
+    properties (or failure kind) of its first counterexample. first_failure_s /
+    first_failure_examples: worker seconds and examples spent on the target up to
+    its first failure (units of several shards running at once are added up).
+    counterexample_ids: the corpus rows written for it. shrunk_steps /
+    reduced_steps: the shortest counterexample's length as shrunk and as
+    reduced."""
+
+    target: Target
+    verdict: str
+    why: str
+    units: int = 0
+    runs: int = 0
+    examples: int = 0
+    steps: int = 0
+    seconds: float = 0.0
+    found: Optional[str] = None
+    first_failure_s: Optional[float] = None
+    first_failure_examples: Optional[int] = None
+    counterexample_ids: tuple[str, ...] = ()
+    shrunk_steps: Optional[int] = None
+    reduced_steps: Optional[int] = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the target passes: its flaw found, or (the correct target, an
+        implementation) searched and clean."""
+        return self.verdict == (NOT_FOUND if self.target.runs_whole_share else FOUND)
+
+    @property
+    def failure(self) -> Optional[str]:
+        """How the target fails the campaign, for the final line ("failed",
+        "not found", "not run", "error"); None when it passes."""
+        if self.ok:
+            return None
+        if self.verdict == FOUND:
+            return "failed"
+        return self.verdict
+
+
+@attrs.frozen
+class Progress:
+    """A snapshot of the campaign for a display. targets: how many in all;
+    finished: the targets whose verdict is final (their flaw found, an error), in
+    the order they finished; searching: targets running or still to run again;
+    waiting: targets not started yet; examples, steps, runs: so far (running
+    units as far as reported); finds: targets with a counterexample;
+    elapsed_s: seconds since the campaign started."""
+
+    targets: int
+    finished: tuple[TargetResult, ...]
+    searching: int
+    waiting: int
+    examples: int
+    steps: int
+    runs: int
+    finds: int
+    elapsed_s: float
+
+
+@attrs.define
+class _Track:
+    """The scheduler's bookkeeping of one target."""
+
+    target: Target
+    done: list[UnitResult] = attrs.Factory(list)
+    started: int = 0
+    next_run: dict[int, int] = attrs.Factory(dict)    # shard -> its next run
+    running: dict[int, float] = attrs.Factory(dict)   # shard -> share of its unit in flight
+    partial: dict[int, UnitResult] = attrs.Factory(dict)  # shard -> its unit's progress
+    lost: list[str] = attrs.Factory(list)             # why units were lost with their worker
+    stopped: list[str] = attrs.Factory(list)          # why units were stopped (the campaign's end)
+    lost_results: list[UnitResult] = attrs.Factory(list)
+
+    @property
+    def spent_s(self) -> float:
+        return sum(r.seconds for r in self.done) + sum(r.seconds for r in self.lost_results)
+
+    @property
+    def found(self) -> Optional[UnitResult]:
+        return next((r for r in self.done if r.found is not None), None)
+
+    @property
+    def error(self) -> Optional[str]:
+        return next((r.error for r in self.done if r.error is not None), None)
+
+    @property
+    def searching(self) -> bool:
+        """Whether the target may get another unit."""
+        if self.error is not None or len(self.lost) >= MAX_LOSSES:
+            return False
+        return self.target.runs_whole_share or self.found is None
+
+
+class Scheduler:
+    """Hands out ``WorkUnit``s for ``targets`` (labels unique; shards are the
+    scheduler's) to ``workers`` workers until ``search_end`` (``time.time()``
+    seconds), each unit with ``deadline`` (no run starts, and shrinking and
+    reduction stop, by then; default ``search_end``), the campaign's ``seed``,
+    ``corpus_dir`` and ``run_id``; ``started``: the campaign's start, for
+    ``snapshot``'s elapsed time. Not thread-safe: one runner drives it.
+
+    ValueError when ``targets`` is empty or names a label twice, or ``workers``
+    is below 1."""
+
+    def __init__(self, targets: Sequence[Target], workers: int, search_end: float,
+                 deadline: Optional[float] = None, seed: Optional[int] = None, corpus_dir: Optional[str] = None,
+                 run_id: Optional[str] = None, started: Optional[float] = None) -> None:
+        labels = [t.label for t in targets]
+        if not labels:
+            raise ValueError("a campaign needs at least one target")
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"campaign targets must be unique, got {labels}")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+        self.tracks = [_Track(attrs.evolve(t, shard=0)) for t in targets]
+        self._by_label = {t.target.label: t for t in self.tracks}
+        self.workers = workers
+        self.search_end = search_end
+        self.deadline = search_end if deadline is None else deadline
+        self.seed, self.corpus_dir, self.run_id = seed, corpus_dir, run_id
+        self.started = started
+        self._finished: list[TargetResult] = []
+
+    # ------------------------------------------------------------ handing out
+
+    def next_unit(self, now: float) -> Optional[WorkUnit]:
+        """The next unit to run (its shard marked running), or None: no search
+        time left, or no target still searching."""
+        left = self.search_end - now
+        if left < MIN_START_S:
+            return None
+        searching = [t for t in self.tracks if t.searching]
+        if not searching:
+            return None
+        fresh = [t for t in searching if t.started == 0]
+        track = fresh[0] if fresh else min(searching, key=lambda t: t.spent_s + sum(t.running.values()))
+        share = min(left, max(MIN_UNIT_S, min(MAX_UNIT_S, left * self.workers / len(searching))))
+        shard = next(s for s in range(len(track.running) + 1) if s not in track.running)
+        track.running[shard] = share
+        track.started += 1
+        return WorkUnit(attrs.evolve(track.target, shard=shard), share, first_run=track.next_run.get(shard, 0),
+                        seed=self.seed, corpus_dir=self.corpus_dir, run_id=self.run_id, deadline=self.deadline)
+
+    # ------------------------------------------------------------ coming back
+
+    def _track(self, unit: WorkUnit) -> _Track:
+        return self._by_label[unit.target.label]
+
+    def progress(self, unit: WorkUnit, partial: UnitResult) -> None:
+        """A running unit's result so far (for the display)."""
+        self._track(unit).partial[unit.target.shard] = partial
+
+    def finished(self, unit: WorkUnit, result: UnitResult) -> None:
+        """``unit`` came back with ``result``."""
+        track = self._track(unit)
+        shard = unit.target.shard
+        track.running.pop(shard, None)
+        track.partial.pop(shard, None)
+        track.next_run[shard] = unit.first_run + result.runs
+        was_final = self._final(track)
+        track.done.append(result)
+        self._note_if_final(track, was_final)
+
+    def lost(self, unit: WorkUnit, why: str, retry: bool = True) -> None:
+        """``unit`` never came back (``why``: its worker crashed, it was stopped).
+        Its runs as far as reported count; its rows were not written. With
+        ``retry`` the loss counts towards ``MAX_LOSSES`` and the shard's next unit
+        skips the run it was in (which may be the one that crashed)."""
+        track = self._track(unit)
+        shard = unit.target.shard
+        track.running.pop(shard, None)
+        partial = track.partial.pop(shard, None) or UnitResult(unit.target)
+        track.lost_results.append(partial)
+        track.next_run[shard] = unit.first_run + partial.runs + 1
+        if not retry:
+            track.stopped.append(why)
+            return
+        was_final = self._final(track)
+        track.lost.append(why)
+        self._note_if_final(track, was_final)
+
+    @staticmethod
+    def _final(track: _Track) -> bool:
+        """Whether the target's verdict can no longer change: its search ended, or
+        the correct target or an implementation failed (it searches on for other
+        counterexamples, but has failed)."""
+        return not track.searching or (track.target.runs_whole_share and track.found is not None)
+
+    def _note_if_final(self, track: _Track, was_final: bool) -> None:
+        if not was_final and self._final(track):
+            self._finished.append(self._result(track, NOT_SCHEDULED))
+
+    @property
+    def running(self) -> int:
+        """Units handed out and not yet back."""
+        return sum(len(t.running) for t in self.tracks)
+
+    # ------------------------------------------------------------ verdicts
+
+    def _result(self, track: _Track, why_not_run: str) -> TargetResult:
+        units = track.done + track.lost_results
+        runs = sum(r.runs for r in units)
+        examples = sum(r.examples for r in units)
+        found = track.found
+        first_s = first_examples = None
+        if found is not None:
+            before = track.done[:track.done.index(found)]
+            if found.first_failure_s is not None:
+                first_s = sum(r.seconds for r in before) + found.first_failure_s
+            if found.first_failure_examples is not None:
+                first_examples = sum(r.examples for r in before) + found.first_failure_examples
+        ids = tuple(dict.fromkeys(i for r in track.done for i in r.counterexample_ids))
+        shrunk = [r.shrunk_steps for r in track.done if r.shrunk_steps is not None]
+        reduced = [r.reduced_steps for r in track.done if r.reduced_steps is not None]
+        seconds = sum(r.seconds for r in units)
+        notes = "".join(f"; {why}" for why in dict.fromkeys(track.lost + track.stopped))
+        if found is not None:
+            verdict = FOUND
+            why = f"{found.found} after {first_s or 0:.1f} s ({first_examples or 0} examples)"
+        elif track.error is not None:
+            verdict, why = ERROR, track.error
+        elif runs == 0:
+            verdict = NOT_RUN
+            why = next(iter(track.lost + track.stopped), why_not_run) if track.started else why_not_run
+        elif len(track.lost) >= MAX_LOSSES:
+            verdict, why = ERROR, f"gave up after {len(track.lost)} lost units: {track.lost[-1]}"
+        else:
+            verdict = NOT_FOUND
+            why = f"no counterexample in {runs} run{'s' if runs != 1 else ''} ({examples} examples, " \
+                  f"{seconds:.0f} s){notes}"
+        return TargetResult(track.target, verdict, why, units=len(units), runs=runs, examples=examples,
+                            steps=sum(r.steps for r in units), seconds=seconds,
+                            found=None if found is None else found.found, first_failure_s=first_s,
+                            first_failure_examples=first_examples, counterexample_ids=ids,
+                            shrunk_steps=min(shrunk) if shrunk else None,
+                            reduced_steps=min(reduced) if reduced else None)
+
+    def results(self, why_not_run: str = NOT_SCHEDULED) -> list[TargetResult]:
+        """Every target's verdict, in the campaign's order (``why_not_run``: why a
+        target that never started did not)."""
+        return [self._result(t, why_not_run) for t in self.tracks]
+
+    def snapshot(self, now: float) -> Progress:
+        """What the display shows now."""
+        partials = [p for t in self.tracks for p in t.partial.values()]
+        units = [r for t in self.tracks for r in t.done + t.lost_results] + partials
+        return Progress(
+            targets=len(self.tracks), finished=tuple(self._finished),
+            searching=sum(1 for t in self.tracks if t.searching and t.started),
+            waiting=sum(1 for t in self.tracks if t.searching and not t.started),
+            examples=sum(r.examples for r in units), steps=sum(r.steps for r in units),
+            runs=sum(r.runs for r in units), finds=sum(1 for t in self.tracks if t.found is not None),
+            elapsed_s=0.0 if self.started is None else now - self.started)

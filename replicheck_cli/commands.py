@@ -1,0 +1,107 @@
+"""The ``replicheck`` command group: ``fuzz`` and ``report`` here, ``replay`` from
+``harness.cli``. Bad arguments exit with status 2 and one line naming the
+option and what it allows."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from harness.cli import replay
+
+
+@click.group()
+@click.version_option(package_name="replicheck", message="%(prog)s %(version)s")
+def main() -> None:
+    """replicheck: model-based property testing of Kafka's partition replication."""
+
+
+main.add_command(replay)
+
+
+def _err(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+
+
+@main.command()
+@click.option("--minutes", type=float, default=5.0, show_default=True,
+              help="wall-clock budget of the whole campaign, report included (a finite number > 0)")
+@click.option("--workers", type=int, default=None,
+              help="worker processes, an integer >= 1 [default: the machine's cores]")
+@click.option("--variant", "variants", multiple=True, metavar="NAME",
+              help="only this protocol variant (repeatable; see model.Variant)")
+@click.option("--bug", "bugs", multiple=True, metavar="NAME", help="only this SUT bug (repeatable; see sut.bugs.Bug)")
+@click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("corpus"),
+              show_default=True, help="counterexample corpus directory")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("report"),
+              show_default=True, help="where the HTML report goes")
+@click.option("--no-report", is_flag=True, help="skip the Spark report: the whole budget goes to the search")
+@click.option("--no-correct", is_flag=True, help="skip the correct protocol + SUT target")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="draw the examples of the campaign that printed this seed again (on the same code) "
+                   "[default: a random seed, printed]")
+@click.option("--implementation", default=None, metavar="NAME",
+              help="run only this implementation under test in lockstep with the model, on every worker for the "
+                   "whole budget (harness.implementations.NAMES: kafka, Kafka's own code under the Kafka "
+                   "profile); not with --variant or --bug")
+def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs: tuple[str, ...],
+         corpus_dir: Path, report_dir: Path, no_report: bool, no_correct: bool, seed: Optional[int],
+         implementation: Optional[str]) -> None:
+    """Run the fuzz campaign: the correct protocol + SUT, every protocol variant and
+    every SUT bug (or only those named), each as a series of machine runs in
+    worker processes; every target gets a first unit of work before any gets a
+    second, a flaw's search stops at its first counterexample and its time goes
+    to the targets still searching, the correct protocol runs to the end. Every run and every counterexample
+    (reduced, the shrunk trace kept beside it) goes to the corpus; then the kill
+    matrix, each target's verdict (found / not found / not run / error, with
+    why) and the Spark report, all within --minutes. With --implementation NAME,
+    only that implementation against the model: every failure is a disagreement.
+
+    Exit status 0 when the correct protocol + SUT (or the implementation) never
+    failed and every selected flaw was found; 1 otherwise; 2 on bad arguments or
+    an implementation that cannot be built here (the reason on one line, before
+    any run starts); 130 when interrupted."""
+    from harness.implementations import ImplementationUnavailable
+
+    from .fuzz import fuzz as run_fuzz
+    if not math.isfinite(minutes) or minutes <= 0:
+        _err(f"--minutes must be a finite number > 0, got {minutes}")
+        raise SystemExit(2)
+    if workers is not None and workers < 1:
+        _err(f"--workers must be an integer >= 1, got {workers}")
+        raise SystemExit(2)
+    try:
+        code = run_fuzz(minutes=minutes, workers=workers, variants=list(variants) or None, bugs=list(bugs) or None,
+                        corpus_dir=corpus_dir, report_dir=None if no_report else report_dir,
+                        include_correct=not no_correct, seed=seed, implementation=implementation)
+    except (ValueError, ImplementationUnavailable) as exc:
+        _err(str(exc))
+        raise SystemExit(2) from None
+    raise SystemExit(code)
+
+
+@main.command(context_settings={"ignore_unknown_options": True})
+@click.argument("corpus_dir", type=click.Path(path_type=Path))
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="directory for index.html and its plots")
+@click.option("--master", default=None, metavar="URL", help="Spark master URL [default: local[*]]")
+@click.option("--max-diagrams", type=int, default=20, show_default=True,
+              help="space-time diagrams for the N largest signatures")
+@click.option("--top", type=int, default=20, show_default=True, help="signatures in the printed summary")
+def report(corpus_dir: Path, out_dir: Path, master: Optional[str], max_diagrams: int, top: int) -> None:
+    """Print a summary of a counterexample corpus and write an HTML report with
+    Spark (local[*] unless --master names a cluster): the kill matrix, signature
+    buckets, action lift, shrunk lengths, time to failure, protocol coverage,
+    motifs, and a space-time diagram per signature."""
+    from spark_reports.cli import main as report_main
+    argv = [str(corpus_dir), "--out", str(out_dir), "--max-diagrams", str(max_diagrams), "--top", str(top)]
+    if master:
+        argv += ["--master", master]
+    raise SystemExit(report_main(argv))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

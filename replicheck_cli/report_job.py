@@ -1,0 +1,73 @@
+"""The campaign's Spark report, built in a process of its own: within the time
+left of the campaign's budget (stopped when it overruns), and with Spark's
+output — the JVM's start-up warnings, its logs — in a log file instead of the
+terminal."""
+
+from __future__ import annotations
+
+import os
+from multiprocessing import get_context
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Optional, Sequence
+
+import attrs
+
+
+@attrs.frozen
+class ReportOutcome:
+    """``path``: the report's index.html (None: not built); ``problem``: why not,
+    one line (None: built); ``log``: the file holding Spark's output."""
+
+    path: Optional[Path]
+    problem: Optional[str]
+    log: Path
+
+
+def _build(conn: Connection, corpus_dir: str, out_dir: str, log: str, targets: Optional[list[str]],
+           run_id: Optional[str]) -> None:
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    try:
+        from spark_reports.report import build_report
+        path = build_report(corpus_dir, out_dir, "local[*]", targets=targets, run_id=run_id)
+        conn.send((str(path), None))
+    except Exception as e:
+        import traceback
+        traceback.print_exc()
+        conn.send((None, f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"))
+
+
+def build_report_within(corpus_dir: Path, out_dir: Path, seconds: float, targets: Optional[Sequence[str]] = None,
+                        run_id: Optional[str] = None) -> ReportOutcome:
+    """Build the report of ``corpus_dir`` into ``out_dir`` (``spark_reports.report
+    .build_report`` with the campaign's ``targets`` labels and ``run_id``, so it
+    lists the targets that did not run) in a child process, stopped after
+    ``seconds``; Spark's output goes to ``out_dir/spark.log``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log = out_dir / "spark.log"
+    if seconds <= 0:
+        return ReportOutcome(None, "no time was left of the budget for it", log)
+    context = get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_build, name="replicheck-report", daemon=True,
+                              args=(send, str(corpus_dir), str(out_dir), str(log),
+                                    None if targets is None else list(targets), run_id))
+    process.start()
+    send.close()
+    try:
+        if not receive.poll(seconds):
+            return ReportOutcome(None, f"it did not finish within the {seconds:.0f} s left of the budget", log)
+        path, problem = receive.recv()
+        return ReportOutcome(None if path is None else Path(path), problem, log)
+    except EOFError:
+        return ReportOutcome(None, "its process died (see the log)", log)
+    finally:
+        # Spark's JVM exits with the process that started it (its stdin closes).
+        process.join(2)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        receive.close()
