@@ -42,8 +42,10 @@ MAX_UNIT_S = 60.0
 MIN_START_S = 1.0    # no unit starts with less search time left than this
 MAX_LOSSES = 2       # units a target may lose with its worker before its search ends
 
-FOUND, NOT_FOUND, NOT_RUN, ERROR = "found", "not found", "not run", "error"
-VERDICTS = (FOUND, NOT_FOUND, NOT_RUN, ERROR)
+FOUND, NOT_FOUND, CLEAN, NOT_RUN, ERROR = "found", "not found", "clean", "not run", "error"
+#: found / not found: a flaw's target; clean (or found: it failed): the correct
+#: target's and an implementation's.
+VERDICTS = (FOUND, NOT_FOUND, CLEAN, NOT_RUN, ERROR)
 
 #: Why a target never ran, when nothing else says why.
 NOT_SCHEDULED = "the budget ran out before it was scheduled"
@@ -82,7 +84,7 @@ class TargetResult:
     def ok(self) -> bool:
         """Whether the target passes: its flaw found, or (the correct target, an
         implementation) searched and clean."""
-        return self.verdict == (NOT_FOUND if self.target.runs_whole_share else FOUND)
+        return self.verdict == (CLEAN if self.target.runs_whole_share else FOUND)
 
     @property
     def failure(self) -> Optional[str]:
@@ -283,7 +285,7 @@ class Scheduler:
         elif len(track.lost) >= MAX_LOSSES:
             verdict, why = ERROR, f"gave up after {len(track.lost)} lost units: {track.lost[-1]}"
         else:
-            verdict = NOT_FOUND
+            verdict = CLEAN if track.target.runs_whole_share else NOT_FOUND
             why = f"no counterexample in {runs} run{'s' if runs != 1 else ''} ({examples} examples, " \
                   f"{seconds:.0f} s){notes}"
         return TargetResult(track.target, verdict, why, units=len(units), runs=runs, examples=examples,

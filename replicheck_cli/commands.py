@@ -56,7 +56,7 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
     second, a flaw's search stops at its first counterexample and its time goes
     to the targets still searching, the correct protocol runs to the end. Every run and every counterexample
     (reduced, the shrunk trace kept beside it) goes to the corpus; then the kill
-    matrix, each target's verdict (found / not found / not run / error, with
+    matrix, each target's verdict (found / not found / clean / not run / error, with
     why) and the Spark report, all within --minutes. With --implementation NAME,
     only that implementation against the model: every failure is a disagreement.
 

@@ -20,7 +20,7 @@ def _cells(t: TargetResult) -> tuple[str, ...]:
 
 
 def kill_matrix(result: CampaignResult) -> str:
-    """One line per target: its verdict (found / not found / not run / error),
+    """One line per target: its verdict (found / not found / clean / not run / error),
     the properties of its first counterexample, runs, examples, worker seconds
     to the first failure, the shortest counterexample as shrunk and as reduced,
     and why (for any verdict but found)."""
@@ -30,7 +30,7 @@ def kill_matrix(result: CampaignResult) -> str:
 
 
 def counts_line(result: CampaignResult) -> str:
-    """``verdicts: F found, N not found, R not run, E error (of T targets)``."""
+    """``verdicts: F found, N not found, C clean, R not run, E error (of T targets)``."""
     counts = result.counts()
     n = len(result.targets)
     return "verdicts: " + ", ".join(f"{k} {v}" for v, k in counts.items()) + f" (of {n} target{'s' if n != 1 else ''})"

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from harness.campaign import Target, UnitResult, all_targets, run_seed, run_target
-from harness.scheduler import FOUND, NOT_FOUND, Scheduler
+from harness.scheduler import CLEAN, FOUND, Scheduler
 
 KAFKA_TARGET = Target("implementation", "kafka")
 
@@ -56,7 +56,7 @@ def test_an_implementation_campaign_runs_a_shard_on_every_worker():
         s.finished(u, UnitResult(u.target, runs=2, examples=50, seconds=60.0))
     assert s.next_unit(60.0).target.key == "implementation:kafka"   # and on, to the end
     (result,) = s.results()
-    assert (result.verdict, result.ok, result.runs, result.units) == (NOT_FOUND, True, 6, 3)
+    assert (result.verdict, result.ok, result.runs, result.units) == (CLEAN, True, 6, 3)
 
 
 def _divergence():
@@ -113,5 +113,5 @@ def test_the_implementation_target_succeeds_only_when_it_never_failed(failed):
     s.finished(second, UnitResult(second.target, runs=3, examples=75, seconds=50.0,
                                   found="divergence" if failed else None))
     (result,) = s.results()
-    assert result.ok is not failed and result.verdict == (FOUND if failed else NOT_FOUND)
+    assert result.ok is not failed and result.verdict == (FOUND if failed else CLEAN)
     assert UnitResult(KAFKA_TARGET, found="divergence" if failed else None).ok is not failed

@@ -14,7 +14,7 @@ import pytest
 import harness.runner
 from harness.campaign import Target, UnitResult, WorkUnit
 from harness.runner import run_campaign
-from harness.scheduler import ERROR, FOUND, NOT_FOUND, NOT_RUN
+from harness.scheduler import CLEAN, ERROR, FOUND, NOT_FOUND, NOT_RUN
 
 CORRECT = Target("correct")
 FOUND_AT_ONCE = Target("variant", "NO_ELR")
@@ -50,7 +50,7 @@ def test_the_runner_returns_every_targets_verdict_as_data():
     crashed = by[CRASHES.label]
     assert (crashed.verdict, crashed.why) == (NOT_RUN, "its worker process died (exit code 3)")
     assert not result.ok and [t.target.label for t in result.failures] == [CRASHES.label]
-    assert result.counts() == {FOUND: 1, NOT_FOUND: 0, NOT_RUN: 1, ERROR: 0}
+    assert result.counts() == {FOUND: 1, NOT_FOUND: 0, CLEAN: 0, NOT_RUN: 1, ERROR: 0}
     assert (result.workers, result.seed, result.interrupted) == (2, 1, False)
     assert seen and seen[-1].targets == 2 and seen[-1].finds == 1
     assert time.monotonic() - t0 < 120   # it did not wait for the budget's end

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from harness.campaign import Target, UnitResult, WorkUnit
-from harness.scheduler import (ERROR, FOUND, MAX_UNIT_S, MIN_START_S, MIN_UNIT_S, NOT_FOUND, NOT_RUN,
+from harness.scheduler import (CLEAN, ERROR, FOUND, MAX_UNIT_S, MIN_START_S, MIN_UNIT_S, NOT_FOUND, NOT_RUN,
                                NOT_SCHEDULED, Scheduler)
 
 CORRECT = Target("correct")
@@ -84,7 +84,7 @@ def test_verdicts_and_why():
     s.finished(a, found(a))
     s.finished(b, clean(b, runs=3))
     results = {r.target.label: r for r in s.results()}
-    assert (results["correct"].verdict, results["correct"].ok) == (NOT_FOUND, True)
+    assert (results["correct"].verdict, results["correct"].ok) == (CLEAN, True)
     assert results["correct"].why == "no counterexample in 2 runs (50 examples, 5 s)"
     r = results["variant:NO_ELR"]
     assert (r.verdict, r.ok, r.found, r.first_failure_s, r.first_failure_examples, r.counterexample_ids,
@@ -141,7 +141,7 @@ def test_a_unit_stopped_at_the_end_keeps_what_it_reported():
     s.lost(c, "its unit was stopped at the campaign's end", retry=False)
     s.lost(a, "its unit was stopped at the campaign's end", retry=False)
     results = {r.target.label: r for r in s.results()}
-    assert results["correct"].verdict == NOT_FOUND and results["correct"].runs == 4
+    assert results["correct"].verdict == CLEAN and results["correct"].runs == 4
     assert results["correct"].why.endswith("; its unit was stopped at the campaign's end")
     assert (results["variant:NO_ELR"].verdict, results["variant:NO_ELR"].why) == \
         (NOT_RUN, "its unit was stopped at the campaign's end")

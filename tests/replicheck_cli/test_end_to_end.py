@@ -20,7 +20,7 @@ def test_tiny_campaign_finds_one_variant_and_one_bug(tmp_path: Path, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "kill matrix" in out and out.splitlines()[-1] == "campaign succeeded: 2 of 2 flaws found"
-    assert "seed 1," in out and "verdicts: 2 found, 0 not found, 0 not run, 0 error (of 2 targets)" in out
+    assert "seed 1," in out and "verdicts: 2 found, 0 not found, 0 clean, 0 not run, 0 error (of 2 targets)" in out
 
     rows = pq.read_table(corpus / "counterexamples").to_pylist()
     by_test = {r["test_id"]: r for r in rows}

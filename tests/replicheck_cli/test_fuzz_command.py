@@ -11,7 +11,7 @@ from click.testing import CliRunner
 import harness.runner
 from harness.campaign import Target, all_targets
 from harness.runner import CampaignResult
-from harness.scheduler import FOUND, NOT_FOUND, NOT_RUN, NOT_SCHEDULED, TargetResult
+from harness.scheduler import CLEAN, FOUND, NOT_FOUND, NOT_RUN, NOT_SCHEDULED, TargetResult
 from replicheck_cli import main
 from replicheck_cli.fuzz import fuzz
 
@@ -57,7 +57,7 @@ def _result(*targets: TargetResult) -> CampaignResult:
     return CampaignResult(targets, seed=5, run_id="r1", workers=2, budget_s=60.0, elapsed_s=55.0)
 
 
-CORRECT_CLEAN = TargetResult(Target("correct"), NOT_FOUND, "no counterexample in 4 runs (120 examples, 50 s)",
+CORRECT_CLEAN = TargetResult(Target("correct"), CLEAN, "no counterexample in 4 runs (120 examples, 50 s)",
                              units=2, runs=4, examples=120)
 NO_ELR_FOUND = TargetResult(Target("variant", "NO_ELR"), FOUND, "UncleanExclusion after 1.2 s (7 examples)",
                             units=1, runs=1, examples=30, found="UncleanExclusion", first_failure_s=1.2,
@@ -93,7 +93,7 @@ def test_a_target_that_did_not_run_is_printed_so_and_fails_the_campaign(monkeypa
     assert row.split()[1:3] == ["not", "run"] and row.endswith(NOT_SCHEDULED)
     row = next(x for x in lines if x.startswith("variant:NO_ELR"))
     assert row.split()[1:] == ["found", "UncleanExclusion", "1", "30", "1.2", "6", "3"]
-    assert "verdicts: 1 found, 2 not found, 1 not run, 0 error (of 4 targets)" in lines
+    assert "verdicts: 1 found, 1 not found, 1 clean, 1 not run, 0 error (of 4 targets)" in lines
     assert lines[-1] == ("campaign FAILED: not found (1): bug:TRUNCATE_TO_LEADER_OFFSET; not run (1): "
                          f"bug:PRODUCE_IGNORES_MIN_ISR ({NOT_SCHEDULED})")
 
@@ -116,7 +116,7 @@ def test_the_kafka_campaign_runs_its_one_target_on_every_worker(monkeypatch, tmp
     import harness.implementations
     monkeypatch.setattr(harness.implementations, "unavailable", lambda name: None)
     kafka = all_targets(implementation="kafka")[0]
-    for verdict, code in ((NOT_FOUND, 0), (FOUND, 1), ("error", 1)):
+    for verdict, code in ((CLEAN, 0), (FOUND, 1), ("error", 1)):
         seen = _stand_in(monkeypatch, _result(TargetResult(kafka, verdict, "why", found="divergence"
                                                            if verdict == FOUND else None)))
         assert fuzz(minutes=1, workers=2, implementation="kafka", corpus_dir=tmp_path, report_dir=None,
