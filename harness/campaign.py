@@ -206,22 +206,18 @@ class WorkUnit:
     deadline: Optional[float] = None
 
 
-@attrs.frozen
-class UnitResult:
-    """What one unit did, as data.
-
-    runs, examples, steps: machine runs, examples and checked steps. seconds:
-    wall-clock seconds of the unit, shrinking and reduction included. found: the
-    failing properties of its counterexample (comma-separated), or the failure's
+@attrs.frozen(kw_only=True)
+class SearchTally:
+    """What searching a target did, as data (a unit's, or a target's over its
+    units): runs, examples, steps: machine runs, examples and checked steps.
+    seconds: seconds spent, shrinking and reduction included. found: the failing
+    properties of the first counterexample (comma-separated), or the failure's
     kind (``divergence``, ``harness_error``); None when nothing failed.
-    first_failure_s / first_failure_examples: seconds and examples into the unit
-    when the first failure was found. counterexample_ids: the rows written.
-    shrunk_steps: the shrunk trace's length; reduced_steps: the shortest row's
-    after reduction. error: why the unit stopped without a verdict of its
-    target's (a harness error of a flaw's target, an unexpected exception), one
-    line; None otherwise."""
+    first_failure_s / first_failure_examples: seconds and examples spent when the
+    first failure was found. counterexample_ids: the rows written. shrunk_steps:
+    the shortest shrunk trace's length; reduced_steps: the shortest row's after
+    reduction."""
 
-    target: Target
     runs: int = 0
     examples: int = 0
     steps: int = 0
@@ -232,6 +228,16 @@ class UnitResult:
     counterexample_ids: tuple[str, ...] = ()
     shrunk_steps: Optional[int] = None
     reduced_steps: Optional[int] = None
+
+
+@attrs.frozen
+class UnitResult(SearchTally):
+    """What one unit of ``target`` did (``SearchTally``: seconds are the unit's
+    wall-clock seconds, first failures counted from the unit's start). error: why
+    the unit stopped without a verdict of its target's (a harness error of a
+    flaw's target, an unexpected exception), one line; None otherwise."""
+
+    target: Target
     error: Optional[str] = None
 
     @property

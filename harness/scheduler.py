@@ -35,7 +35,7 @@ from typing import Optional, Sequence
 
 import attrs
 
-from .campaign import Target, UnitResult, WorkUnit
+from .campaign import SearchTally, Target, UnitResult, WorkUnit
 
 MIN_UNIT_S = 5.0     # a run of EXAMPLES_PER_RUN examples takes about this long
 MAX_UNIT_S = 60.0
@@ -52,33 +52,20 @@ NOT_SCHEDULED = "the budget ran out before it was scheduled"
 
 
 @attrs.frozen
-class TargetResult:
-    """One target's verdict and what its units did, as data.
-
-    verdict: one of ``VERDICTS``; why: one line saying why. units, runs,
-    examples, steps: over every unit (a lost unit's runs as far as they were
-    reported). seconds: worker seconds spent on the target. found: the failing
-    properties (or failure kind) of its first counterexample. first_failure_s /
+class TargetResult(SearchTally):
+    """One target's verdict and what its units did together (``SearchTally``:
+    runs, examples, steps over every unit, a lost unit's runs as far as they were
+    reported; seconds: worker seconds spent on the target; first_failure_s /
     first_failure_examples: worker seconds and examples spent on the target up to
-    its first failure (units of several shards running at once are added up).
-    counterexample_ids: the corpus rows written for it. shrunk_steps /
-    reduced_steps: the shortest counterexample's length as shrunk and as
-    reduced."""
+    its first failure, units of several shards running at once added up).
+
+    verdict: one of ``VERDICTS``; why: one line saying why. units: how many
+    units it had."""
 
     target: Target
     verdict: str
     why: str
     units: int = 0
-    runs: int = 0
-    examples: int = 0
-    steps: int = 0
-    seconds: float = 0.0
-    found: Optional[str] = None
-    first_failure_s: Optional[float] = None
-    first_failure_examples: Optional[int] = None
-    counterexample_ids: tuple[str, ...] = ()
-    shrunk_steps: Optional[int] = None
-    reduced_steps: Optional[int] = None
 
     @property
     def ok(self) -> bool:
