@@ -83,6 +83,12 @@ class Kafka:
         #: the records that change a broker's registration
         self.registration_records = frozenset(JClass(metadata + name) for name in (
             "RegisterBrokerRecord", "BrokerRegistrationChangeRecord", "FenceBrokerRecord", "UnfenceBrokerRecord"))
+        # the broker's replica of the partition, through the bridge's shim (kafka_bridge/java)
+        self.PartitionShim = JClass("kafka.cluster.ReplicheckPartitionShim")
+        self.Long = JClass("java.lang.Long")
+        self.LeaderAndIsr = JClass("org.apache.kafka.metadata.LeaderAndIsr")
+        self.ApiException = JClass("org.apache.kafka.common.errors.ApiException")
+        self.Option = JClass("scala.Option")
 
     def ints(self, xs: Iterable[int]) -> Any:
         return self.JArray(self.JInt)(list(xs))

@@ -76,19 +76,13 @@ class KafkaPartition:
     topic's MinISR. Offsets are Kafka's: the LEO and HWM are exclusive ends."""
 
     def __init__(self, broker_id: int, broker_epoch: int, min_isr: int) -> None:
-        k = kafka()
-        from jpype import JClass
-        self._k = k
-        self._Shim = JClass("kafka.cluster.ReplicheckPartitionShim")
-        self._Long = JClass("java.lang.Long")
-        self._LeaderAndIsr = JClass("org.apache.kafka.metadata.LeaderAndIsr")
-        self._ApiException = JClass("org.apache.kafka.common.errors.ApiException")
-        self._Option = JClass("scala.Option")
+        k = self._k = kafka()
         self.folder = tempfile.mkdtemp(prefix="replicheck-partition-")
         weakref.finalize(self, shutil.rmtree, self.folder, True)
         self.broker_id = broker_id
-        self._shim = self._Shim(k.File(self.folder), TOPIC_NAME, k.topic_id, broker_id, min_isr,
-                                self._Shim.ManualTime())
+        # the log's scheduled tasks run at once, on the caller's thread, as the epoch cache's do
+        self._shim = k.PartitionShim(k.File(self.folder), TOPIC_NAME, k.topic_id, broker_id, min_isr,
+                                     k.PartitionShim.ManualTime(), k.scheduler)
         self._shim.setBrokerEpoch(broker_epoch)
         self._partition = self._shim.partition()
 
@@ -98,7 +92,7 @@ class KafkaPartition:
                    shutting_down: bool = False) -> None:
         """What this broker's metadata says of ``broker``: its broker epoch (None:
         not registered), fenced, in controlled shutdown (``MetadataCache``)."""
-        self._shim.setBroker(broker, None if epoch is None else self._Long(epoch), fenced, shutting_down)
+        self._shim.setBroker(broker, None if epoch is None else self._k.Long(epoch), fenced, shutting_down)
 
     def lag(self, ms: int = REPLICA_LAG_TIME_MAX_MS + 1) -> None:
         """Let ``ms`` milliseconds pass on the partition's clock (default: just
@@ -110,13 +104,13 @@ class KafkaPartition:
     def _call(self, fn: Any, *args: Any) -> Any:
         try:
             return fn(*args)
-        except self._ApiException as e:
+        except self._k.ApiException as e:
             raise KafkaPartitionError(str(self._k.Errors.forException(e).name()), str(e.getMessage())) from None
 
     def make_leader(self, reg: PartitionRegistration) -> bool:
         """``Partition.makeLeader`` with ``reg``; whether this broker became the leader."""
         return bool(self._call(self._partition.makeLeader, registration_of(reg), False, None,
-                               self._Option.apply(self._k.topic_id), self._Option.empty()))
+                               self._k.Option.apply(self._k.topic_id), self._k.Option.empty()))
 
     def append(self, value: int) -> int:
         """An acks=all produce of one record of ``value`` (``appendRecordsToLeader``);
@@ -133,7 +127,7 @@ class KafkaPartition:
                           -1 if last_fetched_epoch is None else last_fetched_epoch)
         diverging = info.divergingEpoch()
         return FetchAnswer(
-            tuple((int(o), int(e), int(v)) for o, e, v in self._Shim.records(info)),
+            tuple((int(o), int(e), int(v)) for o, e, v in self._k.PartitionShim.records(info)),
             (int(diverging.get().epoch()), int(diverging.get().endOffset())) if diverging.isPresent() else None,
             int(info.highWatermark()))
 
@@ -158,7 +152,7 @@ class KafkaPartition:
         """The controller commits the oldest request: ``isr`` in ``partition_epoch``
         (``handleAlterPartitionUpdate``)."""
         submitted = self._shim.submitted().removeFirst()
-        self._call(submitted.future.complete, self._LeaderAndIsr(
+        self._call(submitted.future.complete, self._k.LeaderAndIsr(
             self.broker_id, leader_epoch, self._k.int_list(sorted(isr)), self._k.RECOVERED, partition_epoch))
 
     def answer_error(self, error: str) -> None:

@@ -20,7 +20,7 @@ import org.apache.kafka.server.partition.AlterPartitionManager;
 import org.apache.kafka.server.purgatory.DelayedOperationPurgatory;
 import org.apache.kafka.server.storage.log.FetchIsolation;
 import org.apache.kafka.server.storage.log.FetchParams;
-import org.apache.kafka.server.util.KafkaScheduler;
+import org.apache.kafka.server.util.Scheduler;
 import org.apache.kafka.server.util.timer.Timer;
 import org.apache.kafka.server.util.timer.TimerTask;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
@@ -50,7 +50,8 @@ import scala.Option;
  * real {@link UnifiedLog} in a folder of its own, with the collaborators a broker would
  * give it put in the bridge's hands, as Kafka's own PartitionTest sets it up:
  * <ul>
- *   <li>the clock ({@link #advanceClock}): replica.lag.time.max.ms is measured on it;</li>
+ *   <li>the clock ({@link ManualTime}): replica.lag.time.max.ms is measured on it;</li>
+ *   <li>the log's scheduler (the bridge runs each task at once, on the caller's thread);</li>
  *   <li>the broker's metadata ({@link #setBroker}): the alive broker epochs, fenced and
  *       shutting-down brokers Partition.isReplicaIsrEligible reads;</li>
  *   <li>the AlterPartitionManager: every request Partition submits waits in
@@ -87,7 +88,6 @@ public final class ReplicheckPartitionShim {
     }
 
     private static final long REPLICA_LAG_TIME_MAX_MS = 30_000L;
-    private static KafkaScheduler scheduler;
     private static DelayedOperations delayedOperations;
 
     private final ManualTime time;
@@ -101,8 +101,8 @@ public final class ReplicheckPartitionShim {
     private final UnifiedLog log;
     private final Partition partition;
 
-    public ReplicheckPartitionShim(File dir, String topic, Uuid topicId, int brokerId, int minIsr, ManualTime time)
-            throws IOException {
+    public ReplicheckPartitionShim(File dir, String topic, Uuid topicId, int brokerId, int minIsr, ManualTime time,
+                                   Scheduler scheduler) throws IOException {
         this.time = time;
         this.brokerId = brokerId;
         this.topicId = topicId;
@@ -110,7 +110,7 @@ public final class ReplicheckPartitionShim {
         Properties props = new Properties();
         props.put("min.insync.replicas", Integer.toString(minIsr));
         File logDir = new File(dir, topic + "-0");
-        this.log = UnifiedLog.create(logDir, new LogConfig(props), 0L, 0L, scheduler(), new BrokerTopicStats(),
+        this.log = UnifiedLog.create(logDir, new LogConfig(props), 0L, 0L, scheduler, new BrokerTopicStats(),
             time, 60_000, new ProducerStateManagerConfig(86_400_000, false), 600_000,
             new LogDirFailureChannel(1), true, Optional.of(topicId));
         MetadataCache metadataCache = (MetadataCache) Proxy.newProxyInstance(
@@ -143,14 +143,6 @@ public final class ReplicheckPartitionShim {
         this.partition = new Partition(tp, REPLICA_LAG_TIME_MAX_MS, brokerId, () -> brokerEpoch, time, listener,
             delayedOperations(tp), metadataCache, null, alterPartitionManager, Option.apply(topicId));
         this.partition.setLog(log, false);
-    }
-
-    private static synchronized KafkaScheduler scheduler() {
-        if (scheduler == null) {
-            scheduler = new KafkaScheduler(1, true, "replicheck-log-scheduler-");
-            scheduler.startup();
-        }
-        return scheduler;
     }
 
     /** A purgatory timer that holds nothing: nothing waits in these purgatories. */
