@@ -30,7 +30,7 @@ import attrs
 
 from .campaign import Target, UnitResult, WorkUnit, preload, run_unit
 from .scheduler import NOT_SCHEDULED, VERDICTS, Progress, Scheduler, TargetResult
-from .workers import DONE, LOST, PROGRESS, WorkerPool
+from .workers import DONE, LOST, PROGRESS, WorkerPool, check_workers
 
 #: Kept back at the end of the search for the last units' run, shrinking and reduction.
 FINISH_S = 20.0
@@ -75,8 +75,7 @@ def check_budget(budget_s: float, workers: int, seed: Optional[int]) -> None:
     if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not math.isfinite(budget_s) \
             or budget_s <= 0:
         raise ValueError(f"budget must be a finite number of seconds > 0, got {budget_s!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    check_workers(workers)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}")
 

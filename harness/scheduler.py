@@ -36,6 +36,7 @@ from typing import Optional, Sequence
 import attrs
 
 from .campaign import SearchTally, Target, UnitResult, WorkUnit
+from .workers import check_workers
 
 MIN_UNIT_S = 5.0     # a run of EXAMPLES_PER_RUN examples takes about this long
 MAX_UNIT_S = 60.0
@@ -157,8 +158,7 @@ class Scheduler:
             raise ValueError("a campaign needs at least one target")
         if len(set(labels)) != len(labels):
             raise ValueError(f"campaign targets must be unique, got {labels}")
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+        check_workers(workers)
         self.tracks = [_Track(attrs.evolve(t, shard=0)) for t in targets]
         self._by_label = {t.target.label: t for t in self.tracks}
         self.workers = workers

@@ -39,6 +39,12 @@ class Event:
     value: Any
 
 
+def check_workers(workers: Any) -> None:
+    """ValueError unless ``workers`` is an integer >= 1 (a bool is not)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+
+
 def _exit_reason(code: Optional[int]) -> str:
     if code is not None and code < 0:
         try:
@@ -92,8 +98,7 @@ class WorkerPool:
 
     def __init__(self, size: int, work: Callable, setup: Optional[Callable] = None,
                  log_path: Optional[str] = None) -> None:
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"workers must be an integer >= 1, got {size!r}")
+        check_workers(size)
         self._context = get_context("spawn")
         self._work, self._setup, self._log_path = work, setup, log_path
         self._slots = [self._start(i) for i in range(size)]
