@@ -11,17 +11,20 @@ own ``PartitionTest`` sets it up: the clock, the broker's metadata
 the bridge's; there is no ``LogManager`` (the log is handed to the partition).
 
 It is not yet a part the SUT's brokers can put in place of ``sut.partition.
-Partition`` in lockstep with the model: Kafka's leader takes two decisions at
-other moments than the model's Kafka profile does (README, "Kafka's Partition,
-driven alone"):
+Partition`` in lockstep with the model (README, "Kafka's Partition, driven
+alone"):
 
 - it proposes an ISR expansion inside the follower's fetch
   (``updateFollowerFetchState`` → ``maybeExpandIsr``), where the model has a step
   of its own (``ProposeIsrExpand``);
 - its periodic ISR check (``maybeShrinkIsr``) removes in one AlterPartition
   every ISR follower whose last caught-up time is older than
-  replica.lag.time.max.ms, and never one at the leader's LEO, where the model
-  removes the one follower its step names, at any time (``ProposeIsrShrink``).
+  replica.lag.time.max.ms, and never one at the leader's LEO. The Kafka profile
+  now does both (``Rule.SHRINK_ALL_OUT_OF_SYNC``: ``ProposeIsrShrinkMany``;
+  ``Rule.CAUGHT_UP_AT_LEADER_LEO``), but without a clock: which followers are out
+  of sync is the run's choice, and a lockstep would have to set this clock so
+  that Kafka's check finds exactly that choice, which the order of the
+  followers' last caught-up times does not always allow.
 """
 
 from __future__ import annotations

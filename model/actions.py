@@ -85,6 +85,20 @@ class ProposeIsrShrink:
     follower: int
 
 
+def _sorted_ids(ids: object) -> tuple:
+    """Broker ids as a sorted tuple: one action per set of followers."""
+    return tuple(sorted(ids))  # type: ignore[call-overload]
+
+
+@attrs.frozen
+class ProposeIsrShrinkMany:
+    """One AlterPartition removing two or more ``followers`` (kept sorted) at once:
+    Kafka's periodic ISR check finding them all out of sync (only under
+    Rule.SHRINK_ALL_OUT_OF_SYNC; ``ProposeIsrShrink`` is the check finding one)."""
+    leader: int
+    followers: tuple[int, ...] = attrs.field(converter=_sorted_ids)
+
+
 @attrs.frozen
 class ProposeIsrExpand:
     leader: int
@@ -153,7 +167,7 @@ class ListOffsets:
 Action = Union[
     StartBroker, UnfenceBroker, FenceBroker, ControlledShutdown, UncleanShutdown, Flush,
     ReplicateMetadata, SendFetch, ReceiveFetchRequest, ReceiveFetchResponse,
-    ProposeIsrShrink, ProposeIsrExpand, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
+    ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
     Reassign, CancelReassignment, UncleanRecovery, UncleanLeaderElection, DropMessage,
     Produce, Consume, ListOffsets,
 ]
@@ -169,7 +183,8 @@ class ActionKind:
     sends: the message class it always sends (a request, or the response to the
       message it delivers), else None. receives: the message class it delivers
       (its ``msg`` field), "any" for any message in flight, else None.
-    broker_fields: its fields holding broker ids (a tuple of them for ``Reassign``).
+    broker_fields: its fields holding broker ids (a tuple of them for ``Reassign`` and
+      ``ProposeIsrShrinkMany``).
     weight: its default weight for the random walk's ``weighted`` policy (across
       all classes). family_weight: its weight among the enabled classes of its
       family in the machine. swarm: the machine's swarm-testing levels for it (the
@@ -211,6 +226,10 @@ ACTIONS: tuple[ActionKind, ...] = (
     ActionKind(ReceiveFetchResponse, "fetch", receives="FetchResponse", weight=6.0, family_weight=3),
     ActionKind(ProposeIsrShrink, "isr", fault=True, sends="AlterPartitionRequest",
                broker_fields=("leader", "follower"), weight=0.6, swarm=_RARE),
+    # Not swarmed: a swarm level of its own would be one more draw in every example,
+    # the chapters' too, where it is never enabled.
+    ActionKind(ProposeIsrShrinkMany, "isr", fault=True, sends="AlterPartitionRequest",
+               broker_fields=("leader", "followers"), weight=0.3),
     ActionKind(ProposeIsrExpand, "isr", sends="AlterPartitionRequest", broker_fields=("leader", "follower"),
                weight=3.0, family_weight=3),
     ActionKind(ReceiveAlterPartition, "isr", sends="AlterPartitionResponse", receives="AlterPartitionRequest",

@@ -57,6 +57,8 @@ class Rule(enum.Enum):
     FETCH_ERROR_ORDER = "Partition.fetchRecords, getLocalLog, followerReplicaOrThrow"
     TRUNCATION_IN_ROUNDS = "AbstractFetcherThread.getOffsetTruncationState"
     FETCH_ANSWER_HWM_BEFORE_UPDATE = "Partition.fetchRecords (readRecords before updateFollowerFetchState)"
+    SHRINK_ALL_OUT_OF_SYNC = "Partition.maybeShrinkIsr, getOutOfSyncReplicas, prepareIsrShrink"
+    CAUGHT_UP_AT_LEADER_LEO = "ReplicaState.isCaughtUp (leaderEndOffset == logEndOffset)"
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
@@ -279,6 +281,32 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "the answer carries the HWM from before this fetch.",
         "A follower learns an HWM its own fetch advanced one fetch later. Found by driving Kafka's own "
         "kafka.cluster.Partition (kafka_bridge.partition)."),
+    Rule.SHRINK_ALL_OUT_OF_SYNC: RuleDoc(
+        "§2.9, §2.9.2",
+        _CORE + "cluster/Partition.scala: maybeShrinkIsr, getOutOfSyncReplicas, prepareIsrShrink",
+        "A shrink proposal removes one lagging follower (ProposeIsrShrink); followers lagging together "
+        "leave the ISR in as many AlterPartitions.",
+        "The leader's periodic ISR check removes, in one AlterPartition, every ISR follower out of sync at "
+        "that moment. The model has no clock: which followers are out of sync at a check is the run's "
+        "choice, so ProposeIsrShrinkMany removes any two or more ISR followers that may be out of sync "
+        "(see CAUGHT_UP_AT_LEADER_LEO) at once; ProposeIsrShrink is the check finding one.",
+        "Several followers leave the ISR in one partition change: when it takes the ISR below MinISR, every "
+        "removed follower joins the ELR, where one at a time those removed while the ISR kept MinISR members "
+        "do not. Found by driving Kafka's own kafka.cluster.Partition (kafka_bridge.partition)."),
+    Rule.CAUGHT_UP_AT_LEADER_LEO: RuleDoc(
+        "§2.9",
+        _CORE + "cluster/Partition.scala: getOutOfSyncReplicas, isFollowerOutOfSync; "
+        "server/src/main/java/org/apache/kafka/server/replica/ReplicaState.java: isCaughtUp",
+        "A follower is out of sync when its log lags the leader's or the leader has not heard from it within "
+        "replica.lag.time.max.ms; without a clock, the leader may shrink any ISR follower out at any time.",
+        "A follower whose LEO, as the leader last heard it, equals the leader's LEO is caught up however long "
+        "since its last fetch, and is never shrunk out. The leader's next write ends that: the follower is "
+        "then out of sync as soon as its last caught-up time (its last fetch at the LEO) is older than "
+        "replica.lag.time.max.ms, in the model at any time after the write. A follower whose LEO the leader "
+        "does not know may be shrunk out at any time.",
+        "A follower that stops fetching while fully caught up keeps its ISR seat until the leader writes "
+        "again (or the controller fences it): a leader taking no writes never shrinks its ISR. Found by "
+        "driving Kafka's own kafka.cluster.Partition (kafka_bridge.partition)."),
 }
 
 #: Rules in force per profile.

@@ -419,6 +419,20 @@ def can_join_isr(state: ClusterState, leader: int, follower: int) -> Optional[st
     return None
 
 
+def can_leave_isr(state: ClusterState, leader: int, follower: int) -> Optional[str]:
+    """Why the leader's ISR check cannot find ISR member ``follower`` out of sync
+    (§2.9), or None when it may: the model has no clock, so any follower may have
+    lagged past replica.lag.time.max.ms. Rule.CAUGHT_UP_AT_LEADER_LEO: not one whose
+    LEO, as the leader last heard it, is the leader's LEO (Partition.
+    isFollowerOutOfSync, ReplicaState.isCaughtUp)."""
+    r = state.replica(leader)
+    assert r is not None
+    fs = r.follower(follower)
+    if state.config.follows(Rule.CAUGHT_UP_AT_LEADER_LEO) and fs is not None and fs.fetch_offset == r.leo:
+        return f"follower {follower} is at leader {leader}'s LEO {r.leo}: caught up, never out of sync"
+    return None
+
+
 def propose_isr(state: ClusterState, leader: int, proposed: frozenset[int]) -> ClusterState:
     """Send an AlterPartition with ``proposed`` and apply it eagerly to the Maximal
     ISR (§2.9.2, §6.5.2); the added replicas' broker epochs come from fetch state.

@@ -12,7 +12,8 @@ import attrs
 from . import controller as ctl
 from . import replica as rep
 from .actions import (Action, CancelReassignment, Consume, ControlledShutdown, DropMessage,
-                      FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, Produce,
+                      FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
+                      ProposeIsrShrinkMany, Produce,
                       Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                       ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch,
                       StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
@@ -249,12 +250,36 @@ def _g_shrink(s: ClusterState, a: ProposeIsrShrink) -> Optional[str]:
     r = s.replica(a.leader)
     if a.follower == a.leader or a.follower not in r.isr:  # type: ignore[union-attr]
         return f"{a.follower} is not a follower in leader {a.leader}'s ISR"
-    return None
+    return rep.can_leave_isr(s, a.leader, a.follower)
 
 
 def _e_shrink(s: ClusterState, a: ProposeIsrShrink) -> ClusterState:
     r = s.replica(a.leader)
     return rep.propose_isr(s, a.leader, r.isr - {a.follower})  # type: ignore[union-attr]
+
+
+def _g_shrink_many(s: ClusterState, a: ProposeIsrShrinkMany) -> Optional[str]:
+    """Rule.SHRINK_ALL_OUT_OF_SYNC: one AlterPartition without every follower the
+    leader's ISR check found out of sync (Partition.maybeShrinkIsr); the chapters'
+    proposal removes one."""
+    if not s.config.follows(Rule.SHRINK_ALL_OUT_OF_SYNC):
+        return "a shrink proposal removes one follower (Rule.SHRINK_ALL_OUT_OF_SYNC is off)"
+    if (e := _g_leader_idle(s, a.leader)):
+        return e
+    r = s.replica(a.leader)
+    if len(a.followers) < 2 or len(set(a.followers)) != len(a.followers):
+        return f"followers must be two or more distinct brokers, got {a.followers!r}"
+    for f in a.followers:
+        if f == a.leader or f not in r.isr:  # type: ignore[union-attr]
+            return f"{f} is not a follower in leader {a.leader}'s ISR"
+        if (e := rep.can_leave_isr(s, a.leader, f)):
+            return e
+    return None
+
+
+def _e_shrink_many(s: ClusterState, a: ProposeIsrShrinkMany) -> ClusterState:
+    r = s.replica(a.leader)
+    return rep.propose_isr(s, a.leader, r.isr - set(a.followers))  # type: ignore[union-attr]
 
 
 def _g_expand(s: ClusterState, a: ProposeIsrExpand) -> Optional[str]:
@@ -413,6 +438,7 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     ReceiveFetchRequest: (lambda s, a: _g_receive_to(s, a.msg, FetchRequest), _e_receive_fetch_request),
     ReceiveFetchResponse: (lambda s, a: _g_receive_to(s, a.msg, FetchResponse), _e_receive_fetch_response),
     ProposeIsrShrink: (_g_shrink, _e_shrink),
+    ProposeIsrShrinkMany: (_g_shrink_many, _e_shrink_many),
     ProposeIsrExpand: (_g_expand, _e_expand),
     ReceiveAlterPartition: (_g_receive_alter, _e_receive_alter),
     ReceiveAlterPartitionResponse: (lambda s, a: _g_receive_to(s, a.msg, AlterPartitionResponse),
@@ -495,8 +521,13 @@ def _candidates(state: ClusterState) -> Iterator[Action]:
     for b in leaders:
         r = state.replica(b)
         image = state.broker(b).image
-        for f in sorted(r.isr - {b}):  # type: ignore[union-attr]
+        in_sync = sorted(r.isr - {b})  # type: ignore[union-attr]
+        for f in in_sync:
             yield ProposeIsrShrink(b, f)
+        if state.config.follows(Rule.SHRINK_ALL_OUT_OF_SYNC):
+            for size in range(2, len(in_sync) + 1):
+                for followers in itertools.combinations(in_sync, size):
+                    yield ProposeIsrShrinkMany(b, followers)
         if image is not None:
             for f in image.replicas:
                 if f not in r.isr:  # type: ignore[union-attr]

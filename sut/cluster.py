@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from model import (ActionNotEnabled, AlterPartitionResponse,
                    CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
-                   FenceBroker, Flush, ListOffsets, ProposeIsrExpand,
-                   ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
+                   FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
+                   Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
                    UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker)
 from model import ListOffsetsResult, Observation, Outcome
@@ -51,6 +51,7 @@ class Cluster(Enablement):
         ReceiveFetchRequest: ("_g_receive_fetch_request", "_e_receive_fetch_request"),
         ReceiveFetchResponse: ("_g_receive_fetch_response", "_e_receive_fetch_response"),
         ProposeIsrShrink: ("_g_shrink", "_e_shrink"),
+        ProposeIsrShrinkMany: ("_g_shrink_many", "_e_shrink_many"),
         ProposeIsrExpand: ("_g_expand", "_e_expand"),
         ReceiveAlterPartition: ("_g_receive_alter", "_e_receive_alter"),
         ReceiveAlterPartitionResponse: ("_g_receive_alter_response", "_e_receive_alter_response"),
@@ -180,7 +181,10 @@ class Cluster(Enablement):
     # ------------------------------------------------------------------ ISR
 
     def _e_shrink(self, a: ProposeIsrShrink) -> None:
-        self.brokers[a.leader].replica_manager.maybe_shrink_isr(a.follower)
+        self.brokers[a.leader].replica_manager.maybe_shrink_isr(frozenset({a.follower}))
+
+    def _e_shrink_many(self, a: ProposeIsrShrinkMany) -> None:
+        self.brokers[a.leader].replica_manager.maybe_shrink_isr(frozenset(a.followers))
 
     def _e_expand(self, a: ProposeIsrExpand) -> None:
         self.brokers[a.leader].replica_manager.maybe_expand_isr(a.follower)

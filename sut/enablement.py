@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 from model import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config, Consume,
                    ControlledShutdown, DropMessage, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
-                   ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
+                   ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
                    UnfenceBroker)
@@ -175,6 +175,24 @@ class Enablement:
             return e
         if a.follower == a.leader or a.follower not in p.in_sync_replicas:  # type: ignore[union-attr]
             return f"{a.follower} is not a follower in leader {a.leader}'s ISR"
+        return p.is_follower_out_of_sync(a.follower)  # type: ignore[union-attr]
+
+    def _g_shrink_many(self, a: ProposeIsrShrinkMany) -> Reason:
+        """Kafka's ``maybeShrinkIsr`` removes every follower it finds out of sync in
+        one AlterPartition; the chapters' leader one per proposal."""
+        if not self.config.follows(Rule.SHRINK_ALL_OUT_OF_SYNC):
+            return "one follower per shrink proposal"
+        p, e = self._g_leader_idle(a.leader)
+        if e:
+            return e
+        assert p is not None
+        if len(a.followers) < 2 or len(set(a.followers)) != len(a.followers):
+            return f"not two or more distinct followers: {a.followers!r}"
+        for f in a.followers:
+            if f == a.leader or f not in p.in_sync_replicas:
+                return f"{f} is not a follower in leader {a.leader}'s ISR"
+            if (why := p.is_follower_out_of_sync(f)):
+                return why
         return None
 
     def _g_expand(self, a: ProposeIsrExpand) -> Reason:

@@ -122,18 +122,19 @@ class PendingExpandIsr:
 
 
 class PendingShrinkIsr:
-    """An AlterPartition removing ``outgoing_replica`` is in flight; the Maximal
-    ISR still counts it until the controller commits the change (§6.5.2)."""
+    """An AlterPartition removing ``outgoing_replicas`` (Kafka's
+    ``outOfSyncReplicaIds``) is in flight; the Maximal ISR still counts them until
+    the controller commits the change (§6.5.2)."""
 
-    __slots__ = ("isr", "outgoing_replica", "request_id")
+    __slots__ = ("isr", "outgoing_replicas", "request_id")
     is_inflight = True
 
-    def __init__(self, isr: frozenset[int], outgoing_replica: int, request_id: Optional[int]) -> None:
-        self.isr, self.outgoing_replica, self.request_id = isr, outgoing_replica, request_id
+    def __init__(self, isr: frozenset[int], outgoing_replicas: frozenset[int], request_id: Optional[int]) -> None:
+        self.isr, self.outgoing_replicas, self.request_id = isr, outgoing_replicas, request_id
 
     @property
     def proposed_isr(self) -> frozenset[int]:
-        return self.isr - {self.outgoing_replica}
+        return self.isr - self.outgoing_replicas
 
     @property
     def maximal_isr(self) -> frozenset[int]:
@@ -432,10 +433,23 @@ class Partition:
         the pending expansion counts in the Maximal ISR at once (§2.9.2, §6.5.2)."""
         self._submit_alter_partition(PendingExpandIsr(self.partition_state.isr, follower, None))
 
-    def maybe_shrink_isr(self, follower: int) -> None:
-        """Propose removing a lagging follower from the ISR; until the controller
-        commits it the follower stays in the Maximal ISR (§2.9.2, §6.5.2)."""
-        self._submit_alter_partition(PendingShrinkIsr(self.partition_state.isr, follower, None))
+    def is_follower_out_of_sync(self, follower: int) -> Optional[str]:
+        """Why the ISR check cannot find ``follower`` out of sync, or None when it
+        may (no clock: any follower may have lagged too long). Under Kafka's rule
+        not one whose LEO is the leader's LEO (``isFollowerOutOfSync``,
+        ``ReplicaState.isCaughtUp``)."""
+        remote = self.remote_replicas.get(follower)
+        leo = self.log.log_end_offset
+        if (self.config.follows(Rule.CAUGHT_UP_AT_LEADER_LEO) and remote is not None
+                and remote.log_end_offset == leo):
+            return f"follower {follower} is at the leader's LEO {leo}, so caught up"
+        return None
+
+    def maybe_shrink_isr(self, followers: frozenset[int]) -> None:
+        """Propose removing lagging followers from the ISR (one; under Kafka's rule
+        every one found out of sync, ``maybeShrinkIsr``); until the controller
+        commits it they stay in the Maximal ISR (§2.9.2, §6.5.2)."""
+        self._submit_alter_partition(PendingShrinkIsr(self.partition_state.isr, followers, None))
 
     def _submit_alter_partition(self, state: PendingExpandIsr | PendingShrinkIsr) -> None:
         """Send the proposal. It names the added replicas' broker epochs (Kafka's

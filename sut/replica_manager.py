@@ -132,10 +132,10 @@ class ReplicaManager:
         assert p is not None
         p.maybe_expand_isr(follower)
 
-    def maybe_shrink_isr(self, follower: int) -> None:
+    def maybe_shrink_isr(self, followers: frozenset[int]) -> None:
         p = self.leader_partition()
         assert p is not None
-        p.maybe_shrink_isr(follower)
+        p.maybe_shrink_isr(followers)
 
     def handle_alter_partition_response(self, request_id: int, error: Optional[str], isr: frozenset[int],
                                         leader_epoch: int, partition_epoch: int) -> None:

@@ -43,7 +43,7 @@ def probe_actions(state: ClusterState, rng) -> list:
     invalid). A Produce carries the model's next value only: which values are
     valid is the model's bookkeeping, not the implementation's."""
     from model import (CancelReassignment, Consume, ControlledShutdown, DropMessage, FenceBroker, Flush,
-                       ListOffsets, ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign,
+                       ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign,
                        ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest,
                        ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker, UncleanLeaderElection,
                        UncleanRecovery, UncleanShutdown, UnfenceBroker)
@@ -60,6 +60,8 @@ def probe_actions(state: ClusterState, rng) -> list:
             out += [ReplicateMetadata(b, c) for c in sorted({0, 1, pending, pending + 1})]
         for f in brokers:
             out += [ProposeIsrShrink(b, f), ProposeIsrExpand(b, f)]
+        others = tuple(f for f in brokers if f != b)
+        out += [ProposeIsrShrinkMany(b, fs) for fs in [others, others[:1], brokers, *zip(others, others[1:])]]
     for i in [m.id for m in state.network.messages] + [0, state.network.next_id]:
         out += [ReceiveFetchRequest(i), ReceiveFetchResponse(i), ReceiveAlterPartition(i),
                 ReceiveAlterPartitionResponse(i), DropMessage(i)]

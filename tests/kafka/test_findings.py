@@ -61,9 +61,11 @@ def test_last_known_leader_loses_committed_records(follows: bool):
 
 @ON_OFF
 def test_expansion_dropped_from_maximal_isr_lets_the_hwm_pass_an_isr_member(follows: bool):
-    """No fault at all. Leader 1 shrinks 2 out and learns the new partition epoch
-    from the AlterPartition response before the metadata record. 2 fetches at the
-    HWM (behind the leader's LEO) and 1 proposes to add it back. Then 1 applies the
+    """No fault at all. Two writes are committed on all three replicas; leader 1
+    takes two more and shrinks 2 out before 2 fetches them (a follower at the
+    leader's LEO is never out of sync), and learns the new partition epoch from the
+    AlterPartition response before the metadata record. 2 fetches at the HWM
+    (behind the leader's LEO) and 1 proposes to add it back. Then 1 applies the
     shrink's record: Kafka's makeLeader accepts a registration of the partition
     epoch it already has and resets the ISR state, dropping the pending expansion
     from the Maximal ISR. Follower 3 fetches, the HWM passes 2's LEO, and the
@@ -74,8 +76,8 @@ def test_expansion_dropped_from_maximal_isr_lets_the_hwm_pass_an_isr_member(foll
     for _ in range(2):
         sc.deliver_fetch(2)
         sc.deliver_fetch(3)
-    sc.shrink(1, 2)
     sc.produce(1, 2)
+    sc.shrink(1, 2)
     sc.deliver_fetch(3)
     sc.receive_fetch_request(sc.send_fetch(2))        # the leader learns 2 is at offset 2, the HWM
     expansion = sc.do_sending(ProposeIsrExpand(1, 2), AlterPartitionRequest)

@@ -37,7 +37,7 @@ from typing import Optional
 import pytest
 
 from model import (KAFKA, AlterPartitionRequest, AlterPartitionResponse, Config, EpochEndOffset,
-                   FetchResponse, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, Reassign,
+                   FetchResponse, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, Role,
                    end_offset_for_epoch, epoch_entries, why_not_enabled)
 from scenario import Scenario
@@ -68,9 +68,8 @@ NOT_EXPRESSIBLE = {
                                                       "leaders never send",
     "testIsrNotExpandedIfReplicaIsInControlledShutdown": "controlled shutdown in progress",
     "testShouldNotShrinkIsrIfPreviousFetchIsCaughtUp": "time-based lag (replica.lag.time.max.ms arithmetic): "
-                                                       "the model may propose a shrink at any time",
-    "testShouldNotShrinkIsrIfFollowerCaughtUpToLogEnd": "time-based lag (replica.lag.time.max.ms arithmetic): "
-                                                        "the model may propose a shrink at any time",
+                                                       "the model may shrink a follower behind the leader's LEO "
+                                                       "at any time",
     "testAlterIsrUnknownTopic": "topic deletion (UNKNOWN_TOPIC_OR_PARTITION)",
     "testUseCheckpointToInitializeHighWatermark": "HWM checkpoint file",
     "testTopicIdAndPartitionMetadataFileForLeader": "topic IDs (partition metadata file)",
@@ -666,6 +665,9 @@ def test_PartitionTest_testMaybeShrinkIsr():
     sc.deliver_fetch(2)
     assert sc.replica(LEADER).hwm == 0
     assert _fetch_offset(sc, 3) is None and sc.replica(LEADER).follower(3).caught_up
+    # 2 is at the leader's LEO: never out of sync, so 3 is the only one the check removes
+    assert why_not_enabled(sc.state, ProposeIsrShrink(LEADER, 2)) is not None
+    assert why_not_enabled(sc.state, ProposeIsrShrinkMany(LEADER, (2, 3))) is not None
     _, partition_epoch = _epochs(sc)
     req = _propose(sc, ProposeIsrShrink(LEADER, 3))
     assert req.isr == {LEADER, 2}
@@ -674,6 +676,19 @@ def test_PartitionTest_testMaybeShrinkIsr():
     assert _answer(sc, req).error is None
     assert sc.replica(LEADER).partition_epoch == partition_epoch + 1 and _requests_in_flight(sc) == 0
     assert _isr(sc) == ({LEADER, 2}, {LEADER, 2}) and sc.replica(LEADER).hwm == 10
+
+
+def test_PartitionTest_testShouldNotShrinkIsrIfFollowerCaughtUpToLogEnd():
+    """PartitionTest.testShouldNotShrinkIsrIfFollowerCaughtUpToLogEnd: the follower
+    fetches up to the leader's LEO at once (the HWM reaches it); however long it then
+    stays silent, the leader does not shrink it out: a follower at the leader's LEO
+    is never out of sync (Rule.CAUGHT_UP_AT_LEADER_LEO; the model has no clock, so
+    no shrink is enabled at all). Nothing in flight, the ISR unchanged."""
+    sc = _seeded((2,), fetched={2: 10})
+    sc.deliver_fetch(2)
+    assert (_fetch_offset(sc, 2), sc.replica(LEADER).hwm) == (10, 10)
+    assert why_not_enabled(sc.state, ProposeIsrShrink(LEADER, 2)) is not None
+    assert _isr(sc) == ({LEADER, 2}, {LEADER, 2}) and _requests_in_flight(sc) == 0
 
 
 def test_PartitionTest_testHighWatermarkAdvanceShouldNotAdvanceWhenUnderMinISR():

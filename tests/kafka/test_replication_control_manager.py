@@ -24,8 +24,9 @@ from __future__ import annotations
 import pytest
 
 from model import (KAFKA, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config,
-                   PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
-                   ReceiveAlterPartitionResponse, ReplicateMetadata, UncleanLeaderElection, Variant, why_not_enabled)
+                   PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
+                   ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReplicateMetadata, UncleanLeaderElection,
+                   Variant, why_not_enabled)
 
 from scenario import Scenario
 
@@ -43,9 +44,6 @@ NOT_EXPRESSIBLE = {
     "testCreateTopicWithCollisionChars": "topic names",
     "testValidateNewTopicNames": "topic names",
     "testTopicNameCollision": "topic names",
-    "testEligibleLeaderReplicas_ShrinkAndExpandIsr": "one AlterPartition removing two replicas at once "
-                                                     "(ISR [0,1,2] -> [0] puts both in the ELR; one at a time, the "
-                                                     "first leaves while the ISR still has MinISR members)",
     "testEligibleLeaderReplicas_DeleteTopic": "topic deletion (the broker-to-ELR index after RemoveTopicRecord)",
     "testEligibleLeaderReplicas_EffectiveMinIsr": "configs (min.insync.replicas above the replication factor)",
     "testAlterPartitionHandleUnknownTopicIdOrName": "an unknown topic id (one partition, always there)",
@@ -184,6 +182,21 @@ def test_ReplicationControlManagerTest_testProcessBrokerHeartbeatInControlledShu
 
 
 # ------------------------------------------------------------------------ ELR
+
+def test_ReplicationControlManagerTest_testEligibleLeaderReplicas_ShrinkAndExpandIsr():
+    """ReplicationControlManagerTest.testEligibleLeaderReplicas_ShrinkAndExpandIsr: RF 3,
+    MinISR 2: leader 0's one AlterPartition to ISR [0] (Rule.SHRINK_ALL_OUT_OF_SYNC:
+    Kafka's leader removes every follower out of sync at once) succeeds and puts
+    both 1 and 2 in the ELR; expanding back to [0,1] reaches MinISR and empties the
+    ELR. The LastKnownELR stays empty."""
+    sc = kafka_scenario((0, 1, 2), (0, 1, 2), min_isr=2)
+    assert sc.partition.leader == 0
+    assert_consistent_response(sc, sc.alter_isr(ProposeIsrShrinkMany(0, (1, 2))))
+    assert_leader_isr_elr(sc, 0, {0}, elr={1, 2})
+    sc.deliver_fetch(1)  # follower 1 fetches in the current leader epoch, caught up
+    assert_consistent_response(sc, sc.expand(0, 1))
+    assert_leader_isr_elr(sc, 0, {0, 1}, elr=set())
+
 
 def test_ReplicationControlManagerTest_testEligibleLeaderReplicas_ShrinkToEmptyIsr():
     """ReplicationControlManagerTest.testEligibleLeaderReplicas_ShrinkToEmptyIsr: RF 3,

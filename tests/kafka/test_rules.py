@@ -14,8 +14,9 @@ import pytest
 
 from model import (KAFKA, NO_LEADER, PROFILES, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
-                   PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
-                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS, UnfenceBroker, why_not_enabled)
+                   PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
+                   ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
+                   UnfenceBroker, why_not_enabled)
 
 from scenario import Scenario
 
@@ -369,6 +370,50 @@ def test_the_fetch_that_advances_the_hwm_is_answered_with_the_previous_one(follo
     assert sc.replica(3).hwm == resp.hwm
     _, resp = sc.deliver_fetch(3)
     assert resp.hwm == sc.replica(3).hwm == 1
+
+
+@ON_OFF
+def test_the_isr_check_removes_every_lagging_follower_in_one_alter_partition(follows: bool):
+    """Neither follower of leader 1 has fetched (ISR [1,2,3], MinISR 2). Kafka's ISR
+    check finds both out of sync and removes them in one AlterPartition
+    (Partition.maybeShrinkIsr): the ISR drops below MinISR in one change and both
+    join the ELR. The chapters' leader removes one follower per proposal: 2 leaves
+    while the ISR keeps MinISR members, so only 3 joins the ELR. (Found by driving
+    Kafka's own Partition.)"""
+    sc = Scenario(config(Rule.SHRINK_ALL_OUT_OF_SYNC, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=2))
+    both = ProposeIsrShrinkMany(1, (2, 3))
+    assert (why_not_enabled(sc.state, both) is None) == follows
+    if follows:
+        req = sc.do_sending(both, AlterPartitionRequest)
+        assert req.isr == {1}
+        sc.do(ReceiveAlterPartition(req.id))
+    else:
+        sc.shrink(1, 2)
+        assert (sc.partition.isr, sc.partition.elr) == ({1, 3}, frozenset())
+        sc.shrink(1, 3)
+    assert (sc.partition.isr, sc.partition.elr) == ({1}, {2, 3} if follows else {3})
+
+
+@ON_OFF
+def test_a_follower_at_the_leaders_leo_is_never_out_of_sync(follows: bool):
+    """Followers 2 and 3 have fetched leader 1's one write, and fall silent. However
+    long they stay so, Kafka's leader never finds a follower at its LEO out of sync
+    (ReplicaState.isCaughtUp), so it proposes no shrink; the next write it takes
+    makes them out of sync (their last caught-up time is their last fetch). The
+    chapters' leader may shrink a silent follower out at any time. (Found by
+    driving Kafka's own Partition.)"""
+    sc = Scenario(config(Rule.CAUGHT_UP_AT_LEADER_LEO, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=2))
+    sc.produce(1)
+    replicate_all(sc, 1, 2, 3)
+    assert (sc.replica(1).leo, sc.replica(1).follower(2).fetch_offset) == (1, 1)
+    shrinks = (ProposeIsrShrink(1, 2), ProposeIsrShrink(1, 3))
+    assert [why_not_enabled(sc.state, a) is None for a in shrinks] == [not follows] * 2
+    sc.produce(1)
+    assert [why_not_enabled(sc.state, a) is None for a in shrinks] == [True] * 2
+    sc.shrink(1, 2)
+    assert sc.partition.isr == {1, 3}
 
 
 @ON_OFF

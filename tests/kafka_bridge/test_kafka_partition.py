@@ -2,16 +2,21 @@
 (``kafka_bridge.partition``): where it agrees with the Kafka profile, and the four
 places its leader departed from the profile's model, each pinned on Kafka's side
 and, where the model takes the same calls, on the model's (README, "Kafka's
-Partition, driven alone"). The fourth, the HWM a fetch is answered with, is now a
-rule of the profile (Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE)."""
+Partition, driven alone"). Three of them are now rules of the profile, and the
+model agrees with Kafka's leader there: the ISR check removing every out-of-sync
+follower at once (Rule.SHRINK_ALL_OUT_OF_SYNC), a follower at the leader's LEO
+never out of sync (Rule.CAUGHT_UP_AT_LEADER_LEO), and the HWM a fetch is answered
+with (Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE); with the rule switched off (or under
+the chapters) the model still differs. The first, the expansion proposed inside
+the fetch, remains a departure."""
 
 from __future__ import annotations
 
 import pytest
 
 from kafka_bridge.partition import KafkaPartition, KafkaPartitionError
-from model import Config, enabled_actions, initial_state, step
-from model.actions import (ProposeIsrExpand, ProposeIsrShrink, Produce, ReceiveAlterPartition,
+from model import CHAPTERS, KAFKA, AlterPartitionRequest, Config, Rule, enabled_actions, initial_state, step
+from model.actions import (ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, ReceiveAlterPartition,
                            ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch)
 from sut.metadata import PartitionRegistration
 
@@ -90,7 +95,7 @@ def test_an_ineligible_replica_answer_rolls_the_expansion_back():
     assert (p.isr, p.maximal_isr, p.proposals) == ({1, 2}, {1, 2}, [])
 
 
-# ------------------------------------------------------------------ departures
+# ------------------------------------------------------------------ departure 1
 
 def test_kafkas_leader_proposes_an_expansion_inside_the_followers_fetch():
     """``updateFollowerFetchState`` → ``maybeExpandIsr``: the AlterPartition is
@@ -115,31 +120,78 @@ def test_the_models_kafka_profile_proposes_the_expansion_in_a_step_of_its_own():
     assert ProposeIsrExpand(1, 3) in enabled_actions(s)
 
 
-def test_kafkas_periodic_isr_check_removes_every_lagging_follower_at_once():
-    """``maybeShrinkIsr``: one AlterPartition without both followers that have not
-    caught up within replica.lag.time.max.ms; the model removes one per step."""
+# ------------------------------------- departures 2 and 3: the ISR check, now rules
+
+def _kafka_after_a_write_nobody_fetched() -> KafkaPartition:
+    """Kafka's leader takes a write neither follower fetches; past
+    replica.lag.time.max.ms its periodic ISR check runs."""
     p = leader()
     p.append(1)
     p.lag()
     p.maybe_shrink_isr()
-    assert [q.isr for q in p.proposals] == [((1, 10),)]
+    return p
 
 
-def test_a_follower_at_the_leaders_leo_is_never_out_of_sync():
-    """``isCaughtUp``: however long since its last fetch, a follower at the
-    leader's LEO stays in the ISR — until the next write, when it is at once out of
-    sync (its last caught-up time is its last fetch's)."""
+def _kafka_at_the_leo() -> KafkaPartition:
+    """Both followers fetch Kafka's leader's one write; ten times
+    replica.lag.time.max.ms later its periodic ISR check runs."""
     p = leader()
     p.append(1)
     fetch(p, 2, 1)
     fetch(p, 3, 1)
     p.lag(10 * 30_000)
     p.maybe_shrink_isr()
-    assert p.proposals == []
+    return p
+
+
+def test_kafkas_periodic_isr_check_removes_every_lagging_follower_at_once():
+    """``maybeShrinkIsr``: one AlterPartition without both followers that have not
+    caught up within replica.lag.time.max.ms. The model's Kafka profile (Rule.
+    SHRINK_ALL_OUT_OF_SYNC, found here) has no clock: its ISR check may find either
+    follower, or both, out of sync, so Kafka's ISR [1] is one of its proposals, one
+    step (``ProposeIsrShrinkMany``); committed, the leader's ISR is [1] on both."""
+    p = _kafka_after_a_write_nobody_fetched()
+    assert [q.isr for q in p.proposals] == [((1, 10),)]
+    s = step(_model(), Produce(1, 1))
+    assert _shrink_proposals(s) == {frozenset({1, 2}), frozenset({1, 3}), frozenset({1})} >= _kafka_proposals(p)
+    s = _deliver(_deliver(step(s, ProposeIsrShrinkMany(1, (2, 3))), ReceiveAlterPartition),
+                 ReceiveAlterPartitionResponse)
+    p.answer(frozenset({1}), 1, 2)
+    assert p.isr == s.replica(1).isr == {1}
+
+
+def test_a_follower_at_the_leaders_leo_is_never_out_of_sync():
+    """``isCaughtUp``: however long since its last fetch, a follower at the
+    leader's LEO stays in the ISR — until the next write, when it is at once out of
+    sync (its last caught-up time is its last fetch's). The model's Kafka profile
+    (Rule.CAUGHT_UP_AT_LEADER_LEO, found here) proposes no shrink while both
+    followers are at the LEO, and after the write may propose Kafka's ISR [1]."""
+    p = _kafka_at_the_leo()
+    s = _at_the_leo(_model())
+    assert _kafka_proposals(p) == set() == _shrink_proposals(s)
     p.append(2)
     p.maybe_shrink_isr()
     assert [q.isr for q in p.proposals] == [((1, 10),)]
+    assert _kafka_proposals(p) <= _shrink_proposals(step(s, Produce(1, 2)))
 
+
+@pytest.mark.parametrize("rule", [Rule.SHRINK_ALL_OUT_OF_SYNC, Rule.CAUGHT_UP_AT_LEADER_LEO])
+@pytest.mark.parametrize("profile", [CHAPTERS, KAFKA])
+def test_without_the_rule_the_model_differs_from_kafkas_isr_check(profile: str, rule: Rule):
+    """The chapters, or the Kafka profile with the rule switched off, still differ
+    from Kafka's leader on the two stories above: one AlterPartition removes one
+    follower, so Kafka's ISR [1] is not a proposal (SHRINK_ALL_OUT_OF_SYNC); and
+    followers at the leader's LEO may be shrunk out, where Kafka's check finds none
+    out of sync (CAUGHT_UP_AT_LEADER_LEO)."""
+    s = _model(profile, frozenset(Rule) - {rule} if profile == KAFKA else None)
+    if rule is Rule.SHRINK_ALL_OUT_OF_SYNC:
+        kafka = _kafka_proposals(_kafka_after_a_write_nobody_fetched())
+        assert kafka == {frozenset({1})} and not kafka <= _shrink_proposals(step(s, Produce(1, 1)))
+    else:
+        assert _kafka_proposals(_kafka_at_the_leo()) == set() != _shrink_proposals(_at_the_leo(s))
+
+
+# ------------------------------------------- departure 4: the fetch answer, now a rule
 
 def test_kafkas_fetch_answer_carries_the_hwm_from_before_the_fetch():
     """``fetchRecords`` reads (and takes the HWM) before ``updateFollowerFetchState``
@@ -162,6 +214,40 @@ def test_the_models_kafka_profile_answers_with_the_hwm_from_before_the_fetch_too
     s = _deliver(s, ReceiveFetchRequest)
     (answer,) = s.network.messages
     assert (answer.hwm, s.replica(1).hwm) == (0, 1)
+
+
+def _model(profile: str = KAFKA, rules=None):
+    """The model's leader 1 of replicas [1, 2, 3], ISR all, MinISR 2 (``rules``:
+    other than the profile's)."""
+    chosen = {} if rules is None else {"rules": rules}
+    return initial_state(Config(profile=profile, brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, **chosen))
+
+
+def _at_the_leo(s):
+    """One write, and both followers fetch it and then fetch at offset 1: the
+    leader knows both at its LEO."""
+    s = step(s, Produce(1, 1))
+    for follower in (2, 3, 2, 3):
+        s = _fetch_round(s, follower)
+    r = s.replica(1)
+    assert (r.leo, r.follower(2).fetch_offset, r.follower(3).fetch_offset) == (1, 1, 1)
+    return s
+
+
+def _shrink_proposals(s) -> set[frozenset[int]]:
+    """Every ISR the model's leader may propose in one shrink now: one per enabled
+    ``ProposeIsrShrink`` / ``ProposeIsrShrinkMany`` (the model's ISR check, which
+    followers have lagged past replica.lag.time.max.ms being the run's choice)."""
+    out = set()
+    for a in enabled_actions(s):
+        if isinstance(a, (ProposeIsrShrink, ProposeIsrShrinkMany)):
+            (req,) = [m for m in step(s, a).network.messages if isinstance(m, AlterPartitionRequest)]
+            out.add(req.isr)
+    return out
+
+
+def _kafka_proposals(p: KafkaPartition) -> set[frozenset[int]]:
+    return {frozenset(b for b, _ in q.isr) for q in p.proposals}
 
 
 def _deliver(s, kind):

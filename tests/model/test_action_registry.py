@@ -11,7 +11,7 @@ import pytest
 
 import model.actions as actions
 import model.state as state
-from model import ACTION_TYPES, ACTIONS, Config, kind_of
+from model import ACTION_TYPES, ACTIONS, KAFKA, Config, kind_of
 from model.step import HANDLERS
 
 
@@ -44,20 +44,22 @@ def test_kind_of_a_non_action_names_the_allowed_ones():
 
 
 def test_sends_and_receives_are_what_the_model_does_on_a_long_walk():
-    """Each step of a 600-step weighted walk sends exactly the registered message
-    (or none) and takes the registered one off the network."""
+    """Each step of a 600-step weighted walk, under each profile (some actions are
+    the Kafka profile's only, ``ProposeIsrShrinkMany``), sends exactly the
+    registered message (or none) and takes the registered one off the network."""
     from harness.random_walk import random_walk
     from harness.timeline import model_timeline
-    config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, unclean_recovery="balanced")
-    trace = [a for a, _ in random_walk(config, 600, seed=5, policy="weighted")]
     seen = set()
-    before = {}
-    for action, m in zip(trace, model_timeline(config, trace)):
-        k = kind_of(action)
-        assert [s.type for s in m.sent] == ([k.sends] if k.sends else []), action
-        assert (m.received is not None) == (k.receives is not None), action
-        if k.receives not in (None, "any"):
-            assert before[m.received] == k.receives, action
-        before.update({s.id: s.type for s in m.sent})
-        seen.add(type(action))
+    cluster = dict(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2)
+    for config, seed in ((Config(**cluster, unclean_recovery="balanced"), 5), (Config(**cluster, profile=KAFKA), 7)):
+        trace = [a for a, _ in random_walk(config, 600, seed=seed, policy="weighted")]
+        before = {}
+        for action, m in zip(trace, model_timeline(config, trace)):
+            k = kind_of(action)
+            assert [s.type for s in m.sent] == ([k.sends] if k.sends else []), action
+            assert (m.received is not None) == (k.receives is not None), action
+            if k.receives not in (None, "any"):
+                assert before[m.received] == k.receives, action
+            before.update({s.id: s.type for s in m.sent})
+            seen.add(type(action))
     assert {k.cls for k in ACTIONS if k.sends or k.receives} <= seen
