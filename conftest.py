@@ -25,8 +25,8 @@ settings.register_profile("ci", max_examples=40, stateful_step_count=60, derando
 settings.register_profile("fuzz", max_examples=2_000, stateful_step_count=400, **_COMMON)
 settings.load_profile(os.environ.get("REPLICHECK_PROFILE", "dev"))
 
-#: The counterexample corpus (``--corpus-dir``, ``--no-corpus``) and ``--replay-corpus``.
-pytest_plugins = ["harness.pytest_plugin"]
+# The counterexample corpus (``--corpus-dir``, ``--no-corpus``) and ``--replay-corpus`` come
+# from the installed package's pytest plugin (the ``pytest11`` entry point ``harness.pytest_plugin``).
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -10,7 +10,13 @@ lists the corpus.
 Exit status: 1 when the replay fails (as the recorded test did), 0 when the
 trace now runs without failure, 2 when the request cannot be answered (no such
 corpus, id or signature; a trace that cannot be decoded or whose step is not
-enabled).
+enabled). ``--list`` exits 0 when every file of the corpus was read and
+``PARTIAL_READ`` (3) when some were skipped.
+
+Every file or folder of the corpus that is not read (``harness.schema.
+table_files``: not ``*.parquet``, empty, truncated, unreadable, of another
+schema, a stray folder, …) is named on stderr, one ``skipped: PATH: REASON``
+line each, followed by how many were skipped; the rest is still read.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 import click
+
+#: ``replay --list``'s exit status when files or folders of the corpus were skipped.
+PARTIAL_READ = 3
 
 
 @click.group()
@@ -87,7 +96,10 @@ def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: 
         warnings.simplefilter("ignore", CorpusWarning)
         read = read_counterexamples(corpus_dir, warn=False)
     for problem in read.problems:
-        click.echo(f"warning: {problem}", err=True)
+        click.echo(f"skipped: {problem}", err=True)
+    if read.problems:
+        click.echo(f"{len(read.problems)} file(s) or folder(s) of {corpus_dir} skipped (named above); "
+                   f"{len(read.files)} file(s) read", err=True)
     where = f"{corpus_dir} ({len(read.files)} readable file(s)" + (
         f", {len(read.problems)} skipped" if read.problems else "") + ")"
 
@@ -100,7 +112,7 @@ def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: 
             for r in (r for r in unique if r["signature"] == s):
                 flaws = "+".join(r["variants"] + r["sut_bugs"]) or "correct"
                 click.echo(f"      {r['counterexample_id'][:16]}  {r['step_count']:3} steps  {flaws}  {r['test_id']}")
-        return
+        sys.exit(PARTIAL_READ if read.problems else 0)
     if bool(ident) == bool(sig):
         n = len(unique_counterexamples(read.rows))
         _err(f"give exactly one of --id ID or --signature SIG ({n} counterexample(s) in {where}; --list shows them)")

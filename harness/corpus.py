@@ -1,5 +1,6 @@
 """The counterexample corpus: Parquet files (``harness.schema``), hive-partitioned
-by ``run_date``, written atomically, one file per table per worker per run.
+by ``run_date``, written durably and atomically as rows are found (one file per
+write, per table, per worker).
 
 Writing::
 
@@ -11,17 +12,26 @@ Writing::
             run.fail(e)
             raise
         finally:
-            writer.record(run)                              # a runs row, and counterexample rows on failure
-    writer.flush()                                          # writes the Parquet files
+            writer.record(run)      # counterexample rows written now; the runs row within FLUSH_EVERY_S
+    writer.flush()                  # writes what is still buffered
 
 ``run_machine(MachineCls, settings, corpus_dir=...)`` does all of that for a test;
 the pytest plugin (``harness.pytest_plugin``) does it for every machine test.
 
+Durability: a counterexample is on disk before it is reported. ``CorpusWriter.record``
+writes a failing run's rows as soon as they exist; ``runs`` rows wait at most
+``FLUSH_EVERY_S`` seconds. A killed process loses at most the run in flight and
+the ``runs`` rows of its last seconds; a write that fails (disk full, an
+unwritable corpus) prints each counterexample it could not write to stderr in a
+replayable line (``replayable_text`` / ``row_from_text``) and the run goes on.
+
 Files: ``<corpus>/<table>/run_date=YYYY-MM-DD/part-<run_id>-<worker>-<seq>.parquet``,
-first written as ``.part-….parquet.tmp-<pid>`` in the same directory and then
-linked to their final name (never overwriting: an existing name bumps ``seq``),
-so readers (which skip dot-files, as Spark and pyarrow datasets do) never see
-half a file and concurrent workers never collide.
+first written as ``.part-….parquet.tmp-<pid>-<uuid>`` in the same directory,
+fsynced, then linked to their final name (never overwriting: an existing name
+bumps ``seq``; without hard links, renamed to a name unique to the write,
+``part-<run_id>-<worker>-<seq>-<pid>-<n>-<uuid>.parquet``), so readers (which
+skip dot-files, as Spark and pyarrow datasets do) never see half a file and
+concurrent workers never collide.
 
 Rows: one ``counterexamples`` row per failing property of the final exception
 (``failures_from_verdict`` of the ``Verdict`` it carries; signature and id rules in
@@ -35,15 +45,20 @@ derandomized runs. One ``runs`` row per machine run: ``RunStats`` deltas over th
 run (``rule_counts`` = family counts).
 
 Reading: ``read_counterexamples(corpus_dir)`` / ``read_runs`` return the rows of
-every readable file; a corrupt or truncated file, or one written with a newer
-schema version, is skipped with a ``CorpusWarning`` naming it (the other files
-are still read), and listed in ``.problems``.
+every readable file (``harness.schema.table_files`` chooses them, as for every
+reader); every other file or folder of the table — not ``*.parquet``, empty,
+corrupt or truncated, unreadable, of another schema or a newer schema version,
+a stray or badly named folder, one that cannot be listed — is skipped with one
+``CorpusWarning`` naming it and why (the other files are still read), and
+listed in ``.skipped`` (``.problems``: their lines).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import os
+import threading
 import time
 import uuid
 import warnings
@@ -55,10 +70,9 @@ import attrs
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .schema import COUNTEREXAMPLES, PARTITION_COLUMN, RUNS, SCHEMA_VERSION, SCHEMAS
+from .schema import (COUNTEREXAMPLES, PARTITION_COLUMN, RUNS, SCHEMA_VERSION, SCHEMAS, VERSION_KEY,
+                     Skipped, list_table, table_files)
 
-#: Parquet key-value metadata naming the schema version of a file.
-VERSION_KEY = b"replicheck.schema_version"
 ENV_CORPUS = "REPLICHECK_CORPUS"
 
 
@@ -476,79 +490,272 @@ def table_of(table: str, rows: list[dict[str, Any]]) -> pa.Table:
     return t.replace_schema_metadata({VERSION_KEY: str(SCHEMA_VERSION).encode()})
 
 
+def _fsync_directory(directory: Path) -> None:
+    """Make a directory's new entries durable (a file's link, a rename); a file
+    system that cannot fsync a directory is left as it is."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+#: Numbers the fallback names of this process's writes (``_publish``).
+_PUBLISHED = itertools.count()
+
+
+def _publish(tmp: Path, directory: Path, run_id: str, worker: str, seq: int) -> Path:
+    """Give the written temp file ``tmp`` its visible name in ``directory``,
+    never replacing a file: a hard link to ``part-<run_id>-<worker>-<seq>.parquet``
+    (``os.link`` fails when the name exists: ``seq`` is bumped); where the file
+    system has no hard links (``os.link`` raises any other OSError: EPERM,
+    ENOTSUP, EMLINK…), a rename to a name no other writer can make,
+    ``part-<run_id>-<worker>-<seq>-<pid>-<n>-<uuid>.parquet`` (this process's pid,
+    its n-th such write, a random uuid). Returns the final path; OSError when
+    neither can be done."""
+    while True:
+        final = directory / f"part-{run_id}-{worker}-{seq:04d}.parquet"
+        try:
+            os.link(tmp, final)
+            return final
+        except FileExistsError:
+            seq += 1
+        except OSError:  # a file system without hard links
+            break
+    final = directory / f"part-{run_id}-{worker}-{seq:04d}-{os.getpid()}-{next(_PUBLISHED)}-{uuid.uuid4().hex}.parquet"
+    os.rename(tmp, final)
+    return final
+
+
 def write_part(root: Path | str, table: str, rows: list[dict[str, Any]], run_id: str, worker: str,
                seq: int = 0, run_date: Optional[_dt.date] = None) -> Path:
-    """Write ``rows`` as one Parquet file of ``table`` atomically; returns its path.
-    The name's ``seq`` is bumped past any existing file: nothing is overwritten."""
+    """Write ``rows`` (dicts of ``table``'s schema) as one Parquet file of
+    ``table`` under ``root/table/run_date=…/``, durably and atomically; returns
+    its path. The file is written to a dot-prefixed temp name unique to this
+    call (readers skip it), flushed and fsynced, then published (``_publish``:
+    linked to ``part-<run_id>-<worker>-<seq>.parquet``, ``seq`` bumped past any
+    existing file, or renamed to a unique name where there are no hard links)
+    and the directory fsynced. Nothing is ever overwritten.
+
+    Raises OSError (ENOSPC: disk full; EACCES, EROFS: an unwritable corpus; …)
+    when the file cannot be written: then nothing is published and the temp
+    file is removed."""
     run_date = run_date or utcnow().date()
     directory = Path(root) / table / f"{PARTITION_COLUMN}={run_date.isoformat()}"
     directory.mkdir(parents=True, exist_ok=True)
     data = table_of(table, rows)
-    tmp = directory / f".part-{run_id}-{worker}-{seq:04d}.parquet.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = directory / f".part-{run_id}-{worker}-{seq:04d}.parquet.tmp-{os.getpid()}-{uuid.uuid4().hex}"
     try:
-        with open(tmp, "wb") as fh:
+        with open(tmp, "xb") as fh:
             pq.write_table(data, fh)
             fh.flush()
             os.fsync(fh.fileno())
-        while True:
-            final = directory / f"part-{run_id}-{worker}-{seq:04d}.parquet"
-            try:
-                os.link(tmp, final)  # fails if ``final`` exists: never overwrites
-                break
-            except FileExistsError:
-                seq += 1
-            except OSError:  # a file system without hard links
-                if final.exists():
-                    seq += 1
-                    continue
-                os.replace(tmp, final)
-                break
+        final = _publish(tmp, directory, run_id, worker, seq)
+        _fsync_directory(directory)
     finally:
-        if tmp.exists():
+        try:
             tmp.unlink()
+        except FileNotFoundError:
+            pass
     return final
 
 
+#: Buffered ``runs`` rows are written once this many seconds have passed since
+#: the writer's last write (``CorpusWriter.flush_every_s``).
+FLUSH_EVERY_S = 5.0
+#: The first line of a counterexample printed because it could not be written
+#: (``replayable_text``); the JSON follows on the same line.
+UNWRITTEN_MARK = "REPLICHECK-UNWRITTEN-COUNTEREXAMPLE"
+#: The columns of a ``counterexamples`` row that ``replayable_text`` keeps:
+#: what ``decode_counterexample`` replays, and what names the counterexample.
+REPLAYABLE_COLUMNS = ("counterexample_id", "signature", "property", "kind", "violation", "variants", "sut_bugs",
+                      "implementation", "config_json", "steps", "seed", "test_id", "run_id", "worker")
+
+
+def replayable_text(row: dict[str, Any]) -> str:
+    """A ``counterexamples`` row as one line of text that replays it:
+    ``UNWRITTEN_MARK`` and a JSON object of ``REPLAYABLE_COLUMNS`` (the
+    configuration as ``config_json``, the trace as ``steps``, both in the
+    corpus's encoding, ``harness.trace_codec``). ``row_from_text`` reads it
+    back; ``decode_counterexample`` of that gives the config and actions."""
+    import json
+    return f"{UNWRITTEN_MARK} " + json.dumps({k: row.get(k) for k in REPLAYABLE_COLUMNS}, default=str)
+
+
+def row_from_text(line: str) -> dict[str, Any]:
+    """The row of a ``replayable_text`` line (what ``decode_counterexample``
+    takes). ValueError when the line is not one."""
+    import json
+    head, _, body = line.strip().partition(" ")
+    if head != UNWRITTEN_MARK:
+        raise ValueError(f"not a replicheck counterexample line (it starts with {UNWRITTEN_MARK}): {line[:60]!r}")
+    return json.loads(body)
+
+
 class CorpusWriter:
-    """Buffers rows of one run (a pytest session, or a test's own runs) for one
-    worker and writes them with ``flush()``: one file per table per flush."""
+    """Writes the rows of one run (a pytest session's worker, a campaign unit,
+    a test's own runs) for one worker, durably, as they come:
+
+    - ``record(run)``: the run's counterexample rows are written before it
+      returns (one file, ``write_part``: temp name, fsync, link), so a
+      counterexample is on disk before anything reports it; its ``runs`` row is
+      buffered, and written with the next write once ``flush_every_s`` seconds
+      have passed since the last one — by a later ``record``, or by a timer
+      thread ``flush_every_s`` seconds after it was buffered;
+    - ``flush()``: writes whatever is buffered (call it at the end).
+
+    A failed write (OSError: disk full, an unwritable corpus) keeps its rows
+    buffered for the next write, warns (``CorpusWarning``) and prints every
+    counterexample it could not write, once, to ``err`` (default: stderr) as
+    ``replayable_text``: nothing found is lost and the run goes on.
+    ``record`` never raises for a write; ``flush`` raises the OSError after
+    printing. ``written`` lists the files written; ``written_ids`` the
+    counterexample ids on disk, in order; ``recorded`` every counterexample row
+    recorded or added, written or not. Thread-safe."""
 
     def __init__(self, root: Path | str, run_id: Optional[str] = None, worker: Optional[str] = None,
-                 run_date: Optional[_dt.date] = None) -> None:
+                 run_date: Optional[_dt.date] = None, flush_every_s: float = FLUSH_EVERY_S,
+                 err: Any = None) -> None:
         self.root = Path(root)
         self.run_id = run_id or new_run_id()
         self.worker = worker or worker_id()
         self.run_date = run_date or utcnow().date()
+        self.flush_every_s = flush_every_s
+        self.err = err
         self.rows: dict[str, list[dict[str, Any]]] = {COUNTEREXAMPLES: [], RUNS: []}
         self.written: list[Path] = []
+        self.written_ids: list[str] = []
+        self.recorded: list[dict[str, Any]] = []
+        #: Why the last write failed (None: it did not).
+        self.last_error: Optional[str] = None
         self._seq = 0
+        self._last_write = time.monotonic()
+        self._printed: set[str] = set()
+        self._lock = threading.Lock()
+        self._timer: Optional[threading.Timer] = None
 
     def add_counterexamples(self, rows: Iterable[dict[str, Any]]) -> None:
-        self.rows[COUNTEREXAMPLES].extend(rows)
+        """Buffer counterexample rows (written by the next write)."""
+        rows = list(rows)
+        with self._lock:
+            self.rows[COUNTEREXAMPLES].extend(rows)
+            self.recorded.extend(rows)
 
     def add_run(self, row: dict[str, Any]) -> None:
-        self.rows[RUNS].append(row)
+        """Buffer a ``runs`` row (written by the next write)."""
+        with self._lock:
+            self.rows[RUNS].append(row)
 
     def record(self, run: RunObserver, reduce_s: Optional[float] = None) -> list[dict[str, Any]]:
-        """Buffer a run's ``runs`` row and its counterexample rows (reduced within
-        ``reduce_s`` seconds in all, when given); returns the latter."""
-        ces = run.counterexample_rows(self.run_id, self.worker, reduce_s)
+        """Record a run: its counterexample rows (reduced within ``reduce_s``
+        seconds in all, when given) written now, its ``runs`` row buffered (see
+        the class doc); returns the counterexample rows. Interrupted while
+        reducing (KeyboardInterrupt: Ctrl-C, a worker's SIGTERM), it writes the
+        counterexamples as shrunk, then re-raises."""
+        try:
+            ces = run.counterexample_rows(self.run_id, self.worker, reduce_s)
+        except KeyboardInterrupt:
+            if reduce_s is None or run.exception is None:
+                raise
+            self.add_counterexamples(run.counterexample_rows(self.run_id, self.worker))
+            self.add_run(run.run_row(self.run_id, self.worker))
+            self._write(raise_errors=False)
+            raise
         self.add_counterexamples(ces)
         self.add_run(run.run_row(self.run_id, self.worker))
+        if ces or time.monotonic() - self._last_write >= self.flush_every_s:
+            self._write(raise_errors=False)
+        else:
+            self._arm_timer()
         return ces
 
     def flush(self) -> list[Path]:
-        paths = []
-        for table in (COUNTEREXAMPLES, RUNS):
-            rows = self.rows[table]
-            if not rows:
-                continue
-            path = write_part(self.root, table, rows, self.run_id, self.worker, self._seq, self.run_date)
-            self.rows[table] = []
-            paths.append(path)
-        self._seq += 1
-        self.written.extend(paths)
-        return paths
+        """Write every buffered row (one file per table); returns the files
+        written. Raises the OSError of a failed write, after printing its
+        counterexamples (class doc); the rows stay buffered."""
+        return self._write(raise_errors=True)
+
+    def close(self) -> None:
+        """Stop the timer (rows still buffered stay so: ``flush`` first)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def _arm_timer(self) -> None:
+        with self._lock:
+            if self._timer is not None or not self.rows[RUNS]:
+                return
+            delay = max(0.0, self.flush_every_s - (time.monotonic() - self._last_write))
+            self._timer = threading.Timer(delay, self._on_timer)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _on_timer(self) -> None:
+        with self._lock:
+            self._timer = None
+        self._write(raise_errors=False)
+
+    def _write(self, raise_errors: bool) -> list[Path]:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            paths: list[Path] = []
+            failed: Optional[BaseException] = None
+            for table in (COUNTEREXAMPLES, RUNS):
+                rows = self.rows[table]
+                if not rows:
+                    continue
+                try:
+                    path = write_part(self.root, table, rows, self.run_id, self.worker, self._seq, self.run_date)
+                except Exception as e:  # OSError (ENOSPC, EACCES, …), or rows the schema refuses
+                    failed = failed or e
+                    self._unwritten(table, rows, e)
+                    continue
+                self.rows[table] = []
+                paths.append(path)
+                if table == COUNTEREXAMPLES:
+                    self.written_ids.extend(r["counterexample_id"] for r in rows)
+            self._last_write = time.monotonic()
+            self.last_error = None if failed is None else f"{type(failed).__name__}: {failed}"
+            if paths:
+                self._seq += 1
+                self.written.extend(paths)
+            if failed is not None and raise_errors:
+                raise failed
+            return paths
+
+    def _unwritten(self, table: str, rows: list[dict[str, Any]], error: BaseException) -> None:
+        """Say that ``rows`` of ``table`` could not be written, and print the
+        counterexamples among them not printed before."""
+        fresh = [r for r in rows if r["counterexample_id"] not in self._printed] if table == COUNTEREXAMPLES else []
+        self._print_unwritten(fresh, error)
+        warnings.warn(CorpusWarning(
+            f"could not write {len(rows)} {table} row(s) to the corpus at {self.root} ({type(error).__name__}: "
+            f"{error}); they are kept for the next write"
+            + (f", and the {len(fresh)} counterexample(s) among them printed, replayable ({UNWRITTEN_MARK} lines)"
+               if fresh else "")), stacklevel=4)
+
+    def _print_unwritten(self, rows: list[dict[str, Any]], error: BaseException) -> None:
+        if not rows:
+            return
+        import sys
+        out = self.err or sys.stderr
+        try:
+            for r in rows:
+                print(f"replicheck: could not write counterexample {r['counterexample_id'][:16]} ({r['signature']}) "
+                      f"to the corpus at {self.root} ({type(error).__name__}: {error}); it follows, replayable "
+                      f"(harness.corpus.row_from_text, decode_counterexample):\n{replayable_text(r)}",
+                      file=out, flush=True)
+                self._printed.add(r["counterexample_id"])
+        except Exception:  # stderr itself failing: the warning still names the write
+            pass
 
 
 def run_machine(machine_cls: type, settings: Any = None, corpus_dir: Path | str | None = None, *,
@@ -557,8 +764,10 @@ def run_machine(machine_cls: type, settings: Any = None, corpus_dir: Path | str 
     """``run_state_machine_as_test(machine_cls, settings=settings)`` with the corpus:
     the final (shrunk) failure is written as counterexample rows — reduced first,
     within ``reduce_s`` seconds in all, when given (``reduce_failure``) — and
-    a runs row either way; the failure is re-raised. Give ``writer`` (flushed by
-    the caller) or ``corpus_dir`` (flushed here)."""
+    a runs row either way; the failure is re-raised. Give ``writer`` (it writes
+    the counterexample rows at once, ``CorpusWriter.record``; the caller flushes
+    the rest) or ``corpus_dir`` (flushed here; a failed write is printed and
+    warned about, never raised over the run's own outcome)."""
     from hypothesis.stateful import run_state_machine_as_test
     own = writer is None
     if own:
@@ -573,37 +782,42 @@ def run_machine(machine_cls: type, settings: Any = None, corpus_dir: Path | str 
     finally:
         writer.record(run, reduce_s)
         if own:
-            writer.flush()
+            writer.close()
+            try:
+                writer.flush()
+            except OSError:  # printed and warned about by the writer
+                pass
 
 
 # ------------------------------------------------------------------ reading
 
 @attrs.define
 class CorpusRead:
-    """Rows of every readable file of one table, the files read and the problems
-    (skipped files, each named with the reason)."""
+    """What reading one table gave: ``rows`` (dicts) of every readable file,
+    ``files`` (the files read) and ``skipped`` (``harness.schema.Skipped``:
+    each file or folder not read, with why)."""
 
     rows: list[dict[str, Any]]
     files: list[Path]
-    problems: list[str]
+    skipped: list[Skipped]
+
+    @property
+    def problems(self) -> list[str]:
+        """One line per file or folder skipped: ``PATH: REASON``."""
+        return [str(s) for s in self.skipped]
 
 
 def corpus_files(root: Path | str, table: str) -> list[Path]:
-    """The table's visible Parquet files (dot- and underscore-prefixed names,
-    i.e. files being written, are not part of the corpus)."""
-    base = Path(root) / table
-    if not base.is_dir():
-        return []
-    out = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
-        for name in filenames:
-            if name.endswith(".parquet") and not name.startswith((".", "_")):
-                out.append(Path(dirpath) / name)
-    return sorted(out)
+    """The table's candidate data files (``harness.schema.list_table``): the
+    ``*.parquet`` files of its ``run_date=YYYY-MM-DD`` folders, sorted; names
+    starting with ``.`` or ``_`` (files being written) are not part of the
+    corpus. Whether each can be read is ``read_table_rows``'s question."""
+    files, _ = list_table(Path(root) / table)
+    return sorted(files)
 
 
 def _partition_values(path: Path, base: Path) -> dict[str, str]:
+    """``{"run_date": "YYYY-MM-DD"}`` from the folders between ``base`` and ``path``."""
     out = {}
     for part in path.relative_to(base).parts[:-1]:
         if "=" in part:
@@ -612,45 +826,35 @@ def _partition_values(path: Path, base: Path) -> dict[str, str]:
     return out
 
 
-def _file_version(path: Path) -> Optional[int]:
-    meta = pq.read_schema(path).metadata or {}
-    raw = meta.get(VERSION_KEY)
-    return int(raw) if raw is not None else None
-
-
 def read_table_rows(root: Path | str, table: str, warn: bool = True) -> CorpusRead:
-    """Rows (dicts, plus ``run_date`` from the partition and ``_file``) of every
-    readable file of ``table``. Skips, with a ``CorpusWarning`` naming the file,
-    files that are corrupt or truncated and files of a newer schema version."""
+    """The rows of every readable file of ``table`` under the corpus ``root``:
+    dicts in schema order (an older file's missing columns as None), plus
+    ``run_date`` (``"YYYY-MM-DD"``, from the partition folder) and ``_file`` (the
+    path, a str); map columns as dicts.
+
+    Files are chosen by ``harness.schema.table_files``. Every file or folder of
+    the table that is not read is in ``.skipped`` with why (``.problems``: one
+    line each) — a file that is not ``*.parquet``, outside or below the
+    partition folders, empty, not Parquet or truncated, unreadable, a link loop;
+    a stray folder or ``run_date=notadate``; a folder that cannot be listed; a
+    file of another schema (missing columns, a column of another type) or of a
+    newer schema version — and, unless ``warn`` is false, warned as a
+    ``CorpusWarning``. The other files are still read. Never raises for the
+    corpus's content; a missing ``root`` or table folder gives no rows."""
     schema = SCHEMAS[table]
     base = Path(root) / table
-    result = CorpusRead([], [], [])
-    for path in corpus_files(root, table):
+    listing = table_files(root, table)
+    result = CorpusRead([], [], list(listing.skipped))
+    for path in listing.files:
         try:
-            version = _file_version(path)
-            data = pq.read_table(path)
-        except Exception as e:  # ArrowInvalid, OSError, …: corrupt or truncated
-            result.problems.append(f"{path}: cannot be read (corrupt or truncated Parquet file?): "
-                                   f"{type(e).__name__}: {e}")
-            continue
-        if version is None and "schema_version" in data.column_names and data.num_rows:
-            version = max(v for v in data.column("schema_version").to_pylist() if v is not None)
-        if version is not None and version > SCHEMA_VERSION:
-            result.problems.append(
-                f"{path}: refused: written with corpus schema version {version}, newer than the version "
-                f"{SCHEMA_VERSION} this replicheck reads; upgrade replicheck to read it")
-            continue
-        missing = [f.name for f in schema if f.name not in data.column_names and not f.nullable]
-        if missing:
-            result.problems.append(f"{path}: refused: not a replicheck {table} file (missing columns {missing})")
-            continue
-        for f in schema:  # an older version lacks (nullable) newer columns
-            if f.name not in data.column_names:
-                data = data.append_column(f, pa.nulls(data.num_rows, f.type))
-        try:
-            rows = data.select([f.name for f in schema]).cast(schema).to_pylist()
-        except Exception as e:
-            result.problems.append(f"{path}: cannot be read: columns do not match the schema: {e}")
+            data = pq.ParquetFile(path).read()
+            for f in schema:  # an older version lacks the newer columns: null
+                if f.name not in data.column_names:
+                    data = data.append_column(f.with_nullable(True), pa.nulls(data.num_rows, f.type))
+            rows = data.select([f.name for f in schema]).cast(
+                pa.schema([f.with_nullable(True) for f in schema])).to_pylist()
+        except Exception as e:  # a data page corrupt behind a sound footer, a file gone since
+            result.skipped.append(Skipped(path, f"cannot be read ({type(e).__name__}: {' '.join(str(e).split())})"))
             continue
         extra = _partition_values(path, base)
         for r in rows:
@@ -668,10 +872,12 @@ def read_table_rows(root: Path | str, table: str, warn: bool = True) -> CorpusRe
 
 
 def read_counterexamples(root: Path | str, warn: bool = True) -> CorpusRead:
+    """``read_table_rows(root, "counterexamples", warn)``."""
     return read_table_rows(root, COUNTEREXAMPLES, warn)
 
 
 def read_runs(root: Path | str, warn: bool = True) -> CorpusRead:
+    """``read_table_rows(root, "runs", warn)``."""
     return read_table_rows(root, RUNS, warn)
 
 

@@ -1,15 +1,26 @@
 """pytest plugin: the counterexample corpus for every ReplicationMachine test,
-and ``--replay-corpus`` regression tests. Registered by the root ``conftest.py``
-(``pytest_plugins = ["harness.pytest_plugin"]``); elsewhere ``-p harness.pytest_plugin``.
+and ``--replay-corpus`` regression tests. A plugin of the installed package (the
+``pytest11`` entry point ``harness.pytest_plugin`` in pyproject.toml), so its
+options work in every folder, outside the project too; ``-p
+harness.pytest_plugin`` is the same plugin, ``-p no:harness.pytest_plugin``
+turns it off.
 
 Recording. A test is a machine test when it is a ``ReplicationMachine``
 subclass's ``TestCase``. For each, the worker that ran it (the main process, or
-any xdist worker) buffers one ``runs`` row — passing or failing — and, when it
+any xdist worker) records one ``runs`` row — passing or failing — and, when it
 failed, the counterexample(s) of the exception Hypothesis raised out of the test:
 the final, shrunk failure (the intermediate shrinks never leave Hypothesis), one
-row per failing property. Each worker writes its rows at the end of the session:
-one file per table per worker, under the session's ``run_id`` (shared by the
-xdist workers). Options:
+row per failing property. The counterexample rows are written as soon as the
+test ends (``harness.corpus.CorpusWriter.record``: temp file, fsync, link),
+before the test is reported; ``runs`` rows within ``FLUSH_EVERY_S`` seconds,
+and the rest at the end of the session, under the session's ``run_id`` (shared
+by the xdist workers). The summary's ``replicheck replay DIR --id ID`` lines
+name only counterexamples on disk; one that could not be written (disk full, an
+unwritable corpus) is printed instead, replayable (``harness.corpus.replayable_text``),
+on stderr when it is found and again in the summary. SIGTERM (``timeout``, a CI runner, ``docker
+stop``) ends the session as Ctrl-C does, so the session's rows are written;
+a SIGKILL loses at most the test in flight and the last seconds' ``runs`` rows.
+Options:
 
 - ``--corpus-dir DIR`` (else ``$REPLICHECK_CORPUS``, else ``corpus/`` at the
   rootdir, git-ignored);
@@ -17,8 +28,9 @@ xdist workers). Options:
 
 Regression tests. ``pytest --replay-corpus DIR`` adds one test per
 counterexample of the corpus at DIR (deduplicated by id). Without file or
-directory arguments only these run (the rest of the suite is deselected); with
-arguments they run alongside. The rule, as a Kafka engineer reads a corpus:
+directory arguments only these run (nothing else is collected, wherever pytest
+runs); with arguments they run alongside. The rule, as a Kafka engineer reads a
+corpus:
 
 - a property violation recorded with a protocol **variant** on, or a divergence
   recorded with a **SUT bug** on, is a known flaw put there on purpose: the test
@@ -29,9 +41,13 @@ arguments they run alongside. The rule, as a Kafka engineer reads a corpus:
   or any harness error) was a real bug: the test asserts the replay now finds
   *no* violation and no divergence, so a fixed bug stays fixed.
 
-A trace the model no longer enables fails its test naming the step and reason;
-unreadable files (corrupt, truncated, newer schema) are skipped with a warning
-naming them, and the other files still run.
+A trace the model no longer enables fails its test naming the step and reason.
+Every file or folder of the corpus that cannot be read (``harness.schema.
+table_files``: not ``*.parquet``, empty, corrupt or truncated, unreadable, of
+another schema or a newer version, a stray folder or ``run_date=notadate``, a
+folder that cannot be listed) is one failing test, ``DIR::unreadable[PATH]``,
+whose report is the one line ``PATH: REASON``: the session fails, the summary
+counts them, and the other files' counterexamples still run.
 
 Implementation under test. ``pytest --implementation NAME`` (NAME as
 ``harness.implementations.named`` takes it: ``kafka``, or ``module:qualname`` of
@@ -58,9 +74,13 @@ import pytest
 _STATE = pytest.StashKey["_CorpusSession"]()
 _OBSERVER = pytest.StashKey[Any]()
 _PROPERTY = "replicheck_counterexamples"
-#: (nodeid, id, signature, corpus dir) of the counterexamples recorded this session,
+#: The report property of counterexamples that could not be written: replayable lines.
+_UNWRITTEN_PROPERTY = "replicheck_unwritten"
+#: (nodeid, id, signature, corpus dir) of the counterexamples written this session,
 #: gathered from the test reports (so on the xdist controller too) for the summary.
 _RECORDED: list[tuple[str, str, str, str]] = []
+#: (nodeid, replayable line) of the counterexamples that could not be written.
+_UNWRITTEN: list[tuple[str, str]] = []
 #: The session's ``--implementation`` (None: the bundled SUT), set at configure
 #: time so that test modules, imported later at collection, can read it.
 _IMPLEMENTATION: Optional[str] = None
@@ -74,7 +94,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--no-corpus", action="store_true", default=False,
                     help="do not write the counterexample corpus")
     group.addoption("--replay-corpus", default=None, metavar="DIR",
-                    help="collect every counterexample of the corpus at DIR as a regression test")
+                    help="collect every counterexample of the corpus at DIR as a regression test (alone: "
+                         "only these run; a file or folder of DIR that cannot be read is a failing test "
+                         "naming it)")
     group.addoption("--implementation", default=None, metavar="NAME",
                     help="run the implementation machine test (TestModelAndSut, harness.pytest_plugin."
                          "machine_under_test) against NAME instead of the bundled SUT, under the profile NAME "
@@ -102,9 +124,12 @@ class _CorpusSession:
         return self._writer
 
     def flush(self) -> list[Path]:
+        """Write the rows still buffered; a failure is a warning (the writer has
+        printed the counterexamples it could not write)."""
         if self._writer is None:
             return []
         from .corpus import CorpusWarning
+        self._writer.close()
         try:
             return self._writer.flush()
         except Exception as e:  # never fail the session over the corpus, but say so
@@ -113,9 +138,35 @@ class _CorpusSession:
             return []
 
 
+_PREVIOUS_SIGTERM = pytest.StashKey[Any]()
+
+
+def _interrupt_on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM as Ctrl-C: pytest ends the session (``pytest_sessionfinish``
+    writes the rows). Once: a second SIGTERM must not cut the writing short."""
+    import signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt(f"stopped by {signal.Signals(signum).name}")
+
+
+def _install_sigterm(config: pytest.Config) -> None:
+    """Turn SIGTERM into KeyboardInterrupt in this process (the main process or
+    an xdist worker) when the corpus is recorded, SIGTERM still has its default
+    action, and this is the main thread."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+    config.stash[_PREVIOUS_SIGTERM] = signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     global _IMPLEMENTATION
     config.stash[_STATE] = _CorpusSession(config)
+    if config.stash[_STATE].enabled:
+        _install_sigterm(config)
     config.addinivalue_line("markers", "corpus_replay: a counterexample of --replay-corpus replayed as a "
                                        "regression test")
     name = config.getoption("implementation", None)
@@ -134,6 +185,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     global _IMPLEMENTATION
     _IMPLEMENTATION = None
+    previous = config.stash.get(_PREVIOUS_SIGTERM, None)
+    if previous is not None:
+        import signal
+        signal.signal(signal.SIGTERM, previous)
+        del config.stash[_PREVIOUS_SIGTERM]
 
 
 def machine_under_test(name: str = "ModelAndSutMachine") -> type:
@@ -193,17 +249,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):  # type
     exc = call.excinfo.value if call.excinfo is not None else None
     if isinstance(exc, Exception) and not isinstance(exc, pytest.skip.Exception):
         observer.fail(exc)
+    writer = session.writer
     try:
-        rows = session.writer.record(observer)
+        rows = writer.record(observer)   # the counterexamples are written (or printed) here
     except Exception as e:  # recording must never hide the test's own outcome
         from .corpus import CorpusWarning
         warnings.warn(CorpusWarning(f"{item.nodeid}: could not record the run in the corpus: "
                                     f"{type(e).__name__}: {e}"))
         return
     if rows:
+        from .corpus import replayable_text
+        on_disk = set(writer.written_ids)
         report = outcome.get_result()
-        report.user_properties.append(
-            (_PROPERTY, [(r["counterexample_id"], r["signature"], str(session.corpus_dir)) for r in rows]))
+        written = [(r["counterexample_id"], r["signature"], str(session.corpus_dir)) for r in rows
+                   if r["counterexample_id"] in on_disk]
+        if written:
+            report.user_properties.append((_PROPERTY, written))
+        unwritten = [replayable_text(r) for r in rows if r["counterexample_id"] not in on_disk]
+        if unwritten:
+            report.user_properties.append((_UNWRITTEN_PROPERTY, unwritten))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -211,6 +275,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     for name, value in getattr(report, "user_properties", ()):
         if name == _PROPERTY:
             _RECORDED.extend((report.nodeid, *v) for v in value)
+        elif name == _UNWRITTEN_PROPERTY:
+            _UNWRITTEN.extend((report.nodeid, line) for line in value)
 
 
 
@@ -221,6 +287,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """How to replay each counterexample written this session (only ids on
+    disk), and, replayable, each one that could not be written."""
+    if _UNWRITTEN:   # (the worker that found them printed them to stderr too)
+        terminalreporter.section("replicheck counterexamples NOT written to the corpus", red=True)
+        terminalreporter.write_line("the corpus could not be written; each line replays with "
+                                    "harness.corpus.decode_counterexample(harness.corpus.row_from_text(LINE)):")
+        for nodeid, line in dict.fromkeys(_UNWRITTEN):
+            terminalreporter.write_line(f"{nodeid}:")
+            terminalreporter.write_line(line)
+        _UNWRITTEN.clear()
     if not _RECORDED:
         return
     seen = set()
@@ -310,27 +386,59 @@ class CounterexampleItem(pytest.Item):
         return self.path, None, f"counterexample {self.row['counterexample_id'][:16]} [{self.row['signature']}]"
 
 
+class CorpusFileUnreadable(Exception):
+    """A file or folder of ``--replay-corpus`` that could not be read."""
+
+
+class UnreadableCorpusFileItem(pytest.Item):
+    """A file or folder of ``--replay-corpus`` that cannot be read, as a failing
+    test: its counterexamples (if any) are not replayed. The report is one line,
+    ``PATH: REASON``."""
+
+    def __init__(self, *, problem: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.problem = problem
+        self.add_marker("corpus_replay")
+
+    def runtest(self) -> None:
+        raise CorpusFileUnreadable(self.problem)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CorpusFileUnreadable):
+            return self.problem
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, Optional[int], str]:
+        return self.path, None, self.name
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> None:
+    """``--replay-corpus`` without file or folder arguments collects nothing but
+    the corpus: not the invocation folder, not ``testpaths``."""
+    config = session.config
+    if config.getoption("replay_corpus", None) and config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = []
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     directory = config.getoption("replay_corpus", None)
     if not directory:
         return
-    from .corpus import CorpusWarning, read_counterexamples, unique_counterexamples
+    from .corpus import read_counterexamples, unique_counterexamples
 
     root = Path(directory)
     if not root.is_dir():
         raise pytest.UsageError(f"--replay-corpus {directory}: no such directory")
     read = read_counterexamples(root, warn=False)
-    for problem in read.problems:
-        warnings.warn(CorpusWarning(problem))
-    ours: list[pytest.Item] = []
+    for skipped in read.skipped:
+        where = skipped.path.relative_to(root) if skipped.path.is_relative_to(root) else skipped.path
+        name = f"unreadable[{where}]"
+        items.append(UnreadableCorpusFileItem.from_parent(session, name=name, nodeid=f"{root.name}::{name}",
+                                                          path=root.resolve(), problem=str(skipped)))
     for row in unique_counterexamples(read.rows):
         label = "+".join(row["variants"] + row["sut_bugs"]) or "correct"
         name = f"{row['property']}[{label}-{row['counterexample_id'][:12]}]"
-        ours.append(CounterexampleItem.from_parent(session, name=name, nodeid=f"{root.name}::{name}",
-                                                   path=Path(row["_file"]).resolve(), row=row))
-    if config.args_source != pytest.Config.ArgsSource.ARGS and items:
-        config.hook.pytest_deselected(items=list(items))
-        items[:] = ours
-    else:
-        items.extend(ours)
+        items.append(CounterexampleItem.from_parent(session, name=name, nodeid=f"{root.name}::{name}",
+                                                    path=Path(row["_file"]).resolve(), row=row))

@@ -7,6 +7,12 @@ Changes are additive only: a new column gets a new
 ``SCHEMA_VERSION``; readers accept every version up to theirs and refuse newer
 files with a clear error.
 
+Which files are read is decided here too, once for every reader
+(``table_files``: ``list_table`` then ``check_file``): the ``*.parquet`` files of
+the ``run_date=YYYY-MM-DD`` folders that pyarrow opens, whose columns have the
+schema's types and whose version is not newer; anything else in a table folder
+is skipped, one ``Skipped(path, reason)`` each, and the other files still read.
+
 Versions: 1, the first; 2 adds ``shrunk_steps``, ``shrunk_step_count``,
 ``shrunk_config_json`` and ``reduction`` (a row whose trace was reduced after
 Hypothesis's shrinking keeps the shrunk trace beside it; null in version 1 rows
@@ -22,6 +28,13 @@ Layout under a corpus directory::
 """
 
 from __future__ import annotations
+
+import datetime as dt
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
 
 import pyarrow as pa
 
@@ -154,3 +167,244 @@ RUN_SCHEMA = pa.schema([
 ])
 
 SCHEMAS = {COUNTEREXAMPLES: COUNTEREXAMPLE_SCHEMA, RUNS: RUN_SCHEMA}
+
+#: The columns that make a Parquet file one of the table's: a file lacking one is
+#: not a replicheck file. Any other column may be missing (the schema only grows:
+#: an older file lacks the newer columns) and reads as null.
+REQUIRED_COLUMNS = {COUNTEREXAMPLES: ("schema_version", "counterexample_id"), RUNS: ("schema_version", "run_id")}
+
+
+# ------------------------------------------------------------------ reading
+#
+# Which files of a corpus table are read, and which are skipped and why: the one
+# rule every reader follows (``harness.corpus.read_table_rows`` — replay and
+# ``pytest --replay-corpus`` — and ``spark_reports.load_corpus``), so that one
+# bad file costs that file alone. pyarrow and the standard library only.
+
+#: Parquet key-value metadata naming the schema version a file was written with.
+VERSION_KEY = b"replicheck.schema_version"
+
+#: How a partition folder is named: ``run_date=`` and an ISO date.
+PARTITION_FORMAT = f"{PARTITION_COLUMN}=YYYY-MM-DD"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file or folder of a corpus table that is not read: its path and why (one
+    line). ``str()`` is the line every reader prints: ``PATH: REASON``."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class TableFiles:
+    """The files of one corpus table that can be read (``files``, sorted, each
+    with its schema version in ``versions``) and everything else found there
+    that cannot (``skipped``, in path order)."""
+
+    files: tuple[Path, ...]
+    versions: tuple[int, ...]
+    skipped: tuple[Skipped, ...]
+
+    @property
+    def newest_version(self) -> int:
+        return max(self.versions, default=0)
+
+
+def _hidden(name: str) -> bool:
+    """Files being written (``.part-….tmp-…``) and Spark's or Hadoop's own
+    (``_SUCCESS``, ``.crc``) are not part of the corpus: never read, never named."""
+    return name.startswith((".", "_"))
+
+
+def _one_line(exc: BaseException) -> str:
+    """The exception on one line; for an OS error its message without the path
+    (the line names the path already)."""
+    text = os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def partition_date(name: str) -> Optional[dt.date]:
+    """The date of a partition folder's name (``run_date=2026-01-05``), or None
+    when the name is not ``run_date=`` and a date in ISO form (``YYYY-MM-DD``)."""
+    key, sep, value = name.partition("=")
+    if not sep or key != PARTITION_COLUMN:
+        return None
+    try:
+        date = dt.date.fromisoformat(value)
+    except ValueError:
+        return None
+    return date if date.isoformat() == value else None
+
+
+def list_table(table_dir: Path) -> tuple[list[Path], list[Skipped]]:
+    """The candidate data files of one table folder and what is skipped there.
+
+    A table is ``TABLE/run_date=YYYY-MM-DD/NAME.parquet``: hidden names (``.``
+    or ``_`` first) are ignored; every other entry that is not such a file is
+    skipped with a reason: a file that is not ``*.parquet`` (a README.md), a
+    file outside the partition folders, a folder that is not a partition folder
+    (a stray folder, ``run_date=notadate``), a folder inside a partition folder,
+    a folder that cannot be listed (permissions), an entry that cannot be
+    reached (a symbolic link loop, a dangling link). Nothing is descended deeper
+    than the partition folders, so a link to a parent folder cannot loop. A
+    missing table folder has no files; one that is not a folder, or cannot be
+    listed, is itself skipped."""
+    files: list[Path] = []
+    skipped: list[Skipped] = []
+    if not os.path.lexists(table_dir):
+        return files, skipped
+
+    def entries(folder: Path) -> Optional[list[os.DirEntry]]:
+        try:
+            with os.scandir(folder) as it:
+                return sorted((e for e in it if not _hidden(e.name)), key=lambda e: e.name)
+        except NotADirectoryError:
+            skipped.append(Skipped(folder, "not a folder: a corpus table is a folder of "
+                                           f"{PARTITION_FORMAT} folders"))
+        except OSError as exc:
+            skipped.append(Skipped(folder, f"folder cannot be read ({_one_line(exc)})"))
+        return None
+
+    def kind(entry: os.DirEntry) -> str:
+        """"dir", "file", or why the entry cannot be reached (a link loop, a
+        dangling link, no permission to look), following symbolic links."""
+        try:
+            mode = os.stat(entry.path).st_mode
+        except OSError as exc:   # ELOOP, ENOENT, EACCES
+            return f"cannot be reached ({_one_line(exc)})"
+        return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "not a regular file or folder"
+
+    for top in entries(table_dir) or ():
+        path = Path(top.path)
+        what = kind(top)
+        if what == "dir":
+            if partition_date(top.name) is None:
+                why = (f"not a partition folder: the value of {PARTITION_COLUMN} must be a date YYYY-MM-DD"
+                       if top.name.startswith(f"{PARTITION_COLUMN}=") else
+                       f"not a partition folder: expected {PARTITION_FORMAT}")
+                skipped.append(Skipped(path, why + "; its files are not read"))
+                continue
+            for entry in entries(path) or ():
+                inner, what = Path(entry.path), kind(entry)
+                if what == "dir":
+                    skipped.append(Skipped(inner, "a folder inside a partition folder: not read"))
+                elif what != "file":
+                    skipped.append(Skipped(inner, what))
+                elif not entry.name.endswith(".parquet"):
+                    skipped.append(Skipped(inner, "not a .parquet file"))
+                else:
+                    files.append(inner)
+        elif what == "file":
+            skipped.append(Skipped(path, "not a .parquet file" if not top.name.endswith(".parquet") else
+                                   f"a file outside the {PARTITION_FORMAT} folders"))
+        else:
+            skipped.append(Skipped(path, what))
+    return files, skipped
+
+
+def _same_type(found: pa.DataType, expected: pa.DataType) -> bool:
+    """Whether a file's column type reads as the schema's: equal up to
+    nullability, list item names (Spark writes ``element``), string and list
+    offsets width, and timestamp unit; a time zone must be there or not alike."""
+    t = pa.types
+    if t.is_timestamp(expected):
+        return t.is_timestamp(found) and (found.tz is None) == (expected.tz is None)
+    if t.is_string(expected) or t.is_large_string(expected):
+        return t.is_string(found) or t.is_large_string(found)
+    if t.is_map(expected):
+        return t.is_map(found) and _same_type(found.key_type, expected.key_type) \
+            and _same_type(found.item_type, expected.item_type)
+    if t.is_list(expected) or t.is_large_list(expected):
+        return (t.is_list(found) or t.is_large_list(found)) and _same_type(found.value_type, expected.value_type)
+    if t.is_struct(expected):
+        if not t.is_struct(found):
+            return False
+        got = {f.name: f.type for f in found}
+        return all(f.name in got and _same_type(got[f.name], f.type) for f in expected) and len(got) == len(expected)
+    return found == expected
+
+
+def _type_name(t: pa.DataType) -> str:
+    return str(t) if len(str(t)) <= 60 else str(t)[:57] + "…"
+
+
+def check_file(path: Path, table: str) -> tuple[Optional[int], Optional[str]]:
+    """``(version, None)`` when ``path`` is a readable Parquet file of ``table``
+    (``version``: the schema version it was written with), else ``(None,
+    reason)`` (one line): the file cannot be opened (permissions, a link loop),
+    is empty, is not Parquet or is truncated; it lacks a ``REQUIRED_COLUMNS``
+    column; a column has another type than the schema's; or it was written with a
+    newer schema version than this reader's. Columns the file lacks, but
+    ``REQUIRED_COLUMNS``, read as null. Reads the footer (and, without version
+    metadata or statistics, the ``schema_version`` column) only."""
+    import pyarrow.parquet as pq
+
+    schema = SCHEMAS[table]
+    try:
+        if os.stat(path).st_size == 0:
+            return None, "empty file (0 bytes): not a Parquet file"
+        pf = pq.ParquetFile(path)
+        found = pf.schema_arrow
+    except OSError as exc:
+        return None, f"cannot be read ({_one_line(exc)})"
+    except Exception as exc:  # ArrowInvalid and the like: not Parquet, truncated
+        return None, f"not a readable Parquet file, or a truncated one ({_one_line(exc)})"
+    missing = [name for name in REQUIRED_COLUMNS[table] if name not in found.names]
+    if missing:
+        return None, f"not a replicheck {table} file (missing columns {', '.join(missing)})"
+    for f in schema:
+        i = found.get_field_index(f.name)
+        if i >= 0 and not _same_type(found.field(i).type, f.type):
+            return None, (f"not a replicheck {table} file: column {f.name} is {_type_name(found.field(i).type)}, "
+                          f"expected {_type_name(f.type)}")
+    try:
+        version = _file_version(pf)
+    except Exception as exc:
+        return None, f"cannot be read ({_one_line(exc)})"
+    if version > SCHEMA_VERSION:
+        return None, (f"refused: written with corpus schema version {version}, newer than the version "
+                      f"{SCHEMA_VERSION} this replicheck reads; upgrade replicheck to read it")
+    return version, None
+
+
+def _file_version(pf) -> int:
+    """The schema version of an open ``ParquetFile``: the newest of its metadata
+    (``VERSION_KEY``) and its rows' ``schema_version`` (footer statistics when
+    every row group has them, else the column itself); 0 for no rows."""
+    raw = (pf.schema_arrow.metadata or {}).get(VERSION_KEY)
+    version = int(raw) if raw is not None else 0
+    md = pf.metadata
+    if md.num_rows == 0:
+        return version
+    col = pf.schema_arrow.get_field_index("schema_version")
+    best: Optional[int] = None
+    for rg in range(md.num_row_groups):
+        stats = md.row_group(rg).column(col).statistics
+        if stats is None or not stats.has_min_max:
+            best = None
+            break
+        best = stats.max if best is None else max(best, stats.max)
+    if best is None:
+        import pyarrow.compute as pc
+        best = pc.max(pf.read(columns=["schema_version"]).column(0)).as_py() or 0
+    return max(version, int(best))
+
+
+def table_files(root: Path | str, table: str) -> TableFiles:
+    """``list_table`` of ``root/table``, each candidate file checked with
+    ``check_file``: the readable files and everything skipped, with reasons."""
+    candidates, skipped = list_table(Path(root) / table)
+    files, versions = [], []
+    for path in candidates:
+        version, why = check_file(path, table)
+        if why is not None:
+            skipped.append(Skipped(path, why))
+        else:
+            files.append(path)
+            versions.append(version)
+    return TableFiles(tuple(files), tuple(versions), tuple(sorted(skipped, key=lambda s: str(s.path))))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from multiprocessing import get_context
 from multiprocessing.connection import Connection, wait
 from typing import Any, Callable, Optional
@@ -54,11 +55,43 @@ def _exit_reason(code: Optional[int]) -> str:
     return f"exit code {code}"
 
 
+class Stopped(KeyboardInterrupt):
+    """Raised in a worker process by SIGTERM (``WorkerPool.stop``, or the group's
+    SIGTERM of ``timeout``, a CI runner, ``docker stop``): like Ctrl-C, it
+    unwinds the unit, whose ``finally`` writes what it found, and the worker
+    exits."""
+
+
+def _stop_on_sigterm(signum: int, frame: Any) -> None:
+    # Once: a second SIGTERM must not interrupt the writing the first one started.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Stopped(f"stopped by {signal.Signals(signum).name}")
+
+
 def _serve(conn: Connection, work: Callable, setup: Optional[Callable], name: str, log_path: Optional[str]) -> None:
     """A worker process: run ``setup()``, then ``work(unit, progress, name)`` for
-    every unit received, until None or the pipe closes."""
-    # The runner handles Ctrl-C and stops the workers itself.
+    every unit received, until None or the pipe closes. SIGTERM stops it: the
+    unit running unwinds (``Stopped``), writing what it found, and the process
+    then dies of the SIGTERM, without an answer (``WorkerPool.stop`` reports the
+    unit; a worker stopped by anyone else is reported "killed by SIGTERM")."""
+    try:
+        _serve_units(conn, work, setup, name, log_path)
+    except Stopped:
+        import sys
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _serve_units(conn: Connection, work: Callable, setup: Optional[Callable], name: str,
+                 log_path: Optional[str]) -> None:
+    # The runner handles Ctrl-C and stops the workers itself (SIGTERM).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # Whatever a run prints (warnings, an implementation's JVM) goes to the log,
     # never into the runner's display.
     fd = os.open(log_path or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -76,6 +109,8 @@ def _serve(conn: Connection, work: Callable, setup: Optional[Callable], name: st
             return
         try:
             result = work(unit, lambda value: conn.send((PROGRESS, value)), name)
+        except Stopped:
+            raise
         except BaseException as e:  # the work function returns data; anything else loses the unit
             conn.send((LOST, f"its worker raised {type(e).__name__}: {e}".splitlines()[0]))
         else:
@@ -152,15 +187,7 @@ class WorkerPool:
 
     def _drain(self, i: int) -> list[Event]:
         s = self._slots[i]
-        events: list[Event] = []
-        try:
-            while s.unit is not None and s.conn.poll():
-                kind, value = s.conn.recv()
-                events.append(Event(kind, i, s.unit, value))
-                if kind != PROGRESS:
-                    s.unit = None
-        except (EOFError, OSError):
-            pass
+        events = self._messages(i)
         if s.unit is not None and not s.process.is_alive():
             s.process.join()
             events.append(Event(LOST, i, s.unit, f"its worker process died ({_exit_reason(s.process.exitcode)})"))
@@ -168,16 +195,51 @@ class WorkerPool:
             self._slots[i] = self._start(i)
         return events
 
-    def stop(self, why: str) -> list[Event]:
-        """Kill the processes of the busy slots; their units are LOST with ``why``.
-        The slots are left without a process: call ``close`` next."""
-        events = []
-        for i, s in enumerate(self._slots):
-            if s.unit is not None:
+    def stop(self, why: str, grace_s: float = 0.0) -> list[Event]:
+        """Stop the processes of the busy slots: SIGTERM (their unit unwinds and
+        writes what it found, ``Stopped``), then SIGKILL for those still running
+        ``grace_s`` seconds later. Returns what the slots reported meanwhile
+        (PROGRESS; DONE for a unit that finished first), then LOST with ``why``
+        for every unit that did not finish. The slots are left without a
+        process: call ``close`` next."""
+        busy = {i: s for i, s in enumerate(self._slots) if s.unit is not None}
+        for s in busy.values():
+            if s.process.is_alive():
+                s.process.terminate()
+        events: list[Event] = []
+        end = time.monotonic() + max(0.0, grace_s)
+        running = dict(busy)
+        while running:
+            for i in list(running):
+                events += self._messages(i)
+                if not running[i].process.is_alive():
+                    del running[i]
+            left = end - time.monotonic()
+            if not running or left <= 0:
+                break
+            wait([r for s in running.values() for r in (s.conn, s.process.sentinel)], min(left, 0.5))
+        for i, s in busy.items():
+            if s.process.is_alive():
                 s.process.kill()
-                s.process.join()
+            s.process.join()
+            events += self._messages(i)
+            if s.unit is not None:
                 events.append(Event(LOST, i, s.unit, why))
                 s.unit = None
+        return events
+
+    def _messages(self, i: int) -> list[Event]:
+        """What slot ``i``'s process has sent and not yet been read, while it has a unit."""
+        s = self._slots[i]
+        events: list[Event] = []
+        try:
+            while s.unit is not None and s.conn.poll():
+                kind, value = s.conn.recv()
+                events.append(Event(kind, i, s.unit, value))
+                if kind != PROGRESS:
+                    s.unit = None
+        except Exception:  # EOFError, OSError: the process is gone; or its last message was cut short
+            pass
         return events
 
     def close(self, timeout: float = 5.0) -> None:

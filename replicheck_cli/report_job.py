@@ -45,10 +45,15 @@ def build_report_within(corpus_dir: Path, out_dir: Path, seconds: float, targets
     """Build the report of ``corpus_dir`` into ``out_dir`` (``spark_reports.report
     .build_report`` with the campaign's ``targets`` labels and ``run_id``, so it
     lists the targets that did not run) in a child process, stopped after
-    ``seconds``; Spark's output goes to ``out_dir/spark.log``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    ``seconds``; Spark's output goes to ``out_dir/spark.log``. Never raises for
+    its arguments: an ``out_dir`` that cannot be created or written, or no time
+    left (``seconds`` not > 0), is the outcome's ``problem``."""
+    from spark_reports.cli import writable_folder
     log = out_dir / "spark.log"
-    if seconds <= 0:
+    problem = writable_folder(out_dir, "the report folder")
+    if problem is not None:
+        return ReportOutcome(None, problem, log)
+    if not seconds > 0:
         return ReportOutcome(None, "no time was left of the budget for it", log)
     context = get_context("spawn")
     receive, send = context.Pipe(duplex=False)

@@ -5,7 +5,7 @@ targets that failed the campaign."""
 from __future__ import annotations
 
 from harness.runner import CampaignResult
-from harness.scheduler import FOUND, NOT_RUN, TargetResult
+from harness.scheduler import FOUND, NOT_RUN, STOPPED, TargetResult
 
 COLUMNS = ("target", "verdict", "found by", "runs", "examples", "s to first failure", "shrunk steps",
            "reduced steps", "why")
@@ -20,7 +20,7 @@ def _cells(t: TargetResult) -> tuple[str, ...]:
 
 
 def kill_matrix(result: CampaignResult) -> str:
-    """One line per target: its verdict (found / not found / clean / not run / error),
+    """One line per target: its verdict (found / not found / clean / not run / error / stopped),
     the properties of its first counterexample, runs, examples, worker seconds
     to the first failure, the shortest counterexample as shrunk and as reduced,
     and why (for any verdict but found)."""
@@ -30,8 +30,12 @@ def kill_matrix(result: CampaignResult) -> str:
 
 
 def counts_line(result: CampaignResult) -> str:
-    """``verdicts: F found, N not found, C clean, R not run, E error (of T targets)``."""
+    """``verdicts: F found, N not found, C clean, R not run, E error (of T targets)``,
+    with ``, S stopped`` before the parenthesis when targets were stopped (an
+    interrupted campaign)."""
     counts = result.counts()
+    if not counts.get(STOPPED):
+        counts.pop(STOPPED, None)
     n = len(result.targets)
     return "verdicts: " + ", ".join(f"{k} {v}" for v, k in counts.items()) + f" (of {n} target{'s' if n != 1 else ''})"
 
@@ -39,7 +43,8 @@ def counts_line(result: CampaignResult) -> str:
 def final_line(result: CampaignResult) -> str:
     """``campaign succeeded: …`` or ``campaign FAILED: …`` naming every target
     that failed it, grouped by how (the correct target or an implementation
-    failed; a flaw not found; not run, with why; an error, with why)."""
+    failed; a flaw not found; not run, with why; an error, with why; stopped by
+    an interruption)."""
     flaws = [t for t in result.targets if not t.target.runs_whole_share]
     clean = [t.target.label for t in result.targets if t.target.runs_whole_share]
     if result.ok:
@@ -62,5 +67,8 @@ def final_line(result: CampaignResult) -> str:
     for t in result.failures:
         if t.failure == "error":
             groups.append(f"error: {t.target.label} ({t.why})")
+    stopped = [t.target.label for t in result.failures if t.failure == STOPPED]
+    if stopped:
+        groups.append(f"stopped ({len(stopped)}): " + ", ".join(stopped))
     head = "campaign interrupted" if result.interrupted else "campaign FAILED"
     return f"{head}: " + "; ".join(groups) if groups else head

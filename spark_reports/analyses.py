@@ -8,6 +8,14 @@ each protocol variant (``target_kind = "variant"``) and each SUT bug
 (``"bug"``) it ran with, or the single target ``"correct"`` (kind
 ``"correct"``) when it ran with neither. A counterexample with two variants
 counts once for each.
+
+Counterexamples, not rows. The same counterexample found again (by another
+run, worker or campaign: the same ``counterexample_id``, a content hash of its
+configuration, SUT bugs, trace and property) is one counterexample: every count
+the analyses call a counterexample, member or failure counts distinct ids
+(``distinct_counterexamples``), as ``replicheck replay --list`` does; only
+``overview``'s ``rows`` counts the rows (the finds). First/last seen and the
+times to failure are over every find.
 """
 
 from __future__ import annotations
@@ -49,6 +57,13 @@ NGRAM_SEPARATOR = " → "
 MEDIAN_ACCURACY = 10_000
 
 
+def distinct_counterexamples(corpus: Corpus):
+    """``corpus.counterexamples`` with one row per ``counterexample_id``: the
+    same counterexample found again has the same configuration, trace, property,
+    signature and targets, so any of its rows stands for it."""
+    return corpus.counterexamples.dropDuplicates(["counterexample_id"])
+
+
 def _F():
     from pyspark.sql import functions as F
     return F
@@ -86,12 +101,12 @@ def kill_matrix(corpus: Corpus):
     """Failures per property and target, long form.
 
     Columns: ``property``, ``target_kind`` (variant | bug | correct), ``target``,
-    ``failures`` (counterexamples, long), ``signatures`` (distinct signatures,
-    long). One row per (property, target) that failed; sorted by property,
-    target_kind, target.
+    ``failures`` (distinct counterexamples, long), ``signatures`` (distinct
+    signatures, long). One row per (property, target) that failed; sorted by
+    property, target_kind, target.
     """
     F = _F()
-    pre = corpus.counterexamples.groupBy("property", "signature", "variants", "sut_bugs") \
+    pre = distinct_counterexamples(corpus).groupBy("property", "signature", "variants", "sut_bugs") \
         .agg(F.count(F.lit(1)).alias("n"))
     ce = with_targets(pre, "property", "signature", "n")
     return (ce.groupBy("property", "target_kind", "target")
@@ -117,8 +132,8 @@ def kill_matrix_wide(corpus: Corpus, targets: Optional[Sequence[str]] = None):
     """The kill matrix as a table: one row per failing property, one column per
     target (``targets``, as ``target_label``s; default every target that failed,
     ``correct`` first, then variants, then bugs, each sorted) holding the failure
-    count (0 when none), and ``total`` = counterexamples of the property (a
-    counterexample with two targets counts once here)."""
+    count (0 when none), and ``total`` = distinct counterexamples of the
+    property (a counterexample with two targets counts once here)."""
     F = _F()
     long = kill_matrix(corpus).withColumn(
         "label", F.when(F.col("target_kind") == "correct", F.lit("correct"))
@@ -126,7 +141,7 @@ def kill_matrix_wide(corpus: Corpus, targets: Optional[Sequence[str]] = None):
     if targets is None:
         targets = target_labels((r.target_kind, r.target)
                                 for r in long.select("target_kind", "target").distinct().collect())
-    totals = corpus.counterexamples.groupBy("property").agg(F.count(F.lit(1)).alias("total"))
+    totals = corpus.counterexamples.groupBy("property").agg(F.countDistinct("counterexample_id").alias("total"))
     if not targets:
         return totals.orderBy("property")
     wide = long.groupBy("property").pivot("label", list(targets)).agg(F.sum("failures"))
@@ -142,8 +157,9 @@ def signature_buckets(corpus: Corpus):
 
     Columns: ``signature``; ``property`` and ``kind`` (the smallest value among
     the members — a signature includes its property, so there is one);
-    ``count`` (members, long); ``first_seen`` / ``last_seen`` (min / max
-    ``found_at``); ``representative`` (the shortest member's
+    ``count`` (members: distinct counterexamples, long); ``first_seen`` /
+    ``last_seen`` (min / max ``found_at`` over every find); ``representative``
+    (the shortest member's
     ``counterexample_id``: smallest ``step_count``, ties broken by earliest
     ``found_at`` then smallest id); ``representative_step_count``;
     ``targets`` (sorted distinct target names of the members). Sorted by count
@@ -156,7 +172,7 @@ def signature_buckets(corpus: Corpus):
     pre = ce.groupBy("signature", "variants", "sut_bugs").agg(
         F.min("property").alias("property"),
         F.min("kind").alias("kind"),
-        F.count(F.lit(1)).alias("count"),
+        F.countDistinct("counterexample_id").alias("count"),   # an id has one (variants, sut_bugs)
         F.min("found_at").alias("first_seen"),
         F.max("found_at").alias("last_seen"),
         F.min(F.struct("step_count", "found_at", "counterexample_id")).alias("rep"))
@@ -178,10 +194,10 @@ def signature_buckets(corpus: Corpus):
 # ------------------------------------------------------------------- 3. action lift
 
 def _failing_step_counts(corpus: Corpus):
-    """Failing steps aggregated per (variants, sut_bugs, family, action,
-    args_json): a small table whatever the corpus size."""
+    """Failing steps (of distinct counterexamples) aggregated per (variants,
+    sut_bugs, family, action, args_json): a small table whatever the corpus size."""
     F = _F()
-    return (corpus.counterexamples.select("variants", "sut_bugs", F.explode("steps").alias("s"))
+    return (distinct_counterexamples(corpus).select("variants", "sut_bugs", F.explode("steps").alias("s"))
             .groupBy("variants", "sut_bugs", F.col("s.family").alias("family"), F.col("s.action").alias("action"),
                      F.col("s.args_json").alias("args_json"))
             .agg(F.count(F.lit(1)).alias("n")))
@@ -315,13 +331,13 @@ def shrunk_length_distribution(corpus: Corpus):
     reduced trace's for rows the campaign reduced (schema version 2), the shrunk
     trace's otherwise.
 
-    Columns: ``property``, ``target_kind``, ``target``, ``count`` (long),
+    Columns: ``property``, ``target_kind``, ``target``, ``count`` (distinct counterexamples, long),
     ``min`` / ``max`` (int step_count), ``p25``, ``median``, ``p75`` (double,
     exact percentiles with linear interpolation), ``mean`` (double). Sorted by
     property, target_kind, target.
     """
     F = _F()
-    pre = corpus.counterexamples.groupBy("property", "variants", "sut_bugs", "step_count") \
+    pre = distinct_counterexamples(corpus).groupBy("property", "variants", "sut_bugs", "step_count") \
         .agg(F.count(F.lit(1)).alias("n"))
     ce = with_targets(pre, "property", "step_count", "n")
     sc, n = F.col("step_count"), F.col("n")
@@ -340,9 +356,9 @@ def time_to_failure(corpus: Corpus):
 
     Columns: ``target_kind``, ``target``; from ``runs``: ``runs`` (long),
     ``failed_runs`` (long), ``kill_rate`` (failed_runs / runs, double, null
-    without runs); from ``counterexamples``: ``failures`` (long),
+    without runs); from ``counterexamples``: ``failures`` (distinct counterexamples, long),
     ``signatures`` (distinct, long), ``median_time_to_failure_s`` and
-    ``median_examples_to_failure`` (double, the median over counterexamples by
+    ``median_examples_to_failure`` (double, the median over every find by
     ``percentile_approx`` with accuracy ``MEDIAN_ACCURACY``: a member of the
     data within 1/accuracy of the true rank — the lower middle value for an
     even count; nulls ignored), ``min_step_count`` (int, the shortest counterexample).
@@ -350,10 +366,10 @@ def time_to_failure(corpus: Corpus):
     targets with failures but no runs have runs 0. Sorted by target_kind, target.
     """
     F = _F()
-    ce = with_targets(corpus.counterexamples, "signature", "time_to_failure_s", "examples_to_failure",
-                      "step_count")
+    ce = with_targets(corpus.counterexamples, "counterexample_id", "signature", "time_to_failure_s",
+                      "examples_to_failure", "step_count")
     fails = ce.groupBy("target_kind", "target").agg(
-        F.count(F.lit(1)).alias("failures"), F.countDistinct("signature").alias("signatures"),
+        F.countDistinct("counterexample_id").alias("failures"), F.countDistinct("signature").alias("signatures"),
         F.percentile_approx(F.col("time_to_failure_s"), F.lit(0.5), F.lit(MEDIAN_ACCURACY))
         .alias("median_time_to_failure_s"),
         F.percentile_approx(F.col("examples_to_failure").cast("double"), F.lit(0.5), F.lit(MEDIAN_ACCURACY))
@@ -411,7 +427,7 @@ def ngram_motifs(corpus: Corpus, n: int = 3, min_support: int = 2, min_share: fl
     Each counterexample's steps (in array order, which is step order) become a
     sequence of action names (``key_args=True``: ``key_arg`` values); its
     n-grams are the windows of ``n`` consecutive steps, joined with " → ", each
-    counted once per counterexample.
+    counted once per counterexample (distinct ids).
 
     Columns: ``signature``, ``property``, ``ngram``, ``support`` (members
     containing it, long), ``members`` (members of the signature, long),
@@ -423,7 +439,7 @@ def ngram_motifs(corpus: Corpus, n: int = 3, min_support: int = 2, min_share: fl
     from pyspark.sql import Window
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
-    ce = corpus.counterexamples
+    ce = distinct_counterexamples(corpus)
     # Known actions are encoded as one-letter codes while the n-grams are built
     # and counted (short strings hash and compare fast), and decoded at the end;
     # an action outside ACTION_FAMILIES keeps its own name (never one letter).
@@ -495,12 +511,14 @@ def campaign_targets(corpus: Corpus, targets: Sequence[str], run_id: Optional[st
 # ----------------------------------------------------------------------- summaries
 
 def overview(corpus: Corpus) -> dict:
-    """Headline numbers (one small job per table): counterexamples, signatures,
+    """Headline numbers (one small job per table): ``counterexamples``
+    (distinct ids), ``rows`` (counterexample rows: every find), signatures,
     properties, targets, first/last found_at, runs, failed runs, examples and
     steps executed."""
     F = _F()
     ce = corpus.counterexamples.agg(
-        F.count(F.lit(1)).alias("counterexamples"), F.countDistinct("signature").alias("signatures"),
+        F.countDistinct("counterexample_id").alias("counterexamples"), F.count(F.lit(1)).alias("rows"),
+        F.countDistinct("signature").alias("signatures"),
         F.countDistinct("property").alias("properties"), F.min("found_at").alias("first_found"),
         F.max("found_at").alias("last_found"),
         F.size(F.array_distinct(F.flatten(F.collect_set(target_labels_col())))).alias("targets"),
@@ -540,9 +558,10 @@ def format_table(rows: Sequence[Sequence[object]], header: Sequence[str], max_wi
 
 
 def summary_table(corpus: Corpus, top: int = 20, buckets=None) -> str:
-    """The CLI's plain-text summary: headline numbers, then the ``top`` largest
-    signature buckets (signature, property, members, shortest, first/last seen,
-    targets)."""
+    """The CLI's plain-text summary: headline numbers (counterexamples are
+    distinct ids; the rows, every find, are counted apart), then the ``top``
+    largest signature buckets (signature, property, members, shortest,
+    first/last seen, targets)."""
     o = overview(corpus)
     lines = [f"corpus: {corpus.path}"]
     for note in corpus.notes:
@@ -550,7 +569,8 @@ def summary_table(corpus: Corpus, top: int = 20, buckets=None) -> str:
     lines.append(
         f"{o['counterexamples']:,} counterexamples in {o['signatures']:,} signatures over {o['properties']:,} "
         f"properties and {o['targets']:,} targets; {o['runs']:,} runs ({o['failed_runs'] or 0:,} failed), "
-        f"{o['examples'] or 0:,} examples, {o['steps_executed'] or 0:,} steps executed")
+        f"{o['examples'] or 0:,} examples, {o['steps_executed'] or 0:,} steps executed; "
+        f"{o['rows']:,} counterexample rows (a counterexample found again is one counterexample)")
     if o["counterexamples"]:
         lines.append(f"found between {o['first_found']} and {o['last_found']}")
         b = (buckets if buckets is not None else signature_buckets(corpus)).limit(top).collect()

@@ -6,17 +6,38 @@ An already active SparkSession is used (and left running) when no
 
 Embed it in another argparse CLI with ``add_arguments(subparser)`` and
 ``run(namespace)``, or call ``main(argv)`` (a leading ``"report"`` is accepted
-and skipped). Exit status: 0 report written (also for an empty corpus or only
-passing runs, which the report and stdout say); 1 corpus missing (an empty
-report is still written); 2 corpus refused (a newer schema version, an
-unreadable file) or bad arguments.
+and skipped).
+
+The arguments are checked before Spark starts (``check_arguments``): ``--top``
+and ``--max-diagrams`` are integers >= 0, ``--out`` a folder that can be
+created and written, CORPUS_DIR not a file, ``--master`` a Spark master URL
+whose cluster accepts a connection (``_session.check_master``). A bad one is
+one line on stderr naming it and what is allowed, and nothing is written.
+
+Every file or folder of the corpus that cannot be read is skipped
+(``harness.schema.table_files``): one ``skipped: PATH: REASON`` line each on
+stderr, then how many, and listed in the report; everything else is reported.
+
+Exit status:
+
+- ``OK`` 0: the report is written and every file of the corpus was read (also
+  for an empty corpus or one of passing runs only, which the report says);
+- ``MISSING`` 1: CORPUS_DIR does not exist (an empty report is still written);
+- ``USAGE`` 2: a bad argument, Spark could not start, or (a remote corpus)
+  rows of a newer schema version: one line, no report;
+- ``PARTIAL`` 3: the report is written, but files or folders of the corpus were
+  skipped (each named on stderr and in the report).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from pathlib import Path
 from typing import Optional, Sequence
+
+OK, MISSING, USAGE, PARTIAL = 0, 1, 2, 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -25,9 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--master", default=None, metavar="URL",
                         help="Spark master URL (default: local[*])")
     parser.add_argument("--max-diagrams", type=int, default=20, metavar="N",
-                        help="space-time diagrams for the N largest signatures (default 20)")
+                        help="space-time diagrams for the N largest signatures (an integer >= 0; default 20)")
     parser.add_argument("--top", type=int, default=20, metavar="N",
-                        help="signatures listed in the printed summary (default 20)")
+                        help="signatures listed in the printed summary (an integer >= 0; default 20)")
     return parser
 
 
@@ -36,10 +57,46 @@ def build_parser(prog: str = "replicheck report") -> argparse.ArgumentParser:
         prog=prog, description="Summarize a counterexample corpus and write an HTML report with Spark."))
 
 
+def writable_folder(path: "str | Path", option: str) -> Optional[str]:
+    """Why the folder ``path`` (given as ``option``) cannot hold output, on one
+    line, or None when it can: it is created (with its parents) if missing and a
+    temporary file is written in it, so that the check is the one the write
+    will meet (permissions, read-only file systems, ``/proc``, a file in the way)."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        why = exc.strerror or str(exc) or type(exc).__name__
+        return f"{option} {path}: cannot create or write this folder ({why}); give a writable folder"
+    return None
+
+
+def check_arguments(args: argparse.Namespace) -> Optional[str]:
+    """The first bad argument of a ``report`` namespace, on one line naming it
+    and what is allowed, or None. Creates ``--out``; connects to a cluster's
+    master (``_session.check_master``)."""
+    from ._session import check_master
+    from .corpus import _local_path
+    for option, value in (("--top", args.top), ("--max-diagrams", args.max_diagrams)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f"{option} must be an integer >= 0, got {value}"
+    local = _local_path(args.corpus_dir)
+    if local is not None and local.exists() and not local.is_dir():
+        return f"CORPUS_DIR {args.corpus_dir}: not a folder; give the folder holding counterexamples/ and runs/"
+    return writable_folder(args.out, "--out") or check_master(args.master)
+
+
 def run(args: argparse.Namespace, out=None, err=None) -> int:
+    """Check the arguments, load the corpus once, print its summary and the
+    files skipped, write the report; returns the exit status (module doc)."""
     out = out or sys.stdout
     err = err or sys.stderr
-    from pathlib import Path
+
+    problem = check_arguments(args)
+    if problem is not None:
+        print(f"replicheck report: {problem}", file=err)
+        return USAGE
 
     from . import analyses as A
     from ._session import session
@@ -49,24 +106,38 @@ def run(args: argparse.Namespace, out=None, err=None) -> int:
     from pyspark.sql import SparkSession
     active = SparkSession.getActiveSession()
     own = active is None or args.master is not None
-    spark = session(args.master or "local[*]") if own else active
     try:
-        status = 0
+        spark = session(args.master or "local[*]") if own else active
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"replicheck report: --master {args.master or 'local[*]'}: Spark did not start ({first})", file=err)
+        return USAGE
+    try:
+        status, corpus, skipped = OK, None, ()
         try:
             corpus = load_corpus(spark, args.corpus_dir)
+            skipped = corpus.skipped
             print(A.summary_table(corpus, top=args.top), file=out)
         except SchemaVersionError as exc:
             print(f"replicheck report: refused: {exc}", file=err)
-            return 2
+            return USAGE
         except CorpusError as exc:
+            skipped = exc.skipped
             missing = not Path(args.corpus_dir).exists() if "://" not in str(args.corpus_dir) else True
             print(f"replicheck report: {exc}", file=err)
-            status = 1 if missing else 0
+            status = MISSING if missing else OK
+        for s in skipped:
+            print(f"skipped: {s}", file=err)
+        if skipped:
+            print(f"replicheck report: {len(skipped)} file(s) or folder(s) of {args.corpus_dir} skipped (named "
+                  f"above); everything else is reported", file=err)
+            status = PARTIAL
         try:
-            path = build_report(args.corpus_dir, args.out, spark=spark, max_diagrams=args.max_diagrams)
+            path = build_report(args.corpus_dir, args.out, spark=spark, max_diagrams=args.max_diagrams,
+                                corpus=corpus)
         except CorpusError as exc:
             print(f"replicheck report: refused: {exc}", file=err)
-            return 2
+            return USAGE
         print(f"report: {path}", file=out)
         return status
     finally:

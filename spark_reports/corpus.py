@@ -5,10 +5,18 @@ A corpus directory holds two hive-partitioned Parquet tables::
     counterexamples/run_date=YYYY-MM-DD/*.parquet
     runs/run_date=YYYY-MM-DD/*.parquet
 
-Files and folders whose names start with ``.`` (writers' temp files) or ``_``
-are ignored, as Spark ignores them. Every file's ``schema_version`` must be at
-most ``harness.schema.SCHEMA_VERSION``: newer files are refused, older ones are
-read with the columns they lack as nulls (the schema only ever grows).
+Of a local corpus, the files read are chosen before Spark sees any, by the rule
+every reader follows (``harness.schema.table_files``): the ``*.parquet`` files of
+the ``run_date=YYYY-MM-DD`` folders that pyarrow opens, whose columns have the
+schema's types and whose ``schema_version`` is at most
+``harness.schema.SCHEMA_VERSION``; older ones are read with the columns they
+lack as nulls (the schema only ever grows). Files and folders whose names start
+with ``.`` (writers' temp files) or ``_`` are ignored, as Spark ignores them.
+Anything else — a README.md, an empty, truncated, unreadable or foreign file, a
+column of another type, a newer version, a stray folder, ``run_date=notadate``,
+a folder that cannot be listed, a symbolic link loop — is skipped, and named
+with why in ``Corpus.skipped``; Spark reads the list of good files only, so one
+bad file never costs the others.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 
 from harness.schema import (ACTION_FAMILIES, COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLES, PARTITION_COLUMN,  # noqa: F401
-                            RUN_SCHEMA, RUNS, SCHEMA_VERSION)
+                            RUN_SCHEMA, RUNS, SCHEMA_VERSION, Skipped, table_files)
 
 PathLike = Union[str, os.PathLike]
 
@@ -37,11 +45,14 @@ STEP_COLUMNS: tuple[str, ...] = ("counterexample_id", "signature", "property", "
 
 
 class CorpusError(Exception):
-    """The corpus cannot be read: ``path`` and what is missing or wrong."""
+    """The corpus cannot be read: ``path`` and what is missing or wrong;
+    ``skipped``: the files and folders skipped on the way (``Skipped``), when
+    there was nothing readable left."""
 
-    def __init__(self, path: object, problem: str):
+    def __init__(self, path: object, problem: str, skipped: Iterable[Skipped] = ()):
         self.path = str(path)
         self.problem = problem
+        self.skipped: tuple[Skipped, ...] = tuple(skipped)
         super().__init__(f"{problem} (corpus: {self.path})")
 
 
@@ -86,67 +97,14 @@ def spark_schema(arrow_schema: pa.Schema, partition_column: Optional[str] = PART
     return T.StructType(fields)
 
 
-# ------------------------------------------------------------------------ file checks
+# ------------------------------------------------------------------------ locations
 
-def _is_hidden(name: str) -> bool:
-    return name.startswith(".") or name.startswith("_")
-
-
-def data_files(table_dir: Path) -> list[Path]:
-    """The data files of one table directory, as Spark lists them (hidden files
-    and folders skipped), sorted."""
-    out: list[Path] = []
-    for root, dirs, files in os.walk(table_dir):
-        dirs[:] = sorted(d for d in dirs if not _is_hidden(d))
-        out.extend(Path(root) / f for f in sorted(files) if not _is_hidden(f))
-    return out
-
-
-def file_schema_version(path: Path) -> int:
-    """The largest ``schema_version`` in one Parquet file, from the footer
-    statistics when present (no data read), else from the column itself."""
-    import pyarrow.parquet as pq
-    try:
-        pf = pq.ParquetFile(path)
-    except Exception as exc:  # not Parquet, truncated, unreadable
-        raise CorpusError(path, f"not a readable Parquet file: {exc}") from None
-    names = pf.schema_arrow.names
-    if "schema_version" not in names:
-        raise CorpusError(path, "not a replicheck corpus file: no schema_version column")
-    md = pf.metadata
-    if md.num_rows == 0:
-        return 0
-    col = names.index("schema_version")
-    best: Optional[int] = None
-    for rg in range(md.num_row_groups):
-        stats = md.row_group(rg).column(col).statistics
-        if stats is None or not stats.has_min_max:
-            best = None
-            break
-        best = stats.max if best is None else max(best, stats.max)
-    if best is None:
-        column = pf.read(columns=["schema_version"]).column(0)
-        import pyarrow.compute as pc
-        best = pc.max(column).as_py() or 0
-    return int(best)
-
-
-def _check_versions(files: list[Path], table: str, where: Path) -> int:
-    """Refuse files written by a newer schema; returns the newest version seen."""
-    newest = 0
-    too_new: list[str] = []
-    for f in files:
-        v = file_schema_version(f)
-        newest = max(newest, v)
-        if v > SCHEMA_VERSION:
-            too_new.append(f"{f.name} (schema_version {v})")
-    if too_new:
-        shown = ", ".join(too_new[:5]) + (f" and {len(too_new) - 5} more" if len(too_new) > 5 else "")
-        raise SchemaVersionError(
-            where,
-            f"{table}: {len(too_new)} file(s) written with a newer corpus schema than this reader "
-            f"understands (reader schema_version {SCHEMA_VERSION}): {shown}; upgrade replicheck to read them")
-    return newest
+def _uri(path: Path) -> str:
+    """A local path as Spark takes it: ``file://`` and the path, absolute and
+    normalized (``..`` folded) but with its links kept, so that a file's lies
+    below its table's; not percent-encoded (Hadoop's ``Path`` quotes it
+    itself: encoded, ``run_date%3D…`` would name no folder)."""
+    return "file://" + os.path.abspath(path)
 
 
 def _local_path(path: PathLike) -> Optional[Path]:
@@ -166,7 +124,9 @@ class Corpus:
     ``runs`` and ``steps``.
 
     ``notes`` says what is missing (no runs, only passing runs, …) in words for a
-    report; ``newest_schema_version`` is the newest version among the files read.
+    report; ``newest_schema_version`` is the newest version among the files read;
+    ``skipped`` (``harness.schema.Skipped``: path and reason) every file or folder
+    of the corpus not read, in path order (a remote corpus: none are checked).
     """
 
     path: str
@@ -178,6 +138,7 @@ class Corpus:
     run_files: Optional[int] = None
     newest_schema_version: int = 0
     missing: bool = False
+    skipped: tuple[Skipped, ...] = ()
 
     @property
     def spark(self):
@@ -228,43 +189,58 @@ def _empty(spark, arrow_schema: pa.Schema):
     return spark.createDataFrame([], spark_schema(arrow_schema))
 
 
-def empty_corpus(spark, path: PathLike, notes: Iterable[str] = (), missing: bool = False) -> Corpus:
+def empty_corpus(spark, path: PathLike, notes: Iterable[str] = (), missing: bool = False,
+                 skipped: Iterable[Skipped] = ()) -> Corpus:
     """A corpus with no rows (the right schemas), for reports on nothing."""
     ce = _empty(spark, COUNTEREXAMPLE_SCHEMA)
     runs = _empty(spark, RUN_SCHEMA)
-    return Corpus(os.fspath(path), ce, runs, steps_of(ce), tuple(notes), 0, 0, 0, missing).register_views()
+    return Corpus(os.fspath(path), ce, runs, steps_of(ce), tuple(notes), 0, 0, 0, missing,
+                  tuple(skipped)).register_views()
 
 
-def _read_table(spark, location: str, arrow_schema: pa.Schema):
+def _read_table(spark, location: str, arrow_schema: pa.Schema, files: Optional[Iterable[Path]] = None):
+    """The table at ``location`` (a URI) with its explicit schema: every file
+    Spark lists there, or only ``files`` (local paths below it) when given."""
+    paths = [location] if files is None else [_uri(f) for f in files]
     return (spark.read.schema(spark_schema(arrow_schema))
             .option("basePath", location)
-            .parquet(location))
+            .parquet(*paths))
 
 
 def load_corpus(spark, path: PathLike, register: bool = True) -> Corpus:
     """Load the corpus under ``path`` (a directory, or any URI Spark reads).
 
-    Raises ``CorpusError`` when the path does not exist, holds neither table, or
-    holds a file written with a newer schema version. A corpus with runs but no
-    counterexamples (every run passed) gives an empty ``counterexamples`` (and
-    ``steps``) DataFrame with the right schema and a note; likewise for a corpus
-    without runs (lift then has no baseline).
+    Of a local corpus, only the files ``harness.schema.table_files`` finds
+    readable are handed to Spark; every other file or folder of the tables is
+    in ``Corpus.skipped`` with why. Raises ``CorpusError`` when the path does
+    not exist or is not a directory, or when neither table has a readable file
+    (``CorpusError.skipped`` then names what was skipped); of a remote corpus
+    (listed by Spark, unchecked), ``SchemaVersionError`` when it holds rows of a
+    newer schema version. A corpus with runs but no counterexamples (every run
+    passed) gives an empty ``counterexamples`` (and ``steps``) DataFrame with the
+    right schema and a note; likewise for a corpus without runs (lift then has
+    no baseline).
     """
     text = os.fspath(path)
     local = _local_path(path)
     notes: list[str] = []
+    skipped: tuple[Skipped, ...] = ()
+    files: dict[str, Optional[tuple[Path, ...]]] = {COUNTEREXAMPLES: None, RUNS: None}
     if local is not None:
         if not local.exists():
             raise CorpusError(text, "the corpus directory does not exist")
         if not local.is_dir():
             raise CorpusError(text, "the corpus path is not a directory")
-        files = {t: data_files(local / t) if (local / t).is_dir() else [] for t in (COUNTEREXAMPLES, RUNS)}
+        tables = {t: table_files(local, t) for t in (COUNTEREXAMPLES, RUNS)}
+        skipped = tables[COUNTEREXAMPLES].skipped + tables[RUNS].skipped
+        files = {t: tables[t].files for t in tables}
         if not files[COUNTEREXAMPLES] and not files[RUNS]:
-            raise CorpusError(text, f"empty corpus: no data files under {COUNTEREXAMPLES}/ or {RUNS}/")
-        newest = max(_check_versions(files[COUNTEREXAMPLES], COUNTEREXAMPLES, local / COUNTEREXAMPLES),
-                     _check_versions(files[RUNS], RUNS, local / RUNS))
+            raise CorpusError(text, f"empty corpus: no data files under {COUNTEREXAMPLES}/ or {RUNS}/" if not skipped
+                              else f"empty corpus: no readable data files under {COUNTEREXAMPLES}/ or {RUNS}/ "
+                                   f"({len(skipped)} file(s) or folder(s) skipped)", skipped)
+        newest = max(t.newest_version for t in tables.values())
         present = {t: bool(files[t]) for t in files}
-        locations = {t: (local / t).resolve().as_uri() for t in files}
+        locations = {t: _uri(local / t) for t in files}
         counts = {t: len(files[t]) for t in files}
     else:  # a remote URI: let Spark list it
         base = text.rstrip("/")
@@ -289,13 +265,18 @@ def load_corpus(spark, path: PathLike, register: bool = True) -> Corpus:
         if not any(present.values()):
             raise CorpusError(text, f"empty or missing corpus: no data under {COUNTEREXAMPLES}/ or {RUNS}/")
 
-    ce = _read_table(spark, locations[COUNTEREXAMPLES], COUNTEREXAMPLE_SCHEMA) if present[COUNTEREXAMPLES] \
-        else _empty(spark, COUNTEREXAMPLE_SCHEMA)
-    runs = _read_table(spark, locations[RUNS], RUN_SCHEMA) if present[RUNS] else _empty(spark, RUN_SCHEMA)
+    ce = _read_table(spark, locations[COUNTEREXAMPLES], COUNTEREXAMPLE_SCHEMA, files[COUNTEREXAMPLES]) \
+        if present[COUNTEREXAMPLES] else _empty(spark, COUNTEREXAMPLE_SCHEMA)
+    runs = _read_table(spark, locations[RUNS], RUN_SCHEMA, files[RUNS]) if present[RUNS] \
+        else _empty(spark, RUN_SCHEMA)
     if not present[COUNTEREXAMPLES]:
         notes.append(f"no counterexamples: every recorded run passed (no data files under {COUNTEREXAMPLES}/)")
     if not present[RUNS]:
         notes.append(f"no runs table (no data files under {RUNS}/): lift has no baseline, "
                      "coverage and kill rates are unknown")
-    corpus = Corpus(text, ce, runs, steps_of(ce), tuple(notes), counts[COUNTEREXAMPLES], counts[RUNS], newest)
+    if skipped:
+        notes.append(f"{len(skipped)} file(s) or folder(s) of the corpus could not be read and were skipped; "
+                     "everything else is reported")
+    corpus = Corpus(text, ce, runs, steps_of(ce), tuple(notes), counts[COUNTEREXAMPLES], counts[RUNS], newest,
+                    skipped=skipped)
     return corpus.register_views() if register else corpus

@@ -239,6 +239,12 @@ def decode_config(text: Optional[str]) -> dict:
 
 # ----------------------------------------------------------------------- timeline
 
+def step_number(idx: int) -> int:
+    """The number a step at 0-based ``idx`` of a trace is shown with: from 1, as
+    ``replicheck replay`` lists a trace and names the step it fails at."""
+    return idx + 1
+
+
 @dataclass
 class Step:
     idx: int
@@ -406,6 +412,9 @@ def build_timeline(steps: Sequence[Step], moments: Optional[Sequence[Moment]], s
             mark(i, _int(g.get("broker")), f"md+{g.get('count', '?')}", "metadata")
         elif a in ("ProposeIsrShrink", "ProposeIsrExpand"):
             mark(i, _int(g.get("leader")), f"ISR{'−' if a == 'ProposeIsrShrink' else '+'}{g.get('follower')}", "isr")
+        elif a == "ProposeIsrShrinkMany":
+            followers = g.get("followers") if isinstance(g.get("followers"), list) else []
+            mark(i, _int(g.get("leader")), "ISR−" + ",".join(str(f) for f in followers), "isr")
         elif a in ("UncleanRecovery", "UncleanLeaderElection"):
             label = "UNCLEAN RECOVERY" if a == "UncleanRecovery" else "UNCLEAN LEADER ELECTION"
             tl.elections.append((i, True, label))
@@ -704,9 +713,12 @@ def space_time_png(row: Any, dpi: int = 100) -> bytes:
         labels.append(f"broker {b}{extra}")
     labels.append("controller\n& clients")
     ax.set_yticklabels(labels, fontsize=7.5)
-    ax.set_xticks(range(0, n, 1 if n <= 30 else 2))
+    ticks = range(0, n, 1 if n <= 30 else 2)
+    ax.set_xticks(ticks)
+    # Numbered from 1, as ``replicheck replay`` prints the trace and names the failing step.
+    ax.set_xticklabels([str(step_number(i)) for i in ticks])
     ax.tick_params(axis="x", labelsize=6.5)
-    ax.set_xlabel("trace step", fontsize=8)
+    ax.set_xlabel("trace step (numbered as replicheck replay numbers them)", fontsize=8)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
 

@@ -110,13 +110,18 @@ def _kill_cell(maximum: int):
 def build_report(corpus_dir: Any, out_dir: Any, master: Optional[str] = None, *, spark: Any = None,
                  max_diagrams: int = 20, lift_top: int = 25, lift_min_steps: int = 2, motif_n: int = 3,
                  motif_top: int = 5, bucket_rows: int = 200, targets: Optional[Sequence[str]] = None,
-                 run_id: Optional[str] = None) -> Path:
+                 run_id: Optional[str] = None, corpus: Optional[Corpus] = None) -> Path:
     """Write ``out_dir/index.html`` for the corpus at ``corpus_dir`` and return its path.
 
     ``master``: a Spark master URL (default: the active session, else
-    ``local[*]``); ``spark``: a session to use instead. A missing or empty corpus,
-    or one with only passing runs, gives a valid report that says so. A corpus
-    holding files of a newer schema version raises ``SchemaVersionError``.
+    ``local[*]``); ``spark``: a session to use instead; ``corpus``: the corpus
+    already loaded (``load_corpus``) from ``corpus_dir``. A missing or empty
+    corpus, or one with only passing runs, gives a valid report that says so.
+    Every file or folder of the corpus that could not be read is skipped
+    (``Corpus.skipped``) and listed in the report, with why; everything else is
+    reported. A remote corpus holding rows of a newer schema version raises
+    ``SchemaVersionError``. Raises ``OSError`` when ``out_dir`` cannot be
+    created or written.
     Diagrams are drawn for the ``max_diagrams`` largest signatures. ``targets``:
     a fuzz campaign's target labels (``campaign_targets``; of campaign
     ``run_id`` when given): the report then has a section of them, naming those
@@ -136,15 +141,16 @@ def build_report(corpus_dir: Any, out_dir: Any, master: Optional[str] = None, *,
 
     problem: Optional[str] = None
     try:
-        corpus = timed("load", lambda: load_corpus(spark, corpus_dir))
+        if corpus is None:
+            corpus = timed("load", lambda: load_corpus(spark, corpus_dir))
     except SchemaVersionError:
         raise
     except CorpusError as exc:
         problem = str(exc)
-        corpus = empty_corpus(spark, corpus_dir, notes=(exc.problem,), missing=True)
+        corpus = empty_corpus(spark, corpus_dir, notes=(exc.problem,), missing=True, skipped=exc.skipped)
 
     if problem:  # nothing to read: no Spark job at all
-        o = dict.fromkeys(("counterexamples", "signatures", "properties", "targets", "runs", "failed_runs",
+        o = dict.fromkeys(("counterexamples", "rows", "signatures", "properties", "targets", "runs", "failed_runs",
                            "examples", "steps_executed"), 0)
         o.update(first_found=None, last_found=None, run_time_s=0.0)
     else:
@@ -271,9 +277,19 @@ def _render(corpus, problem, o, km_wide, target_names, buckets, lift, lengths, t
         parts.append(f"<p class='error'><b>No corpus to report on:</b> {html.escape(problem)}</p>")
     for note in corpus.notes if not problem else ():
         parts.append(f"<p class='note'>{html.escape(note)}</p>")
+    if corpus.skipped:
+        parts.append(f"<h2 id='skipped'>Skipped files</h2><p class='error'><b>{len(corpus.skipped)} file(s) or "
+                     f"folder(s) of the corpus could not be read</b> and are not in this report; everything else "
+                     f"is.</p>")
+        parts.append(_table([{"path": str(s.path), "why": s.reason} for s in corpus.skipped], ["path", "why"],
+                            cell=lambda c, v, r: f"<span class='mono'>{_esc(v)}</span>" if c == "path" else None))
 
     # summary
-    summary = [("counterexamples", o["counterexamples"]), ("signatures", o["signatures"]),
+    summary = [("counterexamples", o["counterexamples"]),
+               ("counterexample rows (every find; a counterexample found again counts once above)", o["rows"]),
+               ("files read", None if corpus.counterexample_files is None  # a remote corpus: not listed here
+                else corpus.counterexample_files + (corpus.run_files or 0)),
+               ("files or folders skipped", len(corpus.skipped)), ("signatures", o["signatures"]),
                ("failing properties", o["properties"]), ("targets with failures", o["targets"]),
                ("first found", o["first_found"]), ("last found", o["last_found"]), ("runs", o["runs"]),
                ("failed runs", o["failed_runs"] or 0), ("examples run", o["examples"] or 0),

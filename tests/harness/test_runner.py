@@ -1,25 +1,32 @@
 """The campaign runner (``harness.runner``) runs units in worker processes and
 returns every target's verdict as data: a flaw found, a target whose worker died
-(twice) not run with why, a unit still running at the end stopped and said so, a
+(twice) not run with why, one whose worker was killed after it ran an error (a
+crash), never "not found"; a unit still running at the end stopped and said
+so, after unwinding (SIGTERM: it writes what it found); Ctrl-C stops the
+workers the same way and reports the targets still searching as stopped; a
 target never scheduled not run. The units here stand in for machine runs
 (``work=``), so the test is about the runner."""
 
 from __future__ import annotations
 
 import os
+import signal
 import time
+from pathlib import Path
 
 import pytest
 
 import harness.runner
 from harness.campaign import Target, UnitResult, WorkUnit
 from harness.runner import run_campaign
-from harness.scheduler import CLEAN, ERROR, FOUND, NOT_FOUND, NOT_RUN
+from harness.scheduler import CLEAN, ERROR, FOUND, NOT_FOUND, NOT_RUN, STOPPED
 
 CORRECT = Target("correct")
 FOUND_AT_ONCE = Target("variant", "NO_ELR")
 CRASHES = Target("variant", "NO_MAXIMAL_ISR")
 HANGS = Target("variant", "TRUNCATE_TO_HWM")
+KILLED = Target("variant", "NO_FETCH_LEADER_EPOCH_FENCING")
+TERMINATED = Target("variant", "ISR_JOIN_WITHOUT_LESO")
 
 
 def stand_in(unit: WorkUnit, progress, worker: str) -> UnitResult:
@@ -28,8 +35,24 @@ def stand_in(unit: WorkUnit, progress, worker: str) -> UnitResult:
     if label == CRASHES.label:
         os._exit(3)
     if label == HANGS.label:
-        progress(UnitResult(unit.target, runs=1, examples=4, seconds=0.1))
-        time.sleep(600)
+        try:
+            progress(UnitResult(unit.target, runs=1, examples=4, seconds=0.1))
+            time.sleep(600)
+        finally:  # where a real unit writes what it found: reached when the unit is stopped, not killed
+            if unit.corpus_dir is not None:
+                (Path(unit.corpus_dir) / "unwound").write_text(worker)
+    if label == KILLED.label and unit.first_run == 0:  # its first unit: killed after a run
+        progress(UnitResult(unit.target, runs=1, examples=25, seconds=0.2))
+        time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGKILL)
+    if label == TERMINATED.label and unit.first_run == 0:  # its first unit: SIGTERM from elsewhere after a run
+        try:
+            progress(UnitResult(unit.target, runs=1, examples=25, seconds=0.2))
+            time.sleep(0.2)
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(600)
+        finally:
+            (Path(unit.corpus_dir) / "unwound").write_text(worker)
     time.sleep(min(unit.share_s, 0.2))
     if label == FOUND_AT_ONCE.label:
         return UnitResult(unit.target, runs=1, examples=6, seconds=0.2, found="UncleanExclusion",
@@ -50,7 +73,7 @@ def test_the_runner_returns_every_targets_verdict_as_data():
     crashed = by[CRASHES.label]
     assert (crashed.verdict, crashed.why) == (NOT_RUN, "its worker process died (exit code 3)")
     assert not result.ok and [t.target.label for t in result.failures] == [CRASHES.label]
-    assert result.counts() == {FOUND: 1, NOT_FOUND: 0, CLEAN: 0, NOT_RUN: 1, ERROR: 0}
+    assert result.counts() == {FOUND: 1, NOT_FOUND: 0, CLEAN: 0, NOT_RUN: 1, ERROR: 0, STOPPED: 0}
     assert (result.workers, result.seed, result.interrupted) == (2, 1, False)
     assert seen and seen[-1].targets == 2 and seen[-1].finds == 1
     assert time.monotonic() - t0 < 120   # it did not wait for the budget's end
@@ -67,6 +90,62 @@ def test_a_unit_running_at_the_end_is_stopped_and_the_rest_not_run(monkeypatch):
     assert hung.why.endswith("its unit was stopped at the campaign's end")
     assert (correct.verdict, correct.why, correct.runs) == (NOT_RUN, "the budget ran out before it was scheduled", 0)
     assert not result.ok
+
+
+def test_a_worker_killed_by_sigkill_is_a_crash_not_a_flaw_not_found():
+    """Killed after a run, retried, and still nothing found: the kill is the
+    verdict (error, naming it), not "not found"."""
+    result = run_campaign([KILLED], budget_s=3.0, workers=1, seed=1, finish_s=0.5, work=stand_in)
+    (killed,) = result.targets
+    assert killed.verdict == ERROR, killed
+    assert killed.why.startswith("its worker process died (killed by SIGKILL); "), killed.why
+    assert killed.why.endswith("without a counterexample") and killed.runs >= 2
+
+
+def test_a_worker_stopped_by_someone_elses_sigterm_unwinds_and_is_reported_so(tmp_path):
+    result = run_campaign([TERMINATED], budget_s=3.0, workers=1, seed=1, finish_s=0.5, work=stand_in,
+                          corpus_dir=str(tmp_path))
+    (terminated,) = result.targets
+    assert terminated.verdict == ERROR, terminated
+    assert terminated.why.startswith("its worker process died (killed by SIGTERM); "), terminated.why
+    assert (tmp_path / "unwound").exists()
+
+
+def test_a_counterexample_a_lost_unit_reported_counts():
+    """The correct target's unit reports a counterexample (written when found)
+    and then its worker dies: the target failed, with that counterexample."""
+    from harness.scheduler import Scheduler
+    scheduler = Scheduler([CORRECT], 1, search_end=time.time() + 60)
+    unit = scheduler.next_unit(time.time())
+    scheduler.progress(unit, UnitResult(CORRECT, runs=2, examples=50, seconds=9.0, found="StrongIsr",
+                                        first_failure_s=4.0, first_failure_examples=30, counterexample_ids=("a",)))
+    scheduler.lost(unit, "its worker process died (killed by SIGKILL)")
+    (correct,) = scheduler.results()
+    assert (correct.verdict, correct.found, correct.counterexample_ids) == (FOUND, "StrongIsr", ("a",))
+    assert not correct.ok and correct.first_failure_s == 4.0
+
+
+def test_a_unit_stopped_at_the_end_unwinds_before_it_is_killed(monkeypatch, tmp_path):
+    monkeypatch.setattr(harness.runner, "GRACE_S", 0.5)
+    result = run_campaign([HANGS], budget_s=2.0, workers=1, finish_s=0.5, work=stand_in, corpus_dir=str(tmp_path))
+    assert result.targets[0].why.endswith("its unit was stopped at the campaign's end")
+    assert (tmp_path / "unwound").read_text() == "w0"      # SIGTERM, then its finally ran
+
+
+def test_ctrl_c_stops_the_workers_and_reports_the_targets_still_searching_as_stopped(tmp_path):
+    def interrupt_after_a_run(progress):
+        if progress.runs:
+            raise KeyboardInterrupt
+    t0 = time.monotonic()
+    result = run_campaign([HANGS, CORRECT], budget_s=120.0, workers=1, work=stand_in, corpus_dir=str(tmp_path),
+                          on_progress=interrupt_after_a_run)
+    assert time.monotonic() - t0 < 60 and result.interrupted and not result.ok
+    hung, correct = result.targets
+    assert (hung.verdict, hung.runs) == (STOPPED, 1)
+    assert hung.why == "the campaign was interrupted after 1 run (4 examples, 0 s) without a counterexample"
+    assert (correct.verdict, correct.why) == (NOT_RUN, "the campaign was interrupted before it was scheduled")
+    assert result.counts()[STOPPED] == 1
+    assert (tmp_path / "unwound").exists()                 # the worker unwound: its unit wrote what it had
 
 
 @pytest.mark.parametrize("bad, message", [

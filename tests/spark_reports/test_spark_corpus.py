@@ -1,5 +1,6 @@
-"""load_corpus: schemas, views, the long steps table and key arguments, and the
-clear errors for missing, empty, runs-only and newer-schema corpora."""
+"""load_corpus: schemas, views, the long steps table and key arguments, the
+clear errors for missing, empty and runs-only corpora, and unreadable or
+newer-schema files skipped, named, while the others are read."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pyspark.testing import assertDataFrameEqual
 
 from corpus_factory import counterexample, make_corpus, run, steps, write
 from harness.schema import COUNTEREXAMPLE_SCHEMA, RUN_SCHEMA, SCHEMA_VERSION
-from spark_reports import ACTION_FAMILIES, KNOWN_EVENTS, STEP_COLUMNS, CorpusError, SchemaVersionError, load_corpus
+from spark_reports import ACTION_FAMILIES, KNOWN_EVENTS, STEP_COLUMNS, CorpusError, load_corpus
 from spark_reports.corpus import spark_schema
 
 
@@ -88,23 +89,33 @@ def test_temp_and_underscore_files_ignored(spark, tmp_path):
     assert c.counterexample_files == 1
 
 
-def test_unreadable_file_is_a_corpus_error(spark, tmp_path):
+def test_an_unreadable_file_is_skipped_and_the_others_read(spark, tmp_path):
     make_corpus(tmp_path, [counterexample("a")])
-    (tmp_path / "counterexamples" / "run_date=2026-01-05" / "part-9.parquet").write_bytes(b"garbage")
-    with pytest.raises(CorpusError, match="part-9.parquet.*not a readable Parquet file|not a readable Parquet"):
+    bad = tmp_path / "counterexamples" / "run_date=2026-01-05" / "part-9.parquet"
+    bad.write_bytes(b"garbage")
+    c = load_corpus(spark, tmp_path)
+    assert c.counterexamples.count() == 1 and c.counterexample_files == 1
+    (skipped,) = c.skipped
+    assert skipped.path == bad and "not a readable Parquet file" in skipped.reason
+    # nothing readable at all: CorpusError, naming what was skipped
+    (tmp_path / "counterexamples" / "run_date=2026-01-05" / "part-0.parquet").write_bytes(b"")
+    with pytest.raises(CorpusError, match=r"no readable data files .*\(2 file\(s\) or folder\(s\) skipped\)") as info:
         load_corpus(spark, tmp_path)
+    assert [s.path.name for s in info.value.skipped] == ["part-0.parquet", "part-9.parquet"]
 
 
-def test_newer_schema_version_refused(spark, tmp_path):
+def test_a_file_of_a_newer_schema_version_is_skipped_naming_it(spark, tmp_path):
     newer = SCHEMA_VERSION + 1
     extra = COUNTEREXAMPLE_SCHEMA.append(pa.field("new_column", pa.string()))
     row = dict(counterexample("a", version=newer), new_column="x")
     make_corpus(tmp_path, [counterexample("b")], [run("r")])
-    write(tmp_path, "counterexamples", [row], run_date="2026-02-01", name="part-new.parquet", schema=extra)
-    with pytest.raises(SchemaVersionError) as info:
-        load_corpus(spark, tmp_path)
-    msg = str(info.value)
-    assert "part-new.parquet" in msg and f"schema_version {newer}" in msg and f"reader schema_version {SCHEMA_VERSION}" in msg
+    path = write(tmp_path, "counterexamples", [row], run_date="2026-02-01", name="part-new.parquet", schema=extra)
+    c = load_corpus(spark, tmp_path)
+    assert [r.counterexample_id for r in c.counterexamples.select("counterexample_id").collect()] == ["b"]
+    (skipped,) = c.skipped
+    assert skipped.path == path
+    assert f"corpus schema version {newer}, newer than the version {SCHEMA_VERSION}" in skipped.reason
+    assert "upgrade replicheck" in skipped.reason
 
 
 def test_older_files_with_fewer_columns_read_with_nulls(spark, tmp_path):
