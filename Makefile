@@ -61,6 +61,14 @@ fuzz-kafka: $(STAMP) $(KAFKA_STAMP)
 	$(BIN)/replicheck fuzz --implementation kafka --minutes $(MINUTES) $(if $(WORKERS),--workers $(WORKERS),) \
 		$(if $(SEED),--seed $(SEED),) $(if $(NO_REPORT),--no-report,)
 
+# The long-running search for new bugs: only the correct protocol + SUT, on every worker
+# for the whole budget, failing only on a real counterexample. MINUTES, WORKERS, SEED,
+# NO_REPORT as for fuzz-kafka.
+.PHONY: fuzz-correct
+fuzz-correct: $(STAMP)
+	$(BIN)/replicheck fuzz --correct-only --minutes $(MINUTES) $(if $(WORKERS),--workers $(WORKERS),) \
+		$(if $(SEED),--seed $(SEED),) $(if $(NO_REPORT),--no-report,)
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/model_throughput.py
 	$(BIN)/python benchmarks/properties_cost.py

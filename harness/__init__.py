@@ -1,5 +1,6 @@
 """The stateful harness: the Hypothesis state machine pairing the reference
-model with the SUT, failure reports, protocol coverage, plain random walks and
+model with the SUT, the explorer that drives the same machine without
+Hypothesis's engine, failure reports, protocol coverage, plain random walks and
 the counterexample corpus.
 
 Exports are loaded lazily so that ``harness.schema`` (pyarrow only) can be read
@@ -17,6 +18,7 @@ _EXPORTS = {
     "ReplicationMachine": "harness.machine",
     "machine_for": "harness.machine",
     "configs": "harness.strategies",
+    "Explorer": "harness.explore",
     "replay": "harness.replay",
     "ReplayResult": "harness.replay",
     "TraceNotEnabled": "harness.replay",

@@ -24,7 +24,18 @@ from typing import Any, Callable, Optional
 
 import attrs
 
-EXAMPLES_PER_RUN = 25    # one machine run: this many examples, then the clock is checked
+#: How a unit searches (``WorkUnit.engine``): ``explore``, the machine's policy
+#: driven by ``harness.explore`` (no Hypothesis engine: about 4x the checked steps
+#: per second, branching from the states it reached); ``hypothesis``, runs of the
+#: machine under Hypothesis (shrunk by Hypothesis before reduction).
+EXPLORE, HYPOTHESIS = "explore", "hypothesis"
+ENGINES = (EXPLORE, HYPOTHESIS)
+EXPLORE_RUN_S = 10.0     # one explorer run (its archive, a runs row) lasts at most this long
+#: After an explorer run's first failure, it searches this long for a shorter one
+#: (``harness.explore.Explorer.run``): reduction then starts from tens of steps,
+#: not hundreds, and ends nearer the minimal scenario, sooner.
+SHORTEN_S = 5.0
+EXAMPLES_PER_RUN = 25    # one Hypothesis machine run: this many examples, then the clock is checked
 MIN_SHRINK_S = 10.0      # shrinking gets at least this long, even past the unit's share
 STEPS_PER_EXAMPLE = 400  # long examples reach the deep flaws (the §3.3, §6.5.1, §6.5.4 shapes)
 #: Reduction of a run's counterexample (its rows, one per failing property, share
@@ -142,13 +153,21 @@ def run_seed(seed: int, label: str, run: int) -> int:
 
 
 def all_targets(variants: Optional[list[str]] = None, bugs: Optional[list[str]] = None,
-                include_correct: bool = True, implementation: Optional[str] = None) -> list[Target]:
+                include_correct: bool = True, implementation: Optional[str] = None,
+                correct_only: bool = False) -> list[Target]:
     """The campaign's targets. With no ``variants`` and no ``bugs`` given: all of
     them; otherwise only those named (each validated). With ``implementation``
-    (a name of ``harness.implementations.NAMES``): only its target. ValueError
-    names a bad name, or variants or bugs given with an implementation."""
+    (a name of ``harness.implementations.NAMES``): only its target. With
+    ``correct_only``: only the correct protocol + SUT (a long search for new
+    bugs). ValueError names a bad name, or variants or bugs given with an
+    implementation or ``correct_only``."""
     from model import Variant
     from sut.bugs import Bug
+    if correct_only:
+        if variants or bugs or implementation or not include_correct:
+            raise ValueError("correct_only runs only the correct protocol + SUT: give no variants, bugs, "
+                             "implementation or include_correct=False with it")
+        return [Target("correct")]
     if implementation is not None:
         target = Target.parse(f"implementation:{implementation}")
         if variants or bugs:
@@ -195,7 +214,8 @@ class WorkUnit:
     target.key, run)``). seed: the campaign's seed (None: fresh random runs).
     corpus_dir, run_id: where and under which campaign id rows are written
     (None: nothing is written). deadline: the campaign's end (``time.time()``
-    seconds): no run starts, and shrinking and reduction stop, by then."""
+    seconds): no run starts, and shrinking and reduction stop, by then. engine:
+    one of ``ENGINES`` (ValueError otherwise)."""
 
     target: Target
     share_s: float
@@ -204,6 +224,7 @@ class WorkUnit:
     corpus_dir: Optional[str] = None
     run_id: Optional[str] = None
     deadline: Optional[float] = None
+    engine: str = attrs.field(default=EXPLORE, validator=attrs.validators.in_(ENGINES))
 
 
 @attrs.frozen(kw_only=True)
@@ -233,12 +254,17 @@ class SearchTally:
 @attrs.frozen
 class UnitResult(SearchTally):
     """What one unit of ``target`` did (``SearchTally``: seconds are the unit's
-    wall-clock seconds, first failures counted from the unit's start). error: why
-    the unit stopped without a verdict of its target's (a harness error of a
-    flaw's target, an unexpected exception), one line; None otherwise."""
+    wall-clock seconds, first failures counted from the unit's start;
+    counterexample_ids: those on disk). error: why the unit stopped without a
+    verdict of its target's (a harness error of a flaw's target, an unexpected
+    exception, rows it could not write), one line; None otherwise."""
 
     target: Target
     error: Optional[str] = None
+    #: The unit's counterexamples that could not be written to the corpus (disk
+    #: full, an unwritable corpus), each as ``harness.corpus.replayable_text``:
+    #: the runner prints them, so that nothing found is lost.
+    unwritten: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -320,7 +346,16 @@ def run_unit(unit: WorkUnit, progress: Optional[Callable[[UnitResult], None]] = 
             machine = target.machine(run, unit.seed)
             run_started_s, failure, error = time.monotonic() - t0, None, None
             try:
-                if writer is not None:
+                if unit.engine == EXPLORE:
+                    from .explore import run_explorer
+                    # Kafka's JVM objects cannot be deep-copied: an implementation's
+                    # explorer restarts from fresh examples only.
+                    run_explorer(machine, max(0.1, min(EXPLORE_RUN_S, stop - now)),
+                                 secrets.randbits(64) if unit.seed is None else run_seed(unit.seed, target.key, run),
+                                 writer=writer, test_id=target.test_id, guided=target.kind != "implementation",
+                                 shorten_s=max(0.0, min(SHORTEN_S, end - time.time())),
+                                 reduce_s=None if writer is None else max(1.0, min(reduce_seconds(stop), end - now)))
+                elif writer is not None:
                     run_machine(machine, _run_settings(), writer=writer, test_id=target.test_id,
                                 reduce_s=max(1.0, min(reduce_seconds(stop), end - now)))
                 else:
@@ -331,10 +366,12 @@ def run_unit(unit: WorkUnit, progress: Optional[Callable[[UnitResult], None]] = 
             except Exception as e:
                 error = f"run {run} of {target.key} raised {_one_line(e)}"
             stats = machine.run_stats
-            rows = writer.rows[COUNTEREXAMPLES] if writer is not None else []
+            # Every counterexample row of the unit; only those on disk are named
+            # (the writer wrote them when the run ended, CorpusWriter.record).
+            rows = writer.recorded if writer is not None else []
             result = attrs.evolve(result, runs=result.runs + 1, examples=result.examples + stats.examples,
                                   steps=result.steps + stats.steps, seconds=time.monotonic() - t0,
-                                  counterexample_ids=tuple(dict.fromkeys(r["counterexample_id"] for r in rows)))
+                                  counterexample_ids=_written_ids(writer))
             # An implementation raising (a Java exception from Kafka's code) is a
             # disagreement like any other; elsewhere a harness error is the
             # harness's failure, not a verdict on the target.
@@ -355,23 +392,36 @@ def run_unit(unit: WorkUnit, progress: Optional[Callable[[UnitResult], None]] = 
         unwritten = _flush(writer)
     if unwritten is not None:
         result = attrs.evolve(result, error=unwritten)
+    if writer is not None:
+        from .corpus import replayable_text
+        result = attrs.evolve(result, counterexample_ids=_written_ids(writer),
+                              unwritten=tuple(replayable_text(r) for r in writer.rows[COUNTEREXAMPLES]))
     return attrs.evolve(result, seconds=time.monotonic() - t0)
 
 
+def _written_ids(writer: Any) -> tuple[str, ...]:
+    """The counterexample ids the unit's writer has on disk, in order, once each."""
+    return () if writer is None else tuple(dict.fromkeys(writer.written_ids))
+
+
 def _flush(writer: Any) -> Optional[str]:
-    """Write the unit's rows; why they could not be, or None."""
+    """Write the unit's rows still buffered (the counterexamples were written as
+    they were found); why they could not be, or None."""
     if writer is None:
         return None
+    writer.close()
     try:
         writer.flush()
     except Exception as e:
-        return f"could not write the corpus to {writer.root}: {_one_line(e)}"
+        return (f"could not write the corpus to {writer.root}: {_one_line(e)} (its counterexamples are printed "
+                f"replayable, harness.corpus.replayable_text)")
     return None
 
 
 def run_target(target: Target, share_s: float, deadline: float, corpus_dir: Optional[str],
-               seed: Optional[int] = None, run_id: Optional[str] = None) -> UnitResult:
+               seed: Optional[int] = None, run_id: Optional[str] = None, engine: str = EXPLORE) -> UnitResult:
     """One unit of ``target`` run here: its machine again and again for
     ``share_s`` seconds (no run starting after ``deadline``, ``time.time()``
     seconds) or until its flaw is found; see ``run_unit``."""
-    return run_unit(WorkUnit(target, share_s, seed=seed, corpus_dir=corpus_dir, run_id=run_id, deadline=deadline))
+    return run_unit(WorkUnit(target, share_s, seed=seed, corpus_dir=corpus_dir, run_id=run_id, deadline=deadline,
+                             engine=engine))

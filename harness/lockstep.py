@@ -25,13 +25,14 @@ an implementation.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Callable, Iterable, Optional
 
 import attrs
 
 import properties
 from model import (Action, ActionNotEnabled, ClusterState, Config, Observation, Outcome, ProposeIsrExpand,
-                   ProposeIsrShrink, Produce, SendFetch, StartBroker, UnfenceBroker, FenceBroker, UncleanRecovery,
+                   ProposeIsrShrink, ProposeIsrShrinkMany, Rule, Produce, SendFetch, StartBroker, UnfenceBroker, FenceBroker, UncleanRecovery,
                    UncleanLeaderElection, CancelReassignment, Consume, ListOffsets, initial_state, observe, outcome,
                    step, why_not_enabled)
 from properties import Violation
@@ -133,16 +134,23 @@ def error_verdict(state: ClusterState, trace: tuple, error: BaseException, where
 def probe_actions(state: ClusterState) -> list[Action]:
     """Actions whose enablement depends on protocol rules rather than on which
     messages exist: per broker the lifecycle and client actions, per presumed
-    leader its ISR proposals, and the controller-level recoveries and reads."""
+    leader its ISR proposals (under Rule.SHRINK_ALL_OUT_OF_SYNC also its
+    shrinks of every pair of followers and of all of them at once), and the
+    controller-level recoveries and reads."""
     brokers = state.config.brokers
+    many = state.config.follows(Rule.SHRINK_ALL_OUT_OF_SYNC)
     out: list[Action] = []
     for b in brokers:
         out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), SendFetch(b),
                 Produce(b, state.history.next_value)]
         replica = state.broker(b).replica
         if replica is not None and replica.role.value == "leader":
-            out += [ProposeIsrExpand(b, f) for f in brokers if f != b]
-            out += [ProposeIsrShrink(b, f) for f in brokers if f != b]
+            others = [f for f in brokers if f != b]
+            out += [ProposeIsrExpand(b, f) for f in others]
+            out += [ProposeIsrShrink(b, f) for f in others]
+            if many:
+                out += [ProposeIsrShrinkMany(b, pair) for pair in itertools.combinations(others, 2)]
+                out += [ProposeIsrShrinkMany(b, tuple(others))] if len(others) > 2 else []
     out += [UncleanRecovery(), UncleanLeaderElection(), CancelReassignment(), Consume(), ListOffsets()]
     return out
 
@@ -204,6 +212,7 @@ class LockStep:
         self.config = config
         self.state: ClusterState = initial_state(config)
         self.trace: list[Action] = []
+        self._factory = implementation
         self.implementation = None if implementation is None else implementation(config)
         self.probes = probes
         self.check_properties = check_properties
@@ -223,6 +232,27 @@ class LockStep:
         other = copy.copy(self)
         other.trace = list(self.trace)
         other.implementation = copy.deepcopy(self.implementation)
+        return other
+
+    def resumed(self, state: ClusterState, trace: Iterable[Action], detached: tuple[str, ...] = ()) -> "LockStep":
+        """A new lockstep of this one's config and flags at ``state``, which this
+        lockstep reached (and checked) by ``trace`` from the initial state, say
+        earlier in its run: the implementation is built again and takes the
+        trace's actions (``apply`` only, nothing compared: they were, on the way
+        there). ``detached``: the findings it was detached at by then (the
+        implementation is then left out). Much cheaper than ``fork`` when the
+        implementation is large (no deep copy) — and possible when it cannot be
+        copied."""
+        other = LockStep(self.config, None, probes=self.probes, check_properties=self.check_properties,
+                         detach_at_findings=self.detach_at_findings)
+        other.state, other.trace, other._checked = state, list(trace), state
+        if detached:
+            other.detached, other.check_properties = detached, False
+        elif self._factory is not None:
+            other._factory = self._factory
+            other.implementation = self._factory(self.config)
+            for action in other.trace:
+                other.implementation.apply(action)
         return other
 
     def probe(self, actions: Iterable[Action]) -> Optional[Verdict]:

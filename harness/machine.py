@@ -23,7 +23,7 @@ from model import (ACTION_TYPES, ACTIONS, CHAPTERS, NO_LEADER, PROFILES, Action,
 from .coverage import events_between
 from .failures import CheckFailed, failure_for
 from .lockstep import LockStep, Verdict, error_verdict, sut_factory
-from .strategies import configs
+from .strategies import Draws, HypothesisDraws, configs, draw_config
 
 
 #: Actions that send a request without delivering a message: the start of an
@@ -137,19 +137,30 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     @initialize(data=st.data())
     def setup(self, data: st.DataObject) -> None:
+        config = data.draw(configs(self.variants, self.unclean_leader_election, self.profile, self.model_rules),
+                           label="config")
+        self.begin(config, HypothesisDraws(data.draw))
+
+    def draw_config(self, draws: Draws) -> Config:
+        """A configuration of this machine's run selection (variants, profile, …)."""
+        return draw_config(draws, self.variants, self.unclean_leader_election, self.profile, self.model_rules)
+
+    def begin(self, config: Config, draws: Draws) -> None:
+        """Start an example under ``config``: the fault spacing, the warm-up writes
+        and the swarm are drawn from ``draws``, the warm-up writes applied (the
+        initial state checked first)."""
         if type(self).run_stats.started is None:
             type(self).run_stats.started = time.monotonic()
-        self.config = data.draw(configs(self.variants, self.unclean_leader_election, self.profile, self.model_rules), label="config")
+        self.config = config
         # A nemesis schedule: at least this many healthy actions between two faults,
         # so replication makes progress (commits data a fault can then threaten).
         # Shrinks to 0: faults anywhere.
-        self.fault_spacing = data.draw(st.integers(0, MAX_FAULT_SPACING), label="fault spacing")
-        warm_up = data.draw(st.integers(0, MAX_WARM_UP), label="warm-up writes")
-        swarm = {c: data.draw(st.sampled_from(levels), label=f"swarm {c.__name__}")
-                 for c, levels in SWARM_LEVELS.items()}
-        self.weights = swarm_weights(swarm)
-        note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}; "
-             f"swarm: {', '.join(f'{c.__name__} x{f:g}' for c, f in swarm.items() if f != 1) or 'none'}")
+        self.fault_spacing = draws.integer(0, MAX_FAULT_SPACING, "fault spacing")
+        warm_up = draws.integer(0, MAX_WARM_UP, "warm-up writes")
+        swarm = self._draw_swarm(draws)
+        if currently_in_test_context():
+            note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}; "
+                 f"swarm: {', '.join(f'{c.__name__} x{f:g}' for c, f in swarm.items() if f != 1) or 'none'}")
         factory = self.implementation or (sut_factory(self.bugs) if self.compare_sut else None)
         self.lockstep = LockStep(self.config, factory, check_properties=self.check_properties,
                                  detach_at_findings=self.detach_at_findings)
@@ -157,6 +168,25 @@ class ReplicationMachine(RuleBasedStateMachine):
         self._check()
         for _ in range(warm_up):
             self._guarded(self._replicate_one_write)
+
+    def _draw_swarm(self, draws: Draws) -> dict[type, float]:
+        swarm = {c: draws.choice(levels, f"swarm {c.__name__}") for c, levels in SWARM_LEVELS.items()}
+        self.weights = swarm_weights(swarm)
+        self._enabled_for = None
+        return swarm
+
+    def reswarm(self, draws: Draws) -> None:
+        """Draw the fault spacing and the swarm again mid-example: a search that
+        branches from a state it reached (``harness.explore``) goes on from it
+        with another emphasis."""
+        self.fault_spacing = draws.integer(0, MAX_FAULT_SPACING, "fault spacing")
+        self._draw_swarm(draws)
+
+    def act(self, family: str, draws: Draws) -> None:
+        """One rule step of ``family`` (one of ``harness.explore.FAMILIES``), its
+        choices drawn from ``draws``; raises ``CheckFailed`` with the verdict of a
+        failure."""
+        self._guarded(lambda: self._do(family, draws))
 
     def _replicate_one_write(self) -> None:
         """Warm-up: the leader takes a write and every follower fetches it and then
@@ -217,9 +247,9 @@ class ReplicationMachine(RuleBasedStateMachine):
             self._enabled, self._enabled_for = by_family, key
         return self._enabled.get(family, [])
 
-    def _do(self, family: str, data: st.DataObject) -> None:
+    def _do(self, family: str, draws: Draws) -> None:
         if family == "metadata":
-            self._apply(self._metadata_batch(data))
+            self._apply(self._metadata_batch(draws))
             return
         actions = self.enabled(family)
         by_class: dict[type, list[Action]] = {}
@@ -232,33 +262,33 @@ class ReplicationMachine(RuleBasedStateMachine):
             # swarm is here only when nothing else can move on: weight it 1.
             classes = sorted(by_class, key=lambda c: -self.weights[c])
             weights = [max(1, self.weights[c]) for c in classes]
-            pick = data.draw(st.integers(0, sum(weights) - 1), label=f"{family} action")
+            pick = draws.integer(0, sum(weights) - 1, f"{family} action")
             for cls, w in zip(classes, weights):
                 if pick < w:
                     break
                 pick -= w
             actions = by_class[cls]
-        action = data.draw(st.sampled_from(self._prioritized(actions)), label=family)
+        action = draws.choice(self._prioritized(actions), family)
         # A request may be carried through its exchange in the same rule, so a
         # healthy round trip costs one rule step and deep scenarios stay short:
         # 0 hops leaves the request in flight for any interleaving, 1 handles it and
         # leaves the reply in flight (a follower that has not yet heard the new HWM,
         # a leader whose proposal is pending), 2 completes the round trip.
         if isinstance(action, EXCHANGE_STARTERS):
-            self._exchange(action, data.draw(st.integers(0, 2), label="deliver hops"))
+            self._exchange(action, draws.integer(0, 2, "deliver hops"))
         elif isinstance(action, FenceBroker):
             # A fast leader failover (KAFKA-6361's setting): the broker the controller
             # elects may learn of its election at once and start taking writes.
             leader = self.state.partition.leader  # type: ignore[union-attr]
             self._apply(action)
             new = self.state.partition.leader  # type: ignore[union-attr]
-            if new != leader and new != NO_LEADER and data.draw(st.booleans(), label="failover at once"):
+            if new != leader and new != NO_LEADER and draws.boolean("failover at once"):
                 self._apply_if_enabled(catch_up(self.state, new))
         elif isinstance(action, (UncleanShutdown, ControlledShutdown)):
             shutdowns = [action]
-            if isinstance(action, UncleanShutdown) and data.draw(st.booleans(), label="power outage"):
+            if isinstance(action, UncleanShutdown) and draws.boolean("power outage"):
                 shutdowns = self._outage(action)
-            self._restart(shutdowns, data.draw(st.integers(0, len(RESTART_PHASES)), label="restart phases"))
+            self._restart(shutdowns, draws.integer(0, len(RESTART_PHASES), "restart phases"))
         elif isinstance(action, Reassign):
             replicas = self.state.partition.replicas  # type: ignore[union-attr]
             self._apply(action)
@@ -266,10 +296,10 @@ class ReplicationMachine(RuleBasedStateMachine):
             # when the first one removed a replica and completed. The leader's broker
             # may then apply removal and re-add in one metadata batch (it keeps the
             # replica and its follower state) while the re-added broker has not.
-            if data.draw(st.booleans(), label="revert at once"):
+            if draws.boolean("revert at once"):
                 self._apply_if_enabled(Reassign(replicas))
                 leader = self.state.partition.leader  # type: ignore[union-attr]
-                if leader != NO_LEADER and data.draw(st.booleans(), label="leader catches up at once"):
+                if leader != NO_LEADER and draws.boolean("leader catches up at once"):
                     self._apply_if_enabled(catch_up(self.state, leader))
         else:
             self._apply(action)
@@ -326,7 +356,7 @@ class ReplicationMachine(RuleBasedStateMachine):
             out.append(a)
         return out
 
-    def _metadata_batch(self, data: st.DataObject) -> Action:
+    def _metadata_batch(self, draws: Draws) -> Action:
         """A broker (the leader first, as in ``_prioritized``) and the size of the
         batch it applies: everything pending (brokers usually catch up at once),
         one record (a broker that sees a removal before the re-add, §6.5.4), or
@@ -334,11 +364,11 @@ class ReplicationMachine(RuleBasedStateMachine):
         assert self.state is not None
         brokers = sorted({a.broker for a in self.enabled("metadata")},  # type: ignore[attr-defined]
                          key=lambda b: b != self.state.partition.leader)  # type: ignore[union-attr]
-        broker = data.draw(st.sampled_from(brokers), label="metadata broker")
+        broker = draws.choice(brokers, "metadata broker")
         pending = self.state.pending_metadata(broker)
-        size = data.draw(st.sampled_from(("all", "one", "some")), label="batch")
+        size = draws.choice(("all", "one", "some"), "batch")
         count = pending if size == "all" else 1 if size == "one" else \
-            data.draw(st.integers(1, pending), label="records")
+            draws.integer(1, pending, "records")
         return ReplicateMetadata(broker, count)
 
     def _apply(self, action: Action) -> Optional[int]:
@@ -406,49 +436,49 @@ class ReplicationMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def lifecycle(self, data: st.DataObject) -> None:
         """Start, unfence, fence, controlled/unclean (lossy or not) shutdown, flush."""
-        self._guarded(lambda: self._do("lifecycle", data))
+        self.act("lifecycle", HypothesisDraws(data.draw))
 
     @precondition(lambda self: self.enabled("metadata"))
     @rule(data=st.data())
     def metadata(self, data: st.DataObject) -> None:
         """A broker applies a batch of metadata records (§2.3.2)."""
-        self._guarded(lambda: self._do("metadata", data))
+        self.act("metadata", HypothesisDraws(data.draw))
 
     @precondition(lambda self: self.enabled("fetch"))
     @rule(data=st.data())
     def fetch(self, data: st.DataObject) -> None:
         """Send a fetch, or deliver a fetch request or response."""
-        self._guarded(lambda: self._do("fetch", data))
+        self.act("fetch", HypothesisDraws(data.draw))
 
     @precondition(lambda self: self.enabled("isr"))
     @rule(data=st.data())
     def isr(self, data: st.DataObject) -> None:
         """ISR shrink/expand proposals and AlterPartition delivery (§2.9)."""
-        self._guarded(lambda: self._do("isr", data))
+        self.act("isr", HypothesisDraws(data.draw))
 
     @precondition(lambda self: self.enabled("reassignment"))
     @rule(data=st.data())
     def reassignment(self, data: st.DataObject) -> None:
         """Start or cancel a reassignment (ch4)."""
-        self._guarded(lambda: self._do("reassignment", data))
+        self.act("reassignment", HypothesisDraws(data.draw))
 
     @precondition(lambda self: self.enabled("recovery"))
     @rule(data=st.data())
     def recovery(self, data: st.DataObject) -> None:
         """Unclean recovery (§5.3) or legacy unclean leader election (ch7)."""
-        self._guarded(lambda: self._do("recovery", data))
+        self.act("recovery", HypothesisDraws(data.draw))
 
     @precondition(lambda self: self.enabled("network"))
     @rule(data=st.data())
     def network(self, data: st.DataObject) -> None:
         """Drop an in-flight fetch message."""
-        self._guarded(lambda: self._do("network", data))
+        self.act("network", HypothesisDraws(data.draw))
 
     @precondition(lambda self: self.enabled("client"))
     @rule(data=st.data())
     def client(self, data: st.DataObject) -> None:
         """Produce (acks=all), consume, ListOffsets."""
-        self._guarded(lambda: self._do("client", data))
+        self.act("client", HypothesisDraws(data.draw))
 
     def teardown(self) -> None:
         type(self).run_stats.examples += 1

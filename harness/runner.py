@@ -12,6 +12,15 @@ finish their current run, and a counterexample's shrinking and reduction, by
 ``budget_s`` (their deadline). A worker still busy ``GRACE_S`` after that is
 stopped and its unit's target is told so.
 
+Stopping. A worker is stopped with SIGTERM (its unit unwinds and writes what it
+found, ``harness.workers.Stopped``) and killed ``STOP_GRACE_S`` later if it has
+not exited: at the campaign's end, and on Ctrl-C (KeyboardInterrupt in the
+runner; ``replicheck fuzz`` turns its own SIGTERM into one too), when the
+targets still searching are reported ``stopped``. A worker that dies on its own
+(SIGKILL, a crash) loses only its unit's run in flight, since every
+counterexample is written when found (``harness.corpus.CorpusWriter``): its
+target is told its worker crashed (``Scheduler.lost``), never "not found".
+
 Reproducibility. With a ``seed``, the k-th machine run of shard s of a target
 draws the same examples each time (``harness.campaign.run_seed``; on the same
 code), however the runs are cut into units. What the clock decides is not
@@ -23,12 +32,13 @@ and how far shrinking and reduction get within their time.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from typing import Callable, Optional, Sequence
 
 import attrs
 
-from .campaign import Target, UnitResult, WorkUnit, preload, run_unit
+from .campaign import EXPLORE, Target, UnitResult, WorkUnit, preload, run_unit
 from .scheduler import NOT_SCHEDULED, VERDICTS, Progress, Scheduler, TargetResult
 from .workers import DONE, LOST, PROGRESS, WorkerPool, check_workers
 
@@ -36,6 +46,9 @@ from .workers import DONE, LOST, PROGRESS, WorkerPool, check_workers
 FINISH_S = 20.0
 #: How long after the deadline a worker still running is stopped.
 GRACE_S = 5.0
+#: How long a worker told to stop (SIGTERM: its unit writes what it found) has
+#: before it is killed.
+STOP_GRACE_S = 5.0
 
 
 @attrs.frozen
@@ -83,14 +96,15 @@ def check_budget(budget_s: float, workers: int, seed: Optional[int]) -> None:
 def run_campaign(targets: Sequence[Target], budget_s: float, workers: int, seed: Optional[int] = None,
                  corpus_dir: Optional[str] = None, run_id: Optional[str] = None, log_path: Optional[str] = None,
                  on_progress: Optional[Callable[[Progress], None]] = None, finish_s: float = FINISH_S,
-                 work: Callable[..., UnitResult] = run_unit) -> CampaignResult:
+                 work: Callable[..., UnitResult] = run_unit, engine: str = EXPLORE) -> CampaignResult:
     """Run ``targets`` (labels unique) on ``workers`` worker processes for
     ``budget_s`` seconds (see the module doc for how the time is used), the
     corpus rows written to ``corpus_dir`` under ``run_id`` (None: nothing
     written), the workers' output to ``log_path`` (None: discarded).
     ``on_progress`` gets a ``Progress`` snapshot about once a second. ``work``
     runs one unit in a worker (``harness.campaign.run_unit``; a module-level
-    function of the same signature for tests).
+    function of the same signature for tests). ``engine``: how units search
+    (``harness.campaign.ENGINES``).
 
     Returns when every target's search has ended or the budget is spent, or on
     Ctrl-C (``interrupted``: the units running are stopped, what they reported
@@ -101,7 +115,7 @@ def run_campaign(targets: Sequence[Target], budget_s: float, workers: int, seed:
     deadline = started + budget_s
     scheduler = Scheduler(targets, workers, search_end=deadline - min(finish_s, budget_s / 2), deadline=deadline,
                           seed=seed, corpus_dir=None if corpus_dir is None else str(corpus_dir), run_id=run_id,
-                          started=started)
+                          started=started, engine=engine)
     pool = WorkerPool(workers, work, setup=preload, log_path=log_path)
     interrupted = False
     try:
@@ -115,8 +129,8 @@ def run_campaign(targets: Sequence[Target], budget_s: float, workers: int, seed:
                 break
             left = deadline + GRACE_S - time.time()
             if left <= 0:
-                for event in pool.stop("its unit was stopped at the campaign's end"):
-                    scheduler.lost(event.unit, event.value, retry=False)
+                for event in pool.stop("its unit was stopped at the campaign's end", STOP_GRACE_S):
+                    _apply(scheduler, event.kind, event.unit, event.value, retry=False)
                 break
             for event in pool.wait(min(1.0, left)):
                 _apply(scheduler, event.kind, event.unit, event.value)
@@ -124,19 +138,34 @@ def run_campaign(targets: Sequence[Target], budget_s: float, workers: int, seed:
                 on_progress(scheduler.snapshot(time.time()))
     except KeyboardInterrupt:
         interrupted = True
-        for event in pool.stop("the campaign was interrupted"):
-            scheduler.lost(event.unit, event.value, retry=False)
+        for event in pool.stop("the campaign was interrupted", STOP_GRACE_S):
+            _apply(scheduler, event.kind, event.unit, event.value, retry=False)
     finally:
         pool.close()
     why = "the campaign was interrupted before it was scheduled" if interrupted else NOT_SCHEDULED
-    return CampaignResult(tuple(scheduler.results(why)), seed, run_id, workers, budget_s, time.time() - started,
-                          interrupted)
+    return CampaignResult(tuple(scheduler.results(why, interrupted=interrupted)), seed, run_id, workers, budget_s,
+                          time.time() - started, interrupted)
 
 
-def _apply(scheduler: Scheduler, kind: str, unit: WorkUnit, value: object) -> None:
+def _apply(scheduler: Scheduler, kind: str, unit: WorkUnit, value: object, retry: bool = True) -> None:
+    """Tell the scheduler what a worker reported; a unit lost with ``retry``
+    False was stopped (the campaign's end, an interruption), not crashed."""
     if kind == PROGRESS:
         scheduler.progress(unit, value)  # type: ignore[arg-type]
     elif kind == DONE:
+        _print_unwritten(value)  # type: ignore[arg-type]
         scheduler.finished(unit, value)  # type: ignore[arg-type]
     elif kind == LOST:
-        scheduler.lost(unit, str(value))
+        scheduler.lost(unit, str(value), retry=retry)
+
+
+def _print_unwritten(result: UnitResult) -> None:
+    """Print to stderr the counterexamples a unit could not write to the corpus
+    (disk full, an unwritable corpus): replayable lines, so nothing found is lost."""
+    unwritten = getattr(result, "unwritten", ())
+    if not unwritten:
+        return
+    print(f"replicheck: {len(unwritten)} counterexample(s) of {result.target.label} could not be written to the "
+          f"corpus ({result.error}); here they are, replayable (harness.corpus.row_from_text):", file=sys.stderr)
+    for line in unwritten:
+        print(line, file=sys.stderr, flush=True)

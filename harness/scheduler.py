@@ -22,11 +22,15 @@ The policy (``Scheduler.next_unit``, asked whenever a worker is free):
 - a target whose unit was lost with its worker (a crash) gets one more try; a
   second loss, or an error of the harness, ends its search.
 
-Verdicts (``TargetResult.verdict``): ``found``, ``not found``, ``not run`` or
-``error``, each with a one-line ``why``. A target that never ran is ``not run``
-("the budget ran out before it was scheduled", "its worker crashed", …), never
-``not found``. A target passes when a flaw is ``found``, or when the correct
-target or an implementation is ``not found`` (clean).
+Verdicts (``TargetResult.verdict``): ``found``, ``not found``, ``clean``,
+``not run``, ``error`` or ``stopped``, each with a one-line ``why``. A target
+that never ran is ``not run`` ("the budget ran out before it was scheduled",
+"its worker crashed", …), never ``not found``; one whose worker crashed after
+it ran (a lost unit: SIGKILL, the out-of-memory killer) and that found nothing
+is ``error`` ("its worker crashed …"), never ``not found`` or ``clean``; one
+still searching when the campaign was interrupted is ``stopped``. A target
+passes when a flaw is ``found``, or when the correct target or an
+implementation is ``clean``.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from typing import Optional, Sequence
 
 import attrs
 
-from .campaign import SearchTally, Target, UnitResult, WorkUnit
+from .campaign import ENGINES, EXPLORE, SearchTally, Target, UnitResult, WorkUnit
 from .workers import check_workers
 
 MIN_UNIT_S = 5.0     # a run of EXAMPLES_PER_RUN examples takes about this long
@@ -44,9 +48,11 @@ MIN_START_S = 1.0    # no unit starts with less search time left than this
 MAX_LOSSES = 2       # units a target may lose with its worker before its search ends
 
 FOUND, NOT_FOUND, CLEAN, NOT_RUN, ERROR = "found", "not found", "clean", "not run", "error"
+#: A target still searching when the campaign was interrupted (Ctrl-C, SIGTERM).
+STOPPED = "stopped"
 #: found / not found: a flaw's target; clean (or found: it failed): the correct
-#: target's and an implementation's.
-VERDICTS = (FOUND, NOT_FOUND, CLEAN, NOT_RUN, ERROR)
+#: target's and an implementation's; stopped: either, interrupted.
+VERDICTS = (FOUND, NOT_FOUND, CLEAN, NOT_RUN, ERROR, STOPPED)
 
 #: Why a target never ran, when nothing else says why.
 NOT_SCHEDULED = "the budget ran out before it was scheduled"
@@ -125,7 +131,9 @@ class _Track:
 
     @property
     def found(self) -> Optional[UnitResult]:
-        return next((r for r in self.done if r.found is not None), None)
+        """The first unit with a counterexample: a finished one, or a lost one
+        that reported it (its rows were written when found)."""
+        return next((r for r in self.done + self.lost_results if r.found is not None), None)
 
     @property
     def error(self) -> Optional[str]:
@@ -144,21 +152,24 @@ class Scheduler:
     scheduler's) to ``workers`` workers until ``search_end`` (``time.time()``
     seconds), each unit with ``deadline`` (no run starts, and shrinking and
     reduction stop, by then; default ``search_end``), the campaign's ``seed``,
-    ``corpus_dir`` and ``run_id``; ``started``: the campaign's start, for
-    ``snapshot``'s elapsed time. Not thread-safe: one runner drives it.
+    ``corpus_dir`` and ``run_id`` and ``engine`` (``harness.campaign.ENGINES``);
+    ``started``: the campaign's start, for ``snapshot``'s elapsed time. Not thread-safe: one runner drives it.
 
     ValueError when ``targets`` is empty or names a label twice, or ``workers``
-    is below 1."""
+    is below 1, or ``engine`` is not one of ``ENGINES``."""
 
     def __init__(self, targets: Sequence[Target], workers: int, search_end: float,
                  deadline: Optional[float] = None, seed: Optional[int] = None, corpus_dir: Optional[str] = None,
-                 run_id: Optional[str] = None, started: Optional[float] = None) -> None:
+                 run_id: Optional[str] = None, started: Optional[float] = None, engine: str = EXPLORE) -> None:
         labels = [t.label for t in targets]
         if not labels:
             raise ValueError("a campaign needs at least one target")
         if len(set(labels)) != len(labels):
             raise ValueError(f"campaign targets must be unique, got {labels}")
         check_workers(workers)
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+        self.engine = engine
         self.tracks = [_Track(attrs.evolve(t, shard=0)) for t in targets]
         self._by_label = {t.target.label: t for t in self.tracks}
         self.workers = workers
@@ -186,7 +197,8 @@ class Scheduler:
         track.running[shard] = share
         track.started += 1
         return WorkUnit(attrs.evolve(track.target, shard=shard), share, first_run=track.next_run.get(shard, 0),
-                        seed=self.seed, corpus_dir=self.corpus_dir, run_id=self.run_id, deadline=self.deadline)
+                        seed=self.seed, corpus_dir=self.corpus_dir, run_id=self.run_id, deadline=self.deadline,
+                        engine=self.engine)
 
     # ------------------------------------------------------------ coming back
 
@@ -244,21 +256,21 @@ class Scheduler:
 
     # ------------------------------------------------------------ verdicts
 
-    def _result(self, track: _Track, why_not_run: str) -> TargetResult:
+    def _result(self, track: _Track, why_not_run: str, interrupted: bool = False) -> TargetResult:
         units = track.done + track.lost_results
         runs = sum(r.runs for r in units)
         examples = sum(r.examples for r in units)
         found = track.found
         first_s = first_examples = None
         if found is not None:
-            before = track.done[:track.done.index(found)]
+            before = units[:units.index(found)]
             if found.first_failure_s is not None:
                 first_s = sum(r.seconds for r in before) + found.first_failure_s
             if found.first_failure_examples is not None:
                 first_examples = sum(r.examples for r in before) + found.first_failure_examples
-        ids = tuple(dict.fromkeys(i for r in track.done for i in r.counterexample_ids))
-        shrunk = [r.shrunk_steps for r in track.done if r.shrunk_steps is not None]
-        reduced = [r.reduced_steps for r in track.done if r.reduced_steps is not None]
+        ids = tuple(dict.fromkeys(i for r in units for i in r.counterexample_ids))
+        shrunk = [r.shrunk_steps for r in units if r.shrunk_steps is not None]
+        reduced = [r.reduced_steps for r in units if r.reduced_steps is not None]
         seconds = sum(r.seconds for r in units)
         notes = "".join(f"; {why}" for why in dict.fromkeys(track.lost + track.stopped))
         if found is not None:
@@ -266,11 +278,19 @@ class Scheduler:
             why = f"{found.found} after {first_s or 0:.1f} s ({first_examples or 0} examples)"
         elif track.error is not None:
             verdict, why = ERROR, track.error
+        elif interrupted and track.started and track.searching:
+            verdict = STOPPED
+            why = f"the campaign was interrupted after {runs} run{'s' if runs != 1 else ''} ({examples} examples, " \
+                  f"{seconds:.0f} s) without a counterexample" + "".join(f"; {w}" for w in dict.fromkeys(track.lost))
         elif runs == 0:
             verdict = NOT_RUN
             why = next(iter(track.lost + track.stopped), why_not_run) if track.started else why_not_run
         elif len(track.lost) >= MAX_LOSSES:
             verdict, why = ERROR, f"gave up after {len(track.lost)} lost units: {track.lost[-1]}"
+        elif track.lost:
+            verdict = ERROR
+            why = f"{track.lost[-1]}; {runs} run{'s' if runs != 1 else ''} ({examples} examples, {seconds:.0f} s) " \
+                  f"without a counterexample"
         else:
             verdict = CLEAN if track.target.runs_whole_share else NOT_FOUND
             why = f"no counterexample in {runs} run{'s' if runs != 1 else ''} ({examples} examples, " \
@@ -282,10 +302,12 @@ class Scheduler:
                             shrunk_steps=min(shrunk) if shrunk else None,
                             reduced_steps=min(reduced) if reduced else None)
 
-    def results(self, why_not_run: str = NOT_SCHEDULED) -> list[TargetResult]:
+    def results(self, why_not_run: str = NOT_SCHEDULED, interrupted: bool = False) -> list[TargetResult]:
         """Every target's verdict, in the campaign's order (``why_not_run``: why a
-        target that never started did not)."""
-        return [self._result(t, why_not_run) for t in self.tracks]
+        target that never started did not; ``interrupted``: the campaign was,
+        so a target that started and has no counterexample nor error is
+        ``stopped``)."""
+        return [self._result(t, why_not_run, interrupted) for t in self.tracks]
 
     def snapshot(self, now: float) -> Progress:
         """What the display shows now."""

@@ -47,9 +47,16 @@ def _err(message: str) -> None:
               help="run only this implementation under test in lockstep with the model, on every worker for the "
                    "whole budget (harness.implementations.NAMES: kafka, Kafka's own code under the Kafka "
                    "profile); not with --variant or --bug")
+@click.option("--correct-only", is_flag=True,
+              help="only the correct protocol + SUT, on every worker for the whole budget: a long search for new "
+                   "bugs that fails only on a real counterexample; not with --variant, --bug, --implementation "
+                   "or --no-correct")
+@click.option("--engine", type=click.Choice(["explore", "hypothesis"]), default="explore", show_default=True,
+              help="how targets are searched: explore (the machine's policy driven by harness.explore, branching "
+                   "from the protocol states it reached) or hypothesis (machine runs under Hypothesis)")
 def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs: tuple[str, ...],
          corpus_dir: Path, report_dir: Path, no_report: bool, no_correct: bool, seed: Optional[int],
-         implementation: Optional[str]) -> None:
+         implementation: Optional[str], correct_only: bool, engine: str) -> None:
     """Run the fuzz campaign: the correct protocol + SUT, every protocol variant and
     every SUT bug (or only those named), each as a series of machine runs in
     worker processes; every target gets a first unit of work before any gets a
@@ -61,9 +68,12 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
     only that implementation against the model: every failure is a disagreement.
 
     Exit status 0 when the correct protocol + SUT (or the implementation) never
-    failed and every selected flaw was found; 1 otherwise; 2 on bad arguments or
-    an implementation that cannot be built here (the reason on one line, before
-    any run starts); 130 when interrupted."""
+    failed and every selected flaw was found; 1 otherwise; 2 on bad arguments
+    (--corpus or --report a folder that cannot be created and written among
+    them) or an implementation that cannot be built here (the reason on one
+    line, before any run starts); 130 when interrupted by Ctrl-C, 143 by SIGTERM (the workers
+    stopped, what they found on disk, the kill matrix printed with the targets cut short as
+    stopped)."""
     from harness.implementations import ImplementationUnavailable
 
     from .fuzz import fuzz as run_fuzz
@@ -73,10 +83,21 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
     if workers is not None and workers < 1:
         _err(f"--workers must be an integer >= 1, got {workers}")
         raise SystemExit(2)
+    if correct_only and (variants or bugs or implementation or no_correct):
+        _err("--correct-only runs only the correct protocol + SUT: give no --variant, --bug, --implementation "
+             "or --no-correct with it")
+        raise SystemExit(2)
+    from spark_reports.cli import writable_folder
+    for option, folder in (("--corpus", corpus_dir), ("--report", None if no_report else report_dir)):
+        problem = None if folder is None else writable_folder(folder, option)
+        if problem is not None:
+            _err(problem)
+            raise SystemExit(2)
     try:
         code = run_fuzz(minutes=minutes, workers=workers, variants=list(variants) or None, bugs=list(bugs) or None,
                         corpus_dir=corpus_dir, report_dir=None if no_report else report_dir,
-                        include_correct=not no_correct, seed=seed, implementation=implementation)
+                        include_correct=not no_correct, seed=seed, implementation=implementation, engine=engine,
+                        correct_only=correct_only)
     except (ValueError, ImplementationUnavailable) as exc:
         _err(str(exc))
         raise SystemExit(2) from None
@@ -89,13 +110,22 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
               help="directory for index.html and its plots")
 @click.option("--master", default=None, metavar="URL", help="Spark master URL [default: local[*]]")
 @click.option("--max-diagrams", type=int, default=20, show_default=True,
-              help="space-time diagrams for the N largest signatures")
-@click.option("--top", type=int, default=20, show_default=True, help="signatures in the printed summary")
+              help="space-time diagrams for the N largest signatures (an integer >= 0)")
+@click.option("--top", type=int, default=20, show_default=True,
+              help="signatures in the printed summary (an integer >= 0)")
 def report(corpus_dir: Path, out_dir: Path, master: Optional[str], max_diagrams: int, top: int) -> None:
     """Print a summary of a counterexample corpus and write an HTML report with
     Spark (local[*] unless --master names a cluster): the kill matrix, signature
     buckets, action lift, shrunk lengths, time to failure, protocol coverage,
-    motifs, and a space-time diagram per signature."""
+    motifs, and a space-time diagram per signature. Counterexamples are counted
+    by id: one found again counts once.
+
+    A file or folder of the corpus that cannot be read is named on stderr with
+    why, and skipped; everything else is reported. Exit status 0: written, every
+    file read; 1: CORPUS_DIR does not exist (an empty report is written); 2: a
+    bad argument (one line naming it; checked before Spark starts, a cluster's
+    master by connecting to it) or Spark did not start: nothing written; 3:
+    written, but files or folders were skipped (spark_reports.cli)."""
     from spark_reports.cli import main as report_main
     argv = [str(corpus_dir), "--out", str(out_dir), "--max-diagrams", str(max_diagrams), "--top", str(top)]
     if master:

@@ -1,6 +1,6 @@
 """The campaign's progress display: a line per target whose verdict is final
 (its flaw found, the correct target failed, an error), and a status of the
-budget, targets done / searching / waiting, examples per second and finds —
+budget, targets done / searching / waiting, examples, checked steps per second and finds —
 a live bar (rich) on a terminal, a line every ``interval_s`` seconds otherwise
 (a CI log)."""
 
@@ -31,11 +31,13 @@ def finished_line(t: TargetResult) -> str:
 
 def status_line(p: Progress, budget_s: float) -> str:
     """Where the campaign is: its search's time (of ``budget_s`` seconds), targets
-    whose verdict is final / still searching / not started, examples and their
-    rate, targets with a counterexample."""
-    rate = p.examples / p.elapsed_s if p.elapsed_s > 0 else 0.0
+    whose verdict is final / still searching / not started, examples, checked
+    steps and their rate (steps: the measure both engines share; an explorer's
+    example is long and branches), targets with a counterexample."""
+    rate = p.steps / p.elapsed_s if p.elapsed_s > 0 else 0.0
     return (f"search {_clock(p.elapsed_s)}/{_clock(budget_s)}  {len(p.finished)}/{p.targets} done, "
-            f"{p.searching} searching, {p.waiting} waiting  {p.examples:,} examples {rate:.0f}/s  {p.finds} found")
+            f"{p.searching} searching, {p.waiting} waiting  {p.examples:,} examples, {p.steps:,} steps "
+            f"{rate:,.0f}/s  {p.finds} found")
 
 
 class Display:

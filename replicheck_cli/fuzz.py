@@ -8,34 +8,79 @@ from __future__ import annotations
 import math
 import os
 import secrets
+import signal
+import threading
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from harness.runner import CampaignResult
 
 #: Kept back from the budget for the Spark report: the JVM's start, a dozen small
 #: jobs and the diagrams take 20-35 s on two cores for a campaign's corpus.
 REPORT_RESERVE_S = 45.0
 
 
+class SigtermInterrupts:
+    """Within ``with``, SIGTERM (``timeout``, a CI runner, ``docker stop``,
+    ``kill``) interrupts as Ctrl-C does — KeyboardInterrupt, so the runner stops
+    the workers (they write what they found) and returns its partial results —
+    while ``raising`` is true, and only the first time: a later SIGTERM, or one
+    after ``raising`` was set false, is only noted in ``received`` (the signal
+    numbers), so that it cannot cut short the stopping or the printing of the
+    results (SIGKILL still ends everything). The previous handler comes back
+    at the end of the ``with``. Outside the main thread it does nothing."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.raising = True
+        self._previous: object = None
+        self._installed = False
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.received.append(signum)
+        if self.raising and len(self.received) == 1:
+            raise KeyboardInterrupt(f"stopped by {signal.Signals(signum).name}")
+
+    def __enter__(self) -> "SigtermInterrupts":
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._handle)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGTERM, self._previous)  # type: ignore[arg-type]
+            self._installed = False
+
+
 def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional[list[str]] = None,
          bugs: Optional[list[str]] = None, corpus_dir: str | os.PathLike = "corpus",
          report_dir: Optional[str | os.PathLike] = "report", include_correct: bool = True,
-         seed: Optional[int] = None, implementation: Optional[str] = None) -> int:
+         seed: Optional[int] = None, implementation: Optional[str] = None, engine: str = "explore",
+         correct_only: bool = False) -> int:
     """Run the campaign for ``minutes`` (report included) on ``workers`` processes
     (None: the machine's cores) and print its progress, kill matrix, report path
     and verdict; returns the exit status: 0 when the correct protocol + SUT (or
     the implementation) never failed and every selected flaw was found, 1
-    otherwise, 130 when interrupted.
+    otherwise, 130 when interrupted by Ctrl-C, 143 by SIGTERM: the workers are
+    stopped, what they found is in the corpus, and the kill matrix shows the
+    targets still searching as ``stopped``.
 
     ``seed`` (an integer >= 0) makes every target's runs draw the same examples
     each time (``harness.runner`` says what else is and is not reproducible);
     None: a random one, printed so that the campaign can be run again.
     ``implementation`` (a name of ``harness.implementations.NAMES``): run only
     that implementation in lockstep with the model, on every worker. ``report_dir``
-    None: no report, the whole budget to the search.
+    None: no report, the whole budget to the search. ``correct_only``: only the
+    correct protocol + SUT, on every worker for the whole budget (a long search
+    for new bugs, failing only on a real counterexample). ``engine``: how the targets
+    are searched (``harness.campaign.ENGINES``: ``explore``, the machine's policy
+    under ``harness.explore``; ``hypothesis``, machine runs under Hypothesis).
 
-    ValueError names a bad ``minutes``, ``workers``, ``seed``, variant, bug or
-    implementation (or variants or bugs given with an implementation);
+    ValueError names a bad ``minutes``, ``workers``, ``seed``, ``engine``, variant,
+    bug or implementation (or variants or bugs given with an implementation);
     ``ImplementationUnavailable`` says why the implementation cannot be built
     here. Both come before any run starts."""
     from harness.campaign import all_targets
@@ -43,7 +88,6 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
     from harness.runner import GRACE_S, check_budget, run_campaign
 
     from .display import Display
-    from .verdicts import counts_line, final_line, kill_matrix
 
     started = time.time()
     if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not math.isfinite(minutes) \
@@ -51,7 +95,10 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
         raise ValueError(f"minutes must be a finite number > 0, got {minutes!r}")
     n_workers = (os.cpu_count() or 1) if workers is None else workers
     check_budget(minutes * 60, n_workers, seed)
-    targets = all_targets(variants, bugs, include_correct, implementation)
+    from harness.campaign import ENGINES
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    targets = all_targets(variants, bugs, include_correct, implementation, correct_only)
     if implementation is not None:
         from harness.implementations import ImplementationUnavailable, unavailable
         why = unavailable(implementation)
@@ -70,12 +117,25 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
         f"{targets[0].label} (a shard on every worker)"
     print(f"replicheck fuzz: {what} on {n_workers} worker{'s' if n_workers != 1 else ''}, {minutes:g} min"
           f"{' (report included)' if report_dir is not None else ''}, seed {seed}, corpus {corpus}", flush=True)
-    with Display(search_s) as display:
-        result = run_campaign(targets, search_s, n_workers, seed=seed, corpus_dir=str(corpus), run_id=run_id,
-                              log_path=str(log), on_progress=display.update)
+    with SigtermInterrupts() as term:
+        with Display(search_s) as display:
+            result = run_campaign(targets, search_s, n_workers, seed=seed, corpus_dir=str(corpus), run_id=run_id,
+                                  log_path=str(log), on_progress=display.update, engine=engine)
+        term.raising = False   # from here on a SIGTERM is only noted: the results are printed
+        return _finish(result, term.received, started, budget_s, corpus, report_dir, targets, run_id, log)
+
+
+def _finish(result: "CampaignResult", received: list[int], started: float, budget_s: float, corpus: Path,
+            report_dir: Optional[str | os.PathLike], targets: list, run_id: str, log: Path) -> int:
+    """Print the campaign's results (the kill matrix, the counts, the report, the
+    final line); returns the exit status (``fuzz``)."""
+    from .verdicts import counts_line, final_line, kill_matrix
+    if result.interrupted:
+        how = signal.Signals(received[0]).name if received else "Ctrl-C"
+        print(f"\ninterrupted ({how}): the workers were stopped; what they found is in {corpus}", flush=True)
     print("\nkill matrix (this campaign):\n" + kill_matrix(result), flush=True)
     print(counts_line(result), flush=True)
-    if report_dir is not None and not result.interrupted:
+    if report_dir is not None and not result.interrupted and not received:
         from .report_job import build_report_within
         left = started + budget_s - time.time()
         outcome = build_report_within(corpus, Path(report_dir).resolve(), left, [t.label for t in targets], run_id)
@@ -90,5 +150,5 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
         log.unlink()
     print(final_line(result), flush=True)
     if result.interrupted:
-        return 130
+        return 128 + received[0] if received else 130
     return 0 if result.ok else 1

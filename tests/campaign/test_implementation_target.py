@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from harness.campaign import Target, UnitResult, all_targets, run_seed, run_target
+from harness.campaign import HYPOTHESIS, Target, UnitResult, all_targets, run_seed, run_target
 from harness.scheduler import CLEAN, FOUND, Scheduler
 
 KAFKA_TARGET = Target("implementation", "kafka")
@@ -95,7 +95,7 @@ def test_the_implementation_target_runs_its_whole_share_after_a_failure(monkeypa
 
     monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", one_run)
     target = Target.parse(label)
-    result = run_target(target, share_s=0.3, deadline=time.time() + 60, corpus_dir=None)
+    result = run_target(target, share_s=0.3, deadline=time.time() + 60, corpus_dir=None, engine=HYPOTHESIS)
     if target.kind == "bug" and found.kind == "harness_error":
         assert (result.found, result.ok, result.runs) == (None, False, 1)
         assert result.error.startswith("harness error in run 0 of bug:PRODUCE_IGNORES_MIN_ISR: HarnessFailure: ")

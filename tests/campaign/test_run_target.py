@@ -11,7 +11,7 @@ import hypothesis.stateful
 import pytest
 from hypothesis.internal.conjecture import engine
 
-from harness.campaign import MIN_SHRINK_S, Target, WorkUnit, preload, run_seed, run_target, run_unit
+from harness.campaign import HYPOTHESIS, MIN_SHRINK_S, Target, WorkUnit, preload, run_seed, run_target, run_unit
 
 
 def test_the_share_bounds_shrinking_and_the_default_comes_back(monkeypatch):
@@ -23,12 +23,14 @@ def test_the_share_bounds_shrinking_and_the_default_comes_back(monkeypatch):
         time.sleep(0.01)
 
     monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", one_run)
-    result = run_target(Target.parse("variant:NO_ELR"), share_s=0.2, deadline=time.time() + 60, corpus_dir=None)
+    result = run_target(Target.parse("variant:NO_ELR"), share_s=0.2, deadline=time.time() + 60, corpus_dir=None,
+                        engine=HYPOTHESIS)
     assert result.runs == len(limits) >= 1 and result.found is None and result.error is None
     assert all(limit == MIN_SHRINK_S for limit in limits)  # a share of 0.2 s: the floor
 
     limits.clear()
-    run_target(Target.parse("variant:NO_ELR"), share_s=40, deadline=time.time() + 1.2, corpus_dir=None)
+    run_target(Target.parse("variant:NO_ELR"), share_s=40, deadline=time.time() + 1.2, corpus_dir=None,
+               engine=HYPOTHESIS)
     assert limits and all(1.0 <= limit <= 1.2 for limit in limits)  # the deadline binds the floor too
     assert engine.MAX_SHRINKING_SECONDS == default
 
@@ -43,7 +45,8 @@ def test_a_long_share_lets_shrinking_run_to_the_share(monkeypatch):
 
     monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", one_run)
     with pytest.raises(KeyboardInterrupt):
-        run_target(Target.parse("variant:NO_ELR"), share_s=120, deadline=time.time() + 600, corpus_dir=None)
+        run_target(Target.parse("variant:NO_ELR"), share_s=120, deadline=time.time() + 600, corpus_dir=None,
+                   engine=HYPOTHESIS)
     assert 100 < limits[0] <= 120
     assert engine.MAX_SHRINKING_SECONDS == default
 
@@ -59,7 +62,7 @@ def test_a_unit_continues_its_shards_runs(monkeypatch):
 
     monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", one_run)
     target = Target("variant", "NO_ELR", shard=1)
-    result = run_unit(WorkUnit(target, share_s=0.05, first_run=3, seed=7))
+    result = run_unit(WorkUnit(target, share_s=0.05, first_run=3, seed=7, engine=HYPOTHESIS))
     assert seeds[:2] == [run_seed(7, "variant:NO_ELR#1", 3), run_seed(7, "variant:NO_ELR#1", 4)][:len(seeds[:2])]
     assert result.runs == len(seeds)
 
@@ -110,6 +113,34 @@ def test_what_breaks_a_run_comes_back_as_the_units_error(monkeypatch):
         raise OSError("disk on fire")
 
     monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", broken)
-    result = run_unit(WorkUnit(Target.parse("correct"), share_s=5.0, first_run=2, seed=1))
+    result = run_unit(WorkUnit(Target.parse("correct"), share_s=5.0, first_run=2, seed=1, engine=HYPOTHESIS))
     assert (result.runs, result.found, result.ok) == (1, None, False)
     assert result.error == "run 2 of correct raised OSError: disk on fire"
+
+
+def test_an_explore_unit_finds_the_flaw_records_it_and_keeps_to_its_share(tmp_path):
+    from harness.corpus import read_counterexamples, read_runs
+    from harness.explore import EXPLORE_PROFILE
+    target = Target.parse("variant:NO_ELR")
+    result = run_target(target, share_s=30, deadline=time.time() + 60, corpus_dir=str(tmp_path), seed=3)
+    assert result.ok and result.found == "UncleanExclusion" and result.runs == 1 and result.error is None
+    (run,) = read_runs(tmp_path).rows
+    assert (run["profile"], run["failed"], run["test_id"]) == (EXPLORE_PROFILE, True, target.test_id)
+    rows = read_counterexamples(tmp_path).rows
+    assert {r["counterexample_id"] for r in rows} == set(result.counterexample_ids)
+    assert {r["seed"] for r in rows} == {str(run_seed(3, target.label, 0))}
+    # The shortest failure the explorer found, reduced: NO_ELR's minimal scenario is 3 steps.
+    assert result.reduced_steps == min(r["step_count"] for r in rows) <= 4
+
+
+def test_an_explore_unit_of_the_correct_protocol_searches_its_whole_share():
+    start = time.monotonic()
+    result = run_target(Target.parse("correct"), share_s=2.5, deadline=time.time() + 60, corpus_dir=None, seed=1)
+    took = time.monotonic() - start
+    assert result.ok and result.found is None and result.runs == 1 and result.steps > 500
+    assert 2.5 <= took < 5
+
+
+def test_a_unit_names_an_unknown_engine():
+    with pytest.raises(ValueError, match="engine"):
+        WorkUnit(Target.parse("correct"), 1.0, engine="bfs")

@@ -68,13 +68,15 @@ def test_one_replica_reassignments_come_first():
 
 
 class _Scripted:
-    """A stand-in for Hypothesis's data object: returns the given values in order."""
+    """A stand-in for the machine's ``Draws``: returns the given values in order."""
 
     def __init__(self, *values):
         self.values = list(values)
 
-    def draw(self, strategy, label=None):
+    def integer(self, lo, hi, label):
         return self.values.pop(0)
+
+    choice = boolean = lambda self, *args: self.values.pop(0)
 
 
 _RF2_MIN2_BALANCED = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, unclean_recovery="balanced")

@@ -123,3 +123,13 @@ def test_an_implementation_that_cannot_be_loaded_is_named():
     with pytest.raises(TraceDecodeError, match=r"implementation 'nowhere:Gone' cannot be loaded .*allowed: null "
                                                r"\(the bundled SUT\), 'kafka', or 'module:qualname'"):
         decode_counterexample(row | {"implementation": "nowhere:Gone"})
+
+
+def test_shrinks_of_several_followers_are_probed_only_where_the_profile_has_them():
+    """An implementation must refuse a multi-follower shrink the model refuses,
+    and accept one it takes (Rule.SHRINK_ALL_OUT_OF_SYNC, the Kafka profile)."""
+    from harness.lockstep import probe_actions
+    from model import KAFKA, Config, ProposeIsrShrinkMany, initial_state
+    for profile, expected in (("chapters", []), (KAFKA, [(2, 3), (2, 4), (3, 4), (2, 3, 4)])):
+        state = initial_state(Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3, 4), min_isr=1, profile=profile))
+        assert [a.followers for a in probe_actions(state) if isinstance(a, ProposeIsrShrinkMany)] == expected

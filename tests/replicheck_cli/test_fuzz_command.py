@@ -37,10 +37,15 @@ def no_campaign(monkeypatch):
     (["--implementation", "kafka", "--bug", "PRODUCE_IGNORES_MIN_ISR"],
      "error: an implementation campaign runs only implementation:kafka: give no variants or bugs with it "
      "(got PRODUCE_IGNORES_MIN_ISR)\n"),
+    (["--correct-only", "--variant", "NO_ELR"], "error: --correct-only runs only the correct protocol + SUT: give "
+     "no --variant, --bug, --implementation or --no-correct with it\n"),
+    (["--engine", "bfs"], None),
 ])
 def test_bad_input_is_one_line_naming_the_option(no_campaign, args, line):
     result = CliRunner().invoke(main, ["fuzz", "--no-report", *args])
-    assert (result.exit_code, result.stdout, result.stderr) == (2, "", line)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == line if line is not None else \
+        result.stderr.splitlines()[-1] == "Error: Invalid value for '--engine': 'bfs' is not one of 'explore', 'hypothesis'."
 
 
 def test_the_cli_fails_fast_when_kafkas_classes_are_unavailable(no_campaign, monkeypatch, tmp_path):
@@ -127,3 +132,14 @@ def test_the_kafka_campaign_runs_its_one_target_on_every_worker(monkeypatch, tmp
     assert "campaign succeeded: implementation:kafka clean" in out
     assert "campaign FAILED: failed: implementation:kafka (divergence)" in out
     assert "campaign FAILED: error: implementation:kafka (why)" in out
+
+
+def test_the_correct_only_campaign_runs_the_correct_target_alone_with_the_engine_asked(monkeypatch, tmp_path, capsys):
+    for engine in ("explore", "hypothesis"):
+        seen = _stand_in(monkeypatch, _result(CORRECT_CLEAN))
+        assert fuzz(minutes=1, workers=2, correct_only=True, corpus_dir=tmp_path, report_dir=None, seed=5,
+                    engine=engine) == 0
+        assert seen["targets"] == [Target("correct")] and seen["workers"] == 2 and seen["engine"] == engine
+    assert capsys.readouterr().out.splitlines()[-1] == "campaign succeeded: correct clean"
+    with pytest.raises(ValueError, match="engine must be one of explore, hypothesis"):
+        fuzz(minutes=1, workers=2, corpus_dir=tmp_path, report_dir=None, seed=5, engine="bfs")

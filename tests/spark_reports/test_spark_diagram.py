@@ -143,3 +143,33 @@ def test_png_for_anything(final_state):
     garbled = row | {"timeline": [{"idx": 0, "received": 42, "sent": [{"id": None}], "outcome_json": "{",
                                    "brokers": [{"broker": None}, {"broker": 9, "leo": "x"}]}]}
     assert space_time_png(garbled).startswith(b"\x89PNG")
+
+
+def test_the_diagram_numbers_steps_as_replay_does(monkeypatch):
+    """The x axis counts from 1, so the failing step replay names ("after step N")
+    is the last tick, N."""
+    import matplotlib.axes
+
+    from harness.corpus import decode_counterexample
+    from harness.replay import replay
+    labels: list[list[str]] = []
+    original = matplotlib.axes.Axes.set_xticklabels
+
+    def record(self, ticks, *args, **kwargs):
+        labels.append([str(t) for t in ticks])
+        return original(self, ticks, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "set_xticklabels", record)
+    row, _, _ = scenario_row("NO_ELR", T)
+    assert space_time_png(row)[:8] == b"\x89PNG\r\n\x1a\n"
+    decoded = decode_counterexample(row)
+    failed_at = replay(decoded.actions, decoded.config, compare_sut=False).failed_at
+    (shown,) = labels
+    assert shown[0] == "1" and shown[-1] == str(failed_at) == str(row["step_count"])
+
+
+def test_a_shrink_of_several_followers_is_marked_on_the_leader():
+    steps = parse_steps([{"idx": 0, "family": "isr", "action": "ProposeIsrShrinkMany",
+                          "args_json": json.dumps({"leader": 1, "followers": [2, 3]})}])
+    tl = build_timeline(steps, None, decode_state(None), {"brokers": [1, 2, 3], "assignment": [1, 2, 3]})
+    assert [(m.step, m.lane, m.label, m.kind) for m in tl.marks] == [(0, 1, "ISR−2,3", "isr")]

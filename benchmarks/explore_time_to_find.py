@@ -1,0 +1,179 @@
+"""Time to find every protocol variant and every SUT bug with the campaign's
+engine (``harness.explore``), beside the same machine policy without guidance
+and beside a plain uniform random walk.
+
+Usage:
+  python benchmarks/explore_time_to_find.py [--seeds 5] [--first-seed 0] [--cap 60] [--jobs 2]
+                                            [--variant NAME ...] [--bug NAME ...] [--raw FILE]
+  python benchmarks/explore_time_to_find.py --from-raw FILE [FILE ...]
+
+For each flaw and seed, three searches, each up to ``--cap`` seconds:
+
+- **guided**: ``Explorer(machine, seed)``, Go-Explore over ``cell_of``, as a
+  campaign unit runs it: the time to its first failure; then, as the campaign
+  does, ``SHORTEN_S`` seconds of search for a shorter failure and
+  ``reduce_counterexample`` of the shortest within ``REDUCE_S`` (the reduced
+  length, against the flaw's best-known minimal scenario: the hand-written
+  scenario's or the golden corpus's, whichever is shorter);
+- **unguided**: the same machine policy, every burst a fresh example of up to
+  400 rule steps (``guided=False``): what the archive adds;
+- **walk**: a uniform random walk over ``enabled_actions`` through the same
+  lockstep check (``time_to_find.random_walk_run``), given the guided search's
+  time (or the cap when it found nothing).
+
+Prints one row per flaw: found/seeds, median and worst seconds to the first
+failure for each search, and the reduced length's median and worst ratio to the
+minimal scenario. ``--jobs N`` runs N (flaw, seed) pairs at once in separate
+processes: on a machine with N idle cores the seconds stay one-core figures.
+``--raw`` keeps each measurement as a JSON line; ``--from-raw`` prints the table
+of several such files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from time_to_find import random_walk_run  # noqa: E402
+
+from harness import machine_for  # noqa: E402
+from harness.campaign import REDUCE_S, SHORTEN_S  # noqa: E402
+from harness.explore import Explorer  # noqa: E402
+from harness.minimal_scenarios import MINIMAL  # noqa: E402
+from harness.reduce import reduce_counterexample  # noqa: E402
+from model import Variant  # noqa: E402
+from sut.bugs import Bug  # noqa: E402
+
+GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "golden" / "corpus"
+
+
+def flaw_of(label: str) -> Any:
+    kind, _, name = label.partition(":")
+    return Variant[name] if kind == "variant" else Bug[name]
+
+
+def label_of(flaw: Any) -> str:
+    return f"{'variant' if isinstance(flaw, Variant) else 'bug'}:{flaw.name}"
+
+
+def machine_of(flaw: Any) -> type:
+    if isinstance(flaw, Variant):
+        return machine_for(variants=frozenset({flaw}))
+    return machine_for(bugs=frozenset({flaw}), compare_sut=True)
+
+
+def minimal_lengths() -> dict[str, int]:
+    """Each flaw's best-known minimal scenario: the shorter of the hand-written
+    one (variants, ``harness.minimal_scenarios``) and the golden corpus's row."""
+    from harness.corpus import read_counterexamples
+    out: dict[str, int] = {label_of(v): len(s.actions) for v, s in MINIMAL.items()}
+    for row in read_counterexamples(GOLDEN, warn=False).rows:
+        names = list(row["variants"] or []) and [f"variant:{n}" for n in row["variants"]] or \
+            [f"bug:{n}" for n in row["sut_bugs"] or []]
+        for label in names:
+            out[label] = min(out.get(label, row["step_count"]), row["step_count"])
+    return out
+
+
+def measure(args: tuple[str, int, float]) -> dict[str, Any]:
+    """One (flaw, seed): the guided search (then shortening and reduction), the
+    unguided one, and the walk."""
+    label, seed, cap = args
+    flaw = flaw_of(label)
+    guided = Explorer(machine_of(flaw), seed).run(cap, shorten_s=SHORTEN_S)
+    out: dict[str, Any] = {"label": label, "seed": seed, "cap": cap, "guided_s": guided.first_failure_s,
+                           "guided_steps_per_s": guided.steps / max(guided.seconds, 1e-9), "cells": guided.cells}
+    v = guided.verdict
+    if v is not None:
+        t0 = time.monotonic()
+        reduced = reduce_counterexample(v.trace, v.config, bugs=frozenset() if isinstance(flaw, Variant)
+                                        else frozenset({flaw}), max_seconds=REDUCE_S,
+                                        prop=v.properties[0] if v.kind == "property" else None)
+        out.update(found_steps=len(v.trace), reduced_steps=len(reduced.trace), reduce_s=time.monotonic() - t0)
+    unguided = Explorer(machine_of(flaw), seed, guided=False).run(cap)
+    out.update(unguided_s=unguided.first_failure_s,
+               unguided_steps_per_s=unguided.steps / max(unguided.seconds, 1e-9))
+    out["walk_s"] = random_walk_run(flaw, seed, guided.first_failure_s or cap, 400)
+    return out
+
+
+def _median(xs: list[Optional[float]]) -> Optional[float]:
+    vals = [x for x in xs if x is not None]
+    return statistics.median(vals) if vals else None
+
+
+def _worst(xs: list[Optional[float]]) -> Optional[float]:
+    """The worst over the seeds: None when any seed found nothing."""
+    return None if any(x is None for x in xs) or not xs else max(xs)  # type: ignore[type-var]
+
+
+def _fmt(x: Optional[float], spec: str = ".1f") -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    minimal = minimal_lengths()
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by.setdefault(r["label"], []).append(r)
+    order = [label_of(f) for f in [*Variant, *Bug]]
+    print("| flaw | guided found | median s | worst s | unguided found | median s | worst s | walk found | "
+          "walk median s | reduced (median) | minimal | worst ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label in [lbl for lbl in order if lbl in by]:
+        rs = sorted(by[label], key=lambda r: r["seed"])
+        n = len(rs)
+        g = [r["guided_s"] for r in rs]
+        u = [r["unguided_s"] for r in rs]
+        w = [r["walk_s"] for r in rs]
+        red = [r.get("reduced_steps") for r in rs]
+        m = minimal.get(label)
+        ratios = [x / m for x in red if x is not None and m]
+        print(f"| `{label}` | {sum(x is not None for x in g)}/{n} | {_fmt(_median(g))} | {_fmt(_worst(g))} | "
+              f"{sum(x is not None for x in u)}/{n} | {_fmt(_median(u))} | {_fmt(_worst(u))} | "
+              f"{sum(x is not None for x in w)}/{n} | {_fmt(_median(w))} | {_fmt(_median(red), '.0f')} | "
+              f"{m if m is not None else '-'} | {_fmt(max(ratios) if ratios else None, '.2f')} |", flush=True)
+    steps = [r["guided_steps_per_s"] for r in rows]
+    usteps = [r["unguided_steps_per_s"] for r in rows]
+    print(f"\nchecked steps/s (median over every search): guided {statistics.median(steps):,.0f}, "
+          f"unguided {statistics.median(usteps):,.0f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=0)
+    ap.add_argument("--cap", type=float, default=60.0, help="seconds each search may take at most")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--variant", action="append", default=[], choices=[v.name for v in Variant])
+    ap.add_argument("--bug", action="append", default=[], choices=[b.name for b in Bug])
+    ap.add_argument("--raw", help="append each measurement as a JSON line to this file")
+    ap.add_argument("--from-raw", nargs="+", help="print the table of these raw files, measuring nothing")
+    args = ap.parse_args()
+    if args.from_raw:
+        print_table([json.loads(line) for f in args.from_raw for line in Path(f).read_text().splitlines() if line])
+        return
+    flaws = [Variant[n] for n in args.variant] + [Bug[n] for n in args.bug] or [*Variant, *Bug]
+    jobs = [(label_of(f), seed, args.cap) for f in flaws
+            for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    rows = []
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for row in pool.map(measure, jobs):
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+            if args.raw:
+                with open(args.raw, "a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()

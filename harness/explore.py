@@ -1,0 +1,281 @@
+"""Guided search without Hypothesis's engine: Go-Explore over the protocol's
+abstract states.
+
+The machine's own policy (``ReplicationMachine``: its configurations, swarm,
+fault spacing, warm-up writes, compound steps, every action through the one
+lockstep check) makes each choice, drawn from a ``random.Random``
+(``harness.strategies.RandomDraws``) instead of Hypothesis. What this adds is
+where each burst of steps starts:
+
+- an archive maps each *cell* — an abstract protocol state (``cell_of``: the
+  shapes of ISR, ELR and LastKnownELR against MinISR, each replica's LEO
+  against the leader's and its HWM, stale leader epochs, unflushed suffixes,
+  HWM against LESO, messages in flight, faults spent) — to the shortest
+  example that reached it so far;
+- a burst starts from a cell chosen with weight ``1 / sqrt(1 + times chosen)``
+  (new, rarely revisited cells first), as a fork of that example (the model
+  state is an immutable value, the implementation is rebuilt and replays the
+  trace: ``Snapshot``), with a fresh swarm and fault spacing; now and then from a
+  fresh example (a new configuration);
+- a burst runs ``burst`` rule steps (one family among those enabled, as a
+  Hypothesis rule would be, then the machine's draws), and every cell it reaches
+  that is new, or reached by a shorter trace, goes into the archive.
+
+A failure is the lockstep's ``Verdict`` (the failing example's whole trace from
+its initial state, the forks' prefixes included), raised by the machine as
+``CheckFailed``; the explorer returns it with what the search did. The trace is
+not shrunk: ``harness.corpus.reduce_failure`` reduces it (ddmin, smaller
+configurations) as it does a Hypothesis counterexample.
+
+Sources: Ecoffet et al., "First return, then explore" (Go-Explore, Nature 2021);
+swarm testing (Groce et al., ISSTA 2012), as the machine does it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import time
+from typing import Any, Callable, Hashable, Optional
+
+import attrs
+
+from model import FAMILIES as MODEL_FAMILIES, NO_LEADER, ClusterState
+
+from .failures import CheckFailed
+from .lockstep import Verdict
+from .strategies import RandomDraws
+
+#: The machine's rules, one per action family (``ReplicationMachine``; ``model.FAMILIES``).
+FAMILIES = tuple(MODEL_FAMILIES)
+
+BURST = 40            # rule steps from a chosen cell before the next choice
+MAX_TRACE = 400       # an example this long is not extended further (Hypothesis's step count)
+FRESH = 0.1           # chance that a burst starts from a fresh example instead of a cell
+
+
+def _cmp(a: int, b: int) -> int:
+    return (a > b) - (a < b)
+
+
+def cell_of(state: ClusterState) -> Hashable:
+    """The abstract protocol state of ``state``: a hashable value, equal for states
+    that differ only in what the properties do not care about (offsets' and
+    epochs' magnitudes, which broker is which, messages in flight). Shape:
+
+    (replicas, MinISR, leader present, |ISR| against MinISR, |ELR| (capped at
+    2), LastKnownELR non-empty, lossy shutdowns, the leader's HWM against its
+    LESO (None without a leader or a LESO), and the replicas' shapes, sorted:
+    ``("down",)`` for a broker without the replica, else (its role: leader,
+    follower, none while its broker is down; in ISR, in ELR, LEO against the
+    leader's LEO, its leader epoch behind the controller's, its last record's
+    epoch against the leader's last record's)), comparisons as -1, 0, 1.
+
+    Coarse on purpose: finer cells (broker statuses, fencing, HWMs, messages in
+    flight by kind) made an archive of thousands of cells after a few seconds and
+    found the deep flaws more slowly (README, "Time to find")."""
+    p = state.partition
+    leader = state.replica(p.leader) if p.leader != NO_LEADER else None
+    lleo = leader.leo if leader is not None else -1
+    llast = leader.log[-1].epoch if leader is not None and leader.log else -1
+    shapes = []
+    for b in p.replicas:
+        r = state.broker(b).replica
+        if r is None:
+            shapes.append(("down",))
+            continue
+        last = r.log[-1].epoch if r.log else -1
+        shapes.append((r.role.value, b in p.isr, b in p.elr, _cmp(r.leo, lleo), r.leader_epoch < p.leader_epoch,
+                       _cmp(last, llast)))
+    return (len(p.replicas), state.config.min_isr, p.leader != NO_LEADER, _cmp(len(p.isr), state.config.min_isr),
+            min(2, len(p.elr)), bool(p.last_known_elr), state.history.lossy_shutdowns,
+            None if leader is None or leader.leso is None else _cmp(leader.hwm, leader.leso),
+            tuple(sorted(shapes, key=repr)))
+
+
+@attrs.frozen
+class Snapshot:
+    """A ``ReplicationMachine`` mid-example, cheaply: its fields (a shallow copy),
+    and the model state and trace it had (immutable values). ``restore()`` gives
+    an independent machine there: the implementation is built again and takes
+    the trace's actions (``LockStep.resumed``), which costs far less than deep-
+    copying it at every new cell, and works for one that cannot be copied."""
+
+    machine: Any
+    state: ClusterState
+    trace: tuple
+    detached: tuple[str, ...]
+
+    @classmethod
+    def of(cls, machine: Any) -> "Snapshot":
+        return cls(copy.copy(machine), machine.state, tuple(machine.trace), machine.lockstep.detached)
+
+    def restore(self) -> Any:
+        other = copy.copy(self.machine)
+        other.lockstep = self.machine.lockstep.resumed(self.state, self.trace, self.detached)
+        other.state = self.state
+        return other
+
+
+@attrs.define
+class _Entry:
+    snapshot: Snapshot
+    chosen: int = 0
+
+    @property
+    def steps(self) -> int:
+        return len(self.snapshot.trace)
+
+
+@attrs.frozen
+class ExploreResult:
+    """What a search did. verdict: the failure found (its trace from the example's
+    initial state), or None. examples: fresh examples started; bursts: bursts run;
+    steps: actions checked (warm-up and compound steps included); cells: cells in
+    the archive; seconds: wall-clock seconds; first_failure_s: seconds to the
+    failure (None when none)."""
+
+    verdict: Optional[Verdict]
+    examples: int
+    bursts: int
+    steps: int
+    cells: int
+    seconds: float
+    first_failure_s: Optional[float] = None
+
+
+class Explorer:
+    """Go-Explore over ``machine_cls`` (a ``machine_for(...)`` class), seeded by
+    ``seed``. ``burst``: rule steps per burst; ``fresh``: the chance of a fresh
+    example per burst; ``guided``: False makes every burst a fresh example of
+    ``MAX_TRACE`` rule steps (the machine's policy with no archive: what the
+    guidance is measured against). ``cell``: the abstraction (``cell_of``)."""
+
+    def __init__(self, machine_cls: type, seed: int, burst: int = BURST, fresh: float = FRESH,
+                 guided: bool = True, cell: Callable[[ClusterState], Hashable] = cell_of) -> None:
+        self.machine_cls = machine_cls
+        self.rng = random.Random(seed)
+        self.draws = RandomDraws(self.rng)
+        self.burst = burst if guided else MAX_TRACE
+        self.fresh = fresh if guided else 1.0
+        self.guided = guided
+        self.cell = cell
+        self.archive: dict[Hashable, _Entry] = {}
+        self.examples = self.bursts = 0
+        self._uncounted = False
+
+    def _fresh(self) -> Any:
+        # RunStats counts finished examples (a Hypothesis example's teardown does):
+        # the one before this, so a failure in this one is counted as the next.
+        self._count_example()
+        machine = self.machine_cls()
+        self.examples += 1
+        self._uncounted = True
+        machine.begin(machine.draw_config(self.draws), self.draws)
+        return machine
+
+    def _count_example(self) -> None:
+        if self._uncounted:
+            self.machine_cls.run_stats.examples += 1
+            self._uncounted = False
+
+    def _chosen(self, below: int) -> Optional[Any]:
+        entries = [e for e in self.archive.values() if e.steps < below]
+        if not entries:
+            return None
+        weights = [1.0 / math.sqrt(1 + e.chosen) for e in entries]
+        entry = self.rng.choices(entries, weights)[0]
+        entry.chosen += 1
+        machine = entry.snapshot.restore()
+        machine.reswarm(self.draws)
+        return machine
+
+    def _note(self, machine: Any) -> None:
+        if not self.guided:
+            return
+        key = self.cell(machine.state)
+        entry = self.archive.get(key)
+        steps = len(machine.trace)
+        if entry is None or steps < entry.steps:
+            self.archive[key] = _Entry(Snapshot.of(machine), 0 if entry is None else entry.chosen)
+
+    def _burst(self, limit: int) -> None:
+        """One burst, its examples' traces kept under ``limit`` actions; raises
+        ``CheckFailed`` at a failure."""
+        machine = None if self.archive and self.rng.random() < self.fresh else self._chosen(limit)
+        if machine is None:
+            machine = self._fresh()
+        self.bursts += 1
+        self._note(machine)
+        for _ in range(self.burst):
+            if len(machine.trace) >= limit:
+                break
+            families = [f for f in FAMILIES if machine.enabled(f)]
+            if not families:
+                break
+            machine.act(families[self.rng.randrange(len(families))], self.draws)
+            self._note(machine)
+
+    def run(self, seconds: float, stop: Optional[Callable[[], bool]] = None, shorten_s: float = 0.0) -> ExploreResult:
+        """Search for ``seconds`` (wall clock; checked between bursts and rule
+        steps' bursts) or until a failure, or until ``stop()`` says so. With
+        ``shorten_s``, a failure found is followed by up to ``shorten_s`` more
+        seconds of search for a shorter one (examples kept below the shortest
+        failure's length, bursts started only from cells reached by shorter
+        traces): the shortest is returned, so that reduction starts closer to a
+        minimal scenario."""
+        t0 = time.monotonic()
+        end = t0 + seconds
+        stats = self.machine_cls.run_stats
+        steps0 = stats.steps
+        best: Optional[Verdict] = None
+        found_s: Optional[float] = None
+        limit = MAX_TRACE
+        try:
+            while time.monotonic() < end and limit > 1 and not (stop is not None and stop()):
+                try:
+                    self._burst(limit)
+                except CheckFailed as e:
+                    now = time.monotonic()
+                    if best is None:
+                        found_s, end = now - t0, now + shorten_s
+                    if best is None or len(e.verdict.trace) < len(best.trace):
+                        best = e.verdict
+                    limit = len(best.trace) - 1
+        finally:
+            self._count_example()
+        took = time.monotonic() - t0
+        return ExploreResult(best, self.examples, self.bursts, stats.steps - steps0, len(self.archive), took,
+                             found_s)
+
+
+#: The ``profile`` column of an explorer run's ``runs`` row (a Hypothesis run's
+#: holds the Hypothesis settings profile).
+EXPLORE_PROFILE = "explore"
+
+
+def run_explorer(machine_cls: type, seconds: float, seed: int, *, writer: Any = None,
+                 test_id: Optional[str] = None, reduce_s: Optional[float] = None,
+                 guided: bool = True, shorten_s: float = 0.0) -> ExploreResult:
+    """One explorer run of ``machine_cls`` for ``seconds``, recorded as
+    ``harness.corpus.run_machine`` records a Hypothesis run: with ``writer`` (a
+    ``CorpusWriter``), the failure's counterexample rows — reduced first, within
+    ``reduce_s`` seconds, when given — are written before this returns, and a
+    ``runs`` row is buffered (``seed``: the run's seed, ``profile``:
+    ``EXPLORE_PROFILE``). ``shorten_s``: see ``Explorer.run``. Raises the
+    failure as ``CheckFailed`` (after recording); else returns what the search
+    did."""
+    from .corpus import RunObserver
+    from .failures import failure_for
+    run = RunObserver(machine_cls, test_id)
+    run.seed, run.profile = str(seed), EXPLORE_PROFILE
+    try:
+        with run:
+            result = Explorer(machine_cls, seed, guided=guided).run(seconds, shorten_s=shorten_s)
+            if result.verdict is not None:
+                raise failure_for(result.verdict)
+    finally:
+        if writer is not None:
+            writer.record(run, reduce_s)
+    return result

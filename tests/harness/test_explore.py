@@ -1,0 +1,132 @@
+"""The explorer (``harness.explore``): the machine's policy without Hypothesis's
+engine, branching from the protocol states it reached. What it finds must be a
+real counterexample (it replays to the same failure), it must not find what is
+not there, and a branch must never disturb the state it branched from."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from harness import machine_for
+from harness.corpus import read_counterexamples, read_runs
+from harness.explore import EXPLORE_PROFILE, Explorer, Snapshot, cell_of, run_explorer
+from harness.failures import CheckFailed
+from harness.replay import replay
+from harness.strategies import RandomDraws
+from model import Config, Produce, UncleanShutdown, Variant, initial_state, step
+from sut.bugs import Bug
+
+NO_ELR = machine_for(variants=frozenset({Variant.NO_ELR}))
+
+
+def _started(cls: type, seed: int = 0):
+    machine = cls()
+    draws = RandomDraws(random.Random(seed))
+    machine.begin(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2), draws)
+    return machine
+
+
+def test_a_found_variant_replays_to_the_same_property_failure():
+    result = Explorer(NO_ELR, seed=3).run(60)
+    assert result.verdict is not None and result.first_failure_s is not None
+    v = result.verdict
+    again = replay(v.trace, v.config)
+    assert again.failed and set(again.property_names) & set(v.properties)
+    assert again.failed_at == len(v.trace)
+
+
+def test_a_found_sut_bug_replays_to_a_divergence_with_the_bug_only():
+    cls = machine_for(bugs=frozenset({Bug.PRODUCE_IGNORES_MIN_ISR}), compare_sut=True)
+    v = Explorer(cls, seed=1).run(60).verdict
+    assert v is not None and v.kind in ("divergence", "outcome", "enablement")
+    assert replay(v.trace, v.config, bugs=frozenset({Bug.PRODUCE_IGNORES_MIN_ISR})).failed
+    assert not replay(v.trace, v.config).failed   # the correct SUT takes the same trace
+
+
+def test_the_correct_protocol_gives_nothing_in_a_few_seconds_of_guided_search():
+    result = Explorer(machine_for(compare_sut=True), seed=5).run(3)
+    assert result.verdict is None and result.steps > 100 and result.cells > 10 and result.bursts > 2
+
+
+def test_a_seed_decides_the_search():
+    runs = [Explorer(NO_ELR, seed=11).run(60) for _ in range(2)]
+    assert runs[0].verdict.trace == runs[1].verdict.trace and runs[0].steps == runs[1].steps
+
+
+def _steps(machine, n: int, seed: int) -> None:
+    draws = RandomDraws(random.Random(seed))
+    for _ in range(n):
+        machine.act(next(f for f in ("client", "fetch", "isr", "metadata") if machine.enabled(f)), draws)
+
+
+def test_a_restored_snapshot_is_where_the_machine_was_and_independent_of_it():
+    machine = _started(machine_for(compare_sut=True))
+    _steps(machine, 10, 1)
+    snap = Snapshot.of(machine)
+    trace, state, seen = list(machine.trace), machine.state, machine.lockstep.implementation.observe()
+    _steps(machine, 10, 2)                          # the machine goes on: the snapshot does not move
+    other = snap.restore()
+    assert other.trace == trace and other.state is state
+    assert other.lockstep.implementation.observe() == seen   # the SUT rebuilt and replayed to the same place
+    _steps(other, 30, 3)                            # and the branch goes on by itself
+    assert len(other.trace) > len(trace) and snap.restore().trace == trace
+
+
+def test_the_archive_keeps_the_shortest_example_of_each_cell():
+    explorer = Explorer(machine_for(compare_sut=True), seed=4)
+    explorer.run(2)
+    assert explorer.archive
+    for key, entry in explorer.archive.items():
+        assert cell_of(entry.snapshot.state) == key and entry.steps == len(entry.snapshot.trace)
+    # A shorter way to a cell replaces the longer one (and keeps its visit count).
+    key, entry = next((k, e) for k, e in explorer.archive.items() if e.steps > 0)
+    entry.chosen = 3
+    shorter = entry.snapshot.restore()
+    del shorter.lockstep.trace[-1]
+    explorer._note(shorter)
+    assert explorer.archive[key].steps == entry.steps - 1 and explorer.archive[key].chosen == 3
+
+
+def test_cells_forget_broker_names_and_offsets_but_not_the_isr_shape():
+    config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2)
+    s = initial_state(config)
+    one = step(s, Produce(1, s.history.next_value))
+    two = step(one, Produce(1, one.history.next_value))
+    assert cell_of(one) == cell_of(two)                 # the leader's LEO moved; nobody's shape did
+    down = step(s, UncleanShutdown(2, False))
+    assert cell_of(down) != cell_of(s)
+    assert cell_of(down) == cell_of(step(s, UncleanShutdown(3, False)))  # which follower: the same shape
+
+
+def test_without_guidance_every_burst_is_a_fresh_example():
+    explorer = Explorer(machine_for(compare_sut=True), seed=4, guided=False)
+    result = explorer.run(1)
+    assert not explorer.archive and result.cells == 0 and result.examples == result.bursts >= 1
+
+
+def test_an_explorer_run_is_recorded_as_a_machine_run_is(tmp_path):
+    from harness.corpus import CorpusWriter
+    writer = CorpusWriter(tmp_path, run_id="r1", worker="w")
+    cls = machine_for(variants=frozenset({Variant.NO_ELR}), name="Explore_NO_ELR")
+    with pytest.raises(CheckFailed):
+        run_explorer(cls, 60, seed=3, writer=writer, test_id="t", reduce_s=5)
+    writer.flush()
+    (run,) = read_runs(tmp_path).rows
+    assert (run["profile"], run["test_id"], run["failed"]) == (EXPLORE_PROFILE, "t", True)
+    assert run["examples"] >= 1 and run["steps"] > 0
+    rows = read_counterexamples(tmp_path).rows
+    assert rows and {r["seed"] for r in rows} == {"3"} and {r["variants"][0] for r in rows} == {"NO_ELR"}
+    # Reduced from the explorer's trace, which is kept beside it.
+    assert all(r["step_count"] <= r["shrunk_step_count"] for r in rows)
+
+
+def test_shortening_returns_a_shorter_failure_found_after_the_first():
+    first = Explorer(NO_ELR, seed=5).run(60)
+    shortened = Explorer(NO_ELR, seed=5).run(60, shorten_s=1.0)
+    # The same first failure (the seed decides it), then a second of search for shorter ones.
+    assert shortened.first_failure_s is not None and len(first.verdict.trace) >= 40
+    assert len(shortened.verdict.trace) < len(first.verdict.trace) / 2
+    again = replay(shortened.verdict.trace, shortened.verdict.config)
+    assert again.failed and again.failed_at == len(shortened.verdict.trace)
