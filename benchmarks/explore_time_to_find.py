@@ -4,7 +4,7 @@ and beside a plain uniform random walk.
 
 Usage:
   python benchmarks/explore_time_to_find.py [--seeds 5] [--first-seed 0] [--cap 60] [--jobs 2]
-                                            [--variant NAME ...] [--bug NAME ...] [--raw FILE]
+                                            [--reduce-s 30] [--variant NAME ...] [--bug NAME ...] [--raw FILE]
   python benchmarks/explore_time_to_find.py --from-raw FILE [FILE ...]
 
 For each flaw and seed, three searches, each up to ``--cap`` seconds:
@@ -12,7 +12,7 @@ For each flaw and seed, three searches, each up to ``--cap`` seconds:
 - **guided**: ``Explorer(machine, seed)``, Go-Explore over ``cell_of``, as a
   campaign unit runs it: the time to its first failure; then, as the campaign
   does, ``SHORTEN_S`` seconds of search for a shorter failure and
-  ``reduce_counterexample`` of the shortest within ``REDUCE_S`` (the reduced
+  ``reduce_counterexample`` of the shortest within ``--reduce-s`` (the reduced
   length, against the flaw's best-known minimal scenario: the hand-written
   scenario's or the golden corpus's, whichever is shorter);
 - **unguided**: the same machine policy, every burst a fresh example of up to
@@ -83,10 +83,10 @@ def minimal_lengths() -> dict[str, int]:
     return out
 
 
-def measure(args: tuple[str, int, float]) -> dict[str, Any]:
-    """One (flaw, seed): the guided search (then shortening and reduction), the
-    unguided one, and the walk."""
-    label, seed, cap = args
+def measure(args: tuple[str, int, float, float]) -> dict[str, Any]:
+    """One (flaw, seed): the guided search (then shortening and reduction within
+    ``reduce_s``), the unguided one, and the walk."""
+    label, seed, cap, reduce_s = args
     flaw = flaw_of(label)
     guided = Explorer(machine_of(flaw), seed).run(cap, shorten_s=SHORTEN_S)
     out: dict[str, Any] = {"label": label, "seed": seed, "cap": cap, "guided_s": guided.first_failure_s,
@@ -95,7 +95,7 @@ def measure(args: tuple[str, int, float]) -> dict[str, Any]:
     if v is not None:
         t0 = time.monotonic()
         reduced = reduce_counterexample(v.trace, v.config, bugs=frozenset() if isinstance(flaw, Variant)
-                                        else frozenset({flaw}), max_seconds=REDUCE_S,
+                                        else frozenset({flaw}), max_seconds=reduce_s,
                                         prop=v.properties[0] if v.kind == "property" else None)
         out.update(found_steps=len(v.trace), reduced_steps=len(reduced.trace), reduce_s=time.monotonic() - t0)
     unguided = Explorer(machine_of(flaw), seed, guided=False).run(cap)
@@ -153,6 +153,8 @@ def main() -> None:
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--cap", type=float, default=60.0, help="seconds each search may take at most")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--reduce-s", type=float, default=REDUCE_S,
+                    help="seconds reduction may take (the campaign's REDUCE_S at most; its units' shares often less)")
     ap.add_argument("--variant", action="append", default=[], choices=[v.name for v in Variant])
     ap.add_argument("--bug", action="append", default=[], choices=[b.name for b in Bug])
     ap.add_argument("--raw", help="append each measurement as a JSON line to this file")
@@ -162,7 +164,7 @@ def main() -> None:
         print_table([json.loads(line) for f in args.from_raw for line in Path(f).read_text().splitlines() if line])
         return
     flaws = [Variant[n] for n in args.variant] + [Bug[n] for n in args.bug] or [*Variant, *Bug]
-    jobs = [(label_of(f), seed, args.cap) for f in flaws
+    jobs = [(label_of(f), seed, args.cap, args.reduce_s) for f in flaws
             for seed in range(args.first_seed, args.first_seed + args.seeds)]
     rows = []
     with ProcessPoolExecutor(args.jobs) as pool:

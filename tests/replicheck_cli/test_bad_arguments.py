@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import harness.runner
 import spark_reports._session
 from replicheck_cli import main
 from spark_reports._session import MASTER_FORMS, check_master
@@ -77,12 +76,6 @@ def test_report_of_a_file_is_one_line(no_spark, tmp_path):
 def test_local_and_yarn_masters_need_no_connection(master):
     assert check_master(master) is None
 
-
-@pytest.fixture
-def no_campaign(monkeypatch):
-    def started(*args, **kwargs):
-        raise AssertionError("a campaign was started")
-    monkeypatch.setattr(harness.runner, "run_campaign", started)
 
 
 @pytest.mark.parametrize("args, line", [

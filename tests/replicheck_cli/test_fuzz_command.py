@@ -20,13 +20,6 @@ def _fuzz(*args: str):
     return CliRunner().invoke(main, ["fuzz", "--minutes", "1", "--no-report", *args])
 
 
-@pytest.fixture
-def no_campaign(monkeypatch):
-    """Any campaign started fails the test: the errors below come before the runs."""
-    def started(*args, **kwargs):
-        raise AssertionError("a campaign was started")
-    monkeypatch.setattr(harness.runner, "run_campaign", started)
-
 
 @pytest.mark.parametrize("args, line", [
     (["--workers", "0"], "error: --workers must be an integer >= 1, got 0\n"),

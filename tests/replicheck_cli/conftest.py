@@ -1,0 +1,15 @@
+"""Fixtures of the ``replicheck`` command's tests."""
+
+from __future__ import annotations
+
+import pytest
+
+import harness.runner
+
+
+@pytest.fixture
+def no_campaign(monkeypatch):
+    """Any campaign started fails the test: the errors under test come before the runs."""
+    def started(*args, **kwargs):
+        raise AssertionError("a campaign was started")
+    monkeypatch.setattr(harness.runner, "run_campaign", started)
