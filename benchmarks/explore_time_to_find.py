@@ -1,28 +1,33 @@
 """Time to find every protocol variant and every SUT bug with the campaign's
-engine (``harness.explore``), beside the same machine policy without guidance
-and beside a plain uniform random walk.
+engine, beside each of the explorer's two searches alone, the same machine
+policy without guidance, and a plain uniform random walk.
 
 Usage:
   python benchmarks/explore_time_to_find.py [--seeds 5] [--first-seed 0] [--cap 60] [--jobs 2]
-                                            [--reduce-s 30] [--variant NAME ...] [--bug NAME ...] [--raw FILE]
+                                            [--variant NAME ...] [--bug NAME ...] [--raw FILE]
   python benchmarks/explore_time_to_find.py --from-raw FILE [FILE ...]
 
-For each flaw and seed, three searches, each up to ``--cap`` seconds:
+For each flaw and seed, four searches, each up to ``--cap`` seconds:
 
-- **guided**: ``Explorer(machine, seed)``, Go-Explore over ``cell_of``, as a
-  campaign unit runs it: the time to its first failure; then, as the campaign
-  does, ``SHORTEN_S`` seconds of search for a shorter failure and
-  ``reduce_counterexample`` of the shortest within ``--reduce-s`` (the reduced
-  length, against the flaw's best-known minimal scenario: the hand-written
+- **campaign**: one campaign unit of the flaw's target with a share of
+  ``--cap`` seconds (``harness.campaign.run_unit``, the explore engine, the
+  campaign's seed ``seed``), writing to a temporary corpus: explorer runs of
+  ``EXPLORE_RUN_S``, guided and unguided in turn (``explore_guided``), each
+  with its own seed; after the first failure, ``SHORTEN_S`` of search for a
+  shorter one and the reduction of the shortest within the unit's reduction
+  time. Gives the seconds to the first failure and the stored counterexample's
+  length, against the flaw's best-known minimal scenario (the hand-written
   scenario's or the golden corpus's, whichever is shorter);
+- **guided**: one ``Explorer(machine, seed)`` run, Go-Explore over
+  ``cell_of``, for the whole cap;
 - **unguided**: the same machine policy, every burst a fresh example of up to
   400 rule steps (``guided=False``): what the archive adds;
 - **walk**: a uniform random walk over ``enabled_actions`` through the same
-  lockstep check (``time_to_find.random_walk_run``), given the guided search's
+  lockstep check (``time_to_find.random_walk_run``), given the campaign's
   time (or the cap when it found nothing).
 
 Prints one row per flaw: found/seeds, median and worst seconds to the first
-failure for each search, and the reduced length's median and worst ratio to the
+failure for each search, and the stored length's median and worst ratio to the
 minimal scenario. ``--jobs N`` runs N (flaw, seed) pairs at once in separate
 processes: on a machine with N idle cores the seconds stay one-core figures.
 ``--raw`` keeps each measurement as a JSON line; ``--from-raw`` prints the table
@@ -35,7 +40,7 @@ import argparse
 import json
 import statistics
 import sys
-import time
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Optional
@@ -45,10 +50,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from time_to_find import random_walk_run  # noqa: E402
 
 from harness import machine_for  # noqa: E402
-from harness.campaign import REDUCE_S, SHORTEN_S  # noqa: E402
+from harness.campaign import EXPLORE, Target, WorkUnit, run_unit  # noqa: E402
 from harness.explore import Explorer  # noqa: E402
 from harness.minimal_scenarios import MINIMAL  # noqa: E402
-from harness.reduce import reduce_counterexample  # noqa: E402
 from model import Variant  # noqa: E402
 from sut.bugs import Bug  # noqa: E402
 
@@ -83,25 +87,22 @@ def minimal_lengths() -> dict[str, int]:
     return out
 
 
-def measure(args: tuple[str, int, float, float]) -> dict[str, Any]:
-    """One (flaw, seed): the guided search (then shortening and reduction within
-    ``reduce_s``), the unguided one, and the walk."""
-    label, seed, cap, reduce_s = args
+def measure(args: tuple[str, int, float]) -> dict[str, Any]:
+    """One (flaw, seed): the campaign's unit, the guided and the unguided
+    explorer alone, and the walk (module doc)."""
+    label, seed, cap = args
     flaw = flaw_of(label)
-    guided = Explorer(machine_of(flaw), seed).run(cap, shorten_s=SHORTEN_S)
-    out: dict[str, Any] = {"label": label, "seed": seed, "cap": cap, "guided_s": guided.first_failure_s,
-                           "guided_steps_per_s": guided.steps / max(guided.seconds, 1e-9), "cells": guided.cells}
-    v = guided.verdict
-    if v is not None:
-        t0 = time.monotonic()
-        reduced = reduce_counterexample(v.trace, v.config, bugs=frozenset() if isinstance(flaw, Variant)
-                                        else frozenset({flaw}), max_seconds=reduce_s,
-                                        prop=v.properties[0] if v.kind == "property" else None)
-        out.update(found_steps=len(v.trace), reduced_steps=len(reduced.trace), reduce_s=time.monotonic() - t0)
-    unguided = Explorer(machine_of(flaw), seed, guided=False).run(cap)
-    out.update(unguided_s=unguided.first_failure_s,
-               unguided_steps_per_s=unguided.steps / max(unguided.seconds, 1e-9))
-    out["walk_s"] = random_walk_run(flaw, seed, guided.first_failure_s or cap, 400)
+    with tempfile.TemporaryDirectory() as corpus:
+        unit = run_unit(WorkUnit(Target.parse(label), cap, seed=seed, corpus_dir=corpus, engine=EXPLORE))
+    out: dict[str, Any] = {"label": label, "seed": seed, "cap": cap, "campaign_s": unit.first_failure_s,
+                           "campaign_runs": unit.runs, "found_steps": unit.shrunk_steps,
+                           "reduced_steps": unit.reduced_steps,
+                           "campaign_steps_per_s": unit.steps / max(unit.seconds, 1e-9)}
+    for name, guided in (("guided", True), ("unguided", False)):
+        result = Explorer(machine_of(flaw), seed, guided=guided).run(cap)
+        out.update({f"{name}_s": result.first_failure_s,
+                    f"{name}_steps_per_s": result.steps / max(result.seconds, 1e-9)})
+    out["walk_s"] = random_walk_run(flaw, seed, unit.first_failure_s or cap, 400)
     return out
 
 
@@ -119,32 +120,35 @@ def _fmt(x: Optional[float], spec: str = ".1f") -> str:
     return "-" if x is None else format(x, spec)
 
 
+SEARCHES = ("campaign", "guided", "unguided", "walk")
+
+
 def print_table(rows: list[dict[str, Any]]) -> None:
     minimal = minimal_lengths()
     by: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by.setdefault(r["label"], []).append(r)
     order = [label_of(f) for f in [*Variant, *Bug]]
-    print("| flaw | guided found | median s | worst s | unguided found | median s | worst s | walk found | "
-          "walk median s | reduced (median) | minimal | worst ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| flaw | " + " | ".join(f"{s} found | median s | worst s" for s in SEARCHES)
+          + " | stored (median) | minimal | worst ratio |")
+    print("|---|" + "---:|" * (3 * len(SEARCHES) + 3))
     for label in [lbl for lbl in order if lbl in by]:
         rs = sorted(by[label], key=lambda r: r["seed"])
-        n = len(rs)
-        g = [r["guided_s"] for r in rs]
-        u = [r["unguided_s"] for r in rs]
-        w = [r["walk_s"] for r in rs]
+        cells = []
+        for search in SEARCHES:
+            xs = [r[f"{search}_s"] for r in rs]
+            cells += [f"{sum(x is not None for x in xs)}/{len(rs)}", _fmt(_median(xs)), _fmt(_worst(xs))]
         red = [r.get("reduced_steps") for r in rs]
         m = minimal.get(label)
         ratios = [x / m for x in red if x is not None and m]
-        print(f"| `{label}` | {sum(x is not None for x in g)}/{n} | {_fmt(_median(g))} | {_fmt(_worst(g))} | "
-              f"{sum(x is not None for x in u)}/{n} | {_fmt(_median(u))} | {_fmt(_worst(u))} | "
-              f"{sum(x is not None for x in w)}/{n} | {_fmt(_median(w))} | {_fmt(_median(red), '.0f')} | "
+        print(f"| `{label}` | " + " | ".join(cells) + f" | {_fmt(_median(red), '.0f')} | "
               f"{m if m is not None else '-'} | {_fmt(max(ratios) if ratios else None, '.2f')} |", flush=True)
-    steps = [r["guided_steps_per_s"] for r in rows]
-    usteps = [r["unguided_steps_per_s"] for r in rows]
-    print(f"\nchecked steps/s (median over every search): guided {statistics.median(steps):,.0f}, "
-          f"unguided {statistics.median(usteps):,.0f}")
+    within = sum(1 for r in rows if r.get("reduced_steps") is not None and minimal.get(r["label"])
+                 and r["reduced_steps"] <= 1.5 * minimal[r["label"]])
+    print(f"\nstored counterexamples within 1.5x of the minimal scenario: {within}/"
+          f"{sum(1 for r in rows if r.get('reduced_steps') is not None)}")
+    print("checked steps/s (median over every search): " + ", ".join(
+        f"{s} {statistics.median(r[f'{s}_steps_per_s'] for r in rows):,.0f}" for s in SEARCHES[1:3]))
 
 
 def main() -> None:
@@ -153,8 +157,6 @@ def main() -> None:
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--cap", type=float, default=60.0, help="seconds each search may take at most")
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--reduce-s", type=float, default=REDUCE_S,
-                    help="seconds reduction may take (the campaign's REDUCE_S at most; its units' shares often less)")
     ap.add_argument("--variant", action="append", default=[], choices=[v.name for v in Variant])
     ap.add_argument("--bug", action="append", default=[], choices=[b.name for b in Bug])
     ap.add_argument("--raw", help="append each measurement as a JSON line to this file")
@@ -164,7 +166,7 @@ def main() -> None:
         print_table([json.loads(line) for f in args.from_raw for line in Path(f).read_text().splitlines() if line])
         return
     flaws = [Variant[n] for n in args.variant] + [Bug[n] for n in args.bug] or [*Variant, *Bug]
-    jobs = [(label_of(f), seed, args.cap, args.reduce_s) for f in flaws
+    jobs = [(label_of(f), seed, args.cap) for f in flaws
             for seed in range(args.first_seed, args.first_seed + args.seeds)]
     rows = []
     with ProcessPoolExecutor(args.jobs) as pool:

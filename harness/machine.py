@@ -235,12 +235,15 @@ class ReplicationMachine(RuleBasedStateMachine):
             return []
         key = (self.state, self._since_fault >= self.fault_spacing)
         if self._enabled_for != key:
-            actions = enabled_actions(self.state)
-            allowed = [a for a in actions if self._allowed(a, spaced=not key[1])]
-            if not allowed:  # only faults can move on: the spacing gives way
-                allowed = [a for a in actions if self._allowed(a, spaced=False)]
-            if not allowed:  # only left-out actions can move on: the swarm gives way
-                allowed = [a for a in actions if self._allowed(a, spaced=False, swarm=False)]
+            # Only faults can move on: the spacing gives way; only left-out actions
+            # can: the swarm gives way. Each level asks the model only for the
+            # classes it allows (their guards are most of a step's cost).
+            for spaced, swarm in ((not key[1], True), (False, True), (False, False)):
+                classes = frozenset(c for c in ACTION_TYPES
+                                    if not (swarm and self.weights[c] == 0) and not (spaced and c in FAULTS))
+                allowed = [a for a in enabled_actions(self.state, classes) if self._allowed(a, spaced, swarm)]
+                if allowed:
+                    break
             by_family: dict[str, list[Action]] = {}
             for a in allowed:
                 by_family.setdefault(family_of(a), []).append(a)

@@ -4,15 +4,22 @@ Hypothesis shrinks the machine's choices, not the trace: a rule step that carrie
 a whole exchange, or a message id that names an earlier send, keeps steps that
 the failure does not need. This pass works on the trace itself. It removes
 chunks of steps, then single steps, and keeps every removal after which the
-trace still replays and fails the same way. When no step can go, it moves one
-step elsewhere and reduces again: some steps are needed only because of the order
-of others (a write before an ISR shrink needs the fetches that replicate it; the
-same write after the expansion that raced with it does not).
+trace still replays and fails the same way. When no step can go, it merges two
+catch-ups of one broker's metadata into one, or else moves one step elsewhere, and
+reduces again: some steps are needed only because of the order of others (a write
+before an ISR shrink needs the fetches that replicate it; the same write after the
+expansion that raced with it does not).
 
 When a step goes, the steps after it are re-based on the state they now reach:
 - a delivery or drop names its message by the id its send gets in the new run
   (dropped with it when that send is gone);
-- a Produce writes the next unique value.
+- a Produce writes the next unique value;
+- a ReplicateMetadata applies at most the records now pending;
+- a step no longer enabled there goes too.
+Without the last two, a removal that changes how many metadata records a later
+catch-up finds, or that a later step needed, was refused whole: ddmin stopped at
+traces three times their flaw's minimal scenario (benchmarks/reduce_cost.py
+--corpus).
 
 Each candidate is checked by ``harness.replay``, so reduction keeps exactly the
 machine's checks, SUT comparison included.
@@ -262,7 +269,7 @@ def _ddmin(best: tuple, config: Config, failure: _Failure, deadline: float) -> t
         sent = sends(best, config)  # the message ids of ``best``'s steps, for every candidate of it
         while start < len(best) and time.monotonic() < deadline:
             keep = [not start <= i < start + size for i in range(len(best))]
-            shorter = failure.reproduced(rebase(best, keep, config, sent), config)
+            shorter = failure.reproduced(rebase(best, keep, config, sent, lenient=True), config)
             if shorter is not None:
                 best, reduced = shorter, True
                 sent = sends(best, config)
@@ -288,7 +295,7 @@ def _moved(best: tuple, config: Config, failure: _Failure, deadline: float) -> O
     for order in moves(len(best)):
         if time.monotonic() >= deadline:
             return None
-        moved = failure.reproduced(reorder(best, order, config, sent), config)
+        moved = failure.reproduced(reorder(best, order, config, sent, lenient=True), config)
         if moved is None:
             continue
         shorter = _ddmin(moved, config, failure, deadline)
@@ -297,11 +304,51 @@ def _moved(best: tuple, config: Config, failure: _Failure, deadline: float) -> O
     return None
 
 
+def merges(trace: Sequence[Any]) -> Iterator[tuple[tuple, list[bool]]]:
+    """Each two catch-ups of one broker's metadata (``ReplicateMetadata(b, m)``, then
+    the next ``ReplicateMetadata(b, n)``) made one, as (trace, keep flags for
+    ``rebase``): the earlier applying m + n and the later gone, then the later
+    applying m + n and the earlier gone. A broker that catches up in pieces needs
+    none of them alone, often: ddmin cannot see that, since each piece removed
+    leaves the records it applied pending."""
+    last: dict[int, int] = {}
+    for j, action in enumerate(trace):
+        if not isinstance(action, ReplicateMetadata):
+            continue
+        i = last.get(action.broker)
+        last[action.broker] = j
+        if i is None:
+            continue
+        merged = ReplicateMetadata(action.broker, trace[i].count + action.count)
+        for at, gone in ((i, j), (j, i)):
+            yield (*trace[:at], merged, *trace[at + 1:]), [k != gone for k in range(len(trace))]
+
+
+def _merged(best: tuple, config: Config, failure: _Failure, deadline: float) -> Optional[tuple]:
+    """A trace shorter than ``best`` that fails in ``config`` as ``failure`` does:
+    ``best`` with two catch-ups merged (``merges``), then reduced by ``_ddmin``;
+    None when no merge fails so or ``deadline`` passes."""
+    sent = sends(best, config)
+    for merged, keep in merges(best):
+        if time.monotonic() >= deadline:
+            return None
+        shorter = failure.reproduced(rebase(merged, keep, config, sent, lenient=True), config)
+        if shorter is not None:
+            return _ddmin(shorter, config, failure, deadline)
+    return None
+
+
+def _shorter(best: tuple, config: Config, failure: _Failure, deadline: float) -> Optional[tuple]:
+    """``_merged``, else ``_moved``: a shorter trace than ``best`` in ``config``, or None."""
+    shorter = _merged(best, config, failure, deadline)
+    return shorter if shorter is not None else _moved(best, config, failure, deadline)
+
+
 def _reduce_within(best: tuple, config: Config, failure: _Failure, deadline: float) -> tuple:
-    """``_ddmin``, then ``_moved`` while it shortens the trace and time allows."""
+    """``_ddmin``, then ``_shorter`` while it shortens the trace and time allows."""
     best = _ddmin(best, config, failure, deadline)
     while time.monotonic() < deadline:
-        shorter = _moved(best, config, failure, deadline)
+        shorter = _shorter(best, config, failure, deadline)
         if shorter is None:
             break
         best = shorter
@@ -323,8 +370,8 @@ def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] =
     - otherwise, the failure is of the same kind (the SUT differs, or a harness error).
 
     Stops after ``max_seconds`` and returns the best trace so far. When time
-    allows, no single step of the result can go, nor can any after one step is
-    moved.
+    allows, no single step of the result can go, nor can any after two catch-ups
+    of a broker's metadata are merged or one step is moved.
 
     Raises ValueError when ``trace`` does not fail (or does not break ``prop``) or
     ``max_seconds`` is not positive, and TraceNotEnabled when a step of it is not
@@ -372,8 +419,8 @@ def reduce_counterexample(trace: Sequence[Any], config: Config, variants: Iterab
             config, best = smaller.config, _ddmin(carried, smaller.config, failure, deadline)
             changes.append(smaller.change)
             continue
-        # No simpler configuration fails: try reordering in this one.
-        shorter = _moved(best, config, failure, deadline)
+        # No simpler configuration fails: try merging catch-ups, then reordering, in this one.
+        shorter = _shorter(best, config, failure, deadline)
         if shorter is None:
             break
         best = shorter

@@ -11,7 +11,8 @@ import hypothesis.stateful
 import pytest
 from hypothesis.internal.conjecture import engine
 
-from harness.campaign import HYPOTHESIS, MIN_SHRINK_S, Target, WorkUnit, preload, run_seed, run_target, run_unit
+from harness.campaign import (HYPOTHESIS, MIN_SHRINK_S, Target, WorkUnit, explore_guided, preload, run_seed, run_target,
+                             run_unit)
 
 
 def test_the_share_bounds_shrinking_and_the_default_comes_back(monkeypatch):
@@ -144,3 +145,24 @@ def test_an_explore_unit_of_the_correct_protocol_searches_its_whole_share():
 def test_a_unit_names_an_unknown_engine():
     with pytest.raises(ValueError, match="engine"):
         WorkUnit(Target.parse("correct"), 1.0, engine="bfs")
+
+
+def test_explore_runs_alternate_guided_and_unguided_and_an_implementations_never_branch(monkeypatch):
+    """A unit's explorer runs take turns, guided first, counted over the shard's
+    runs (a unit starting at an odd run starts unguided); an implementation's runs
+    never branch from an archive."""
+    import harness.explore
+    calls: list[tuple[int, bool]] = []
+
+    def one_run(machine, seconds, seed, **kw):
+        calls.append((seed, kw["guided"]))
+        time.sleep(0.02)
+        return None
+
+    monkeypatch.setattr(harness.explore, "run_explorer", one_run)
+    target = Target.parse("variant:NO_LAST_FETCHED_EPOCH")
+    run_unit(WorkUnit(target, share_s=0.1, first_run=3, seed=7))
+    assert len(calls) >= 3
+    assert calls[:3] == [(run_seed(7, target.key, 3 + k), k % 2 == 1) for k in range(3)]
+    assert [explore_guided(target, run) for run in range(4)] == [True, False, True, False]
+    assert not any(explore_guided(Target.parse("implementation:kafka"), run) for run in range(4))

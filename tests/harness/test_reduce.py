@@ -6,13 +6,14 @@ import pytest
 
 from harness import replay
 from harness.minimal_scenarios import MINIMAL
-from harness.reduce import (Smaller, carry_over, moves, rebase, reduce_counterexample, reduce_trace, rename_brokers,
-                            reorder, sends, smaller_configs)
+from harness.reduce import (Smaller, carry_over, merges, moves, rebase, reduce_counterexample, reduce_trace,
+                            rename_brokers, reorder, sends, smaller_configs)
 from model import (Config, ControlledShutdown, FenceBroker, ListOffsets, Produce, ProposeIsrExpand, Reassign, ReceiveFetchRequest,
                    ReceiveFetchResponse, ReplicateMetadata, SendFetch, UncleanShutdown,
                    Variant)
 
-from reduction_cases import BIG, BIG_TRACE, MAXIMAL_RF3, MAXIMAL_TRACE, RESPONSE_RF3, RESPONSE_TRACE
+from reduction_cases import (BIG, BIG_TRACE, LESO_JOIN, LESO_JOIN_TRACE, LESO_RF3, LESO_TRACE, MAXIMAL_RF3, MAXIMAL_TRACE,
+                             RESPONSE_RF3, RESPONSE_TRACE)
 
 RF3 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2)
 
@@ -242,3 +243,29 @@ def test_a_step_moved_lets_more_steps_go_in_the_same_configuration():
     reduced = reduce_trace(trace, scenario.config, {variant})
     assert len(reduced) == len(scenario.actions) == 12
     assert replay(reduced, scenario.config, {variant}).property_names == ("LogMatching",)
+
+
+def test_merges_make_two_catch_ups_of_one_broker_one_either_way():
+    trace = (ReplicateMetadata(2, 1), SendFetch(3), ReplicateMetadata(3, 2), ReplicateMetadata(2, 2))
+    assert list(merges(trace)) == [
+        ((ReplicateMetadata(2, 3), SendFetch(3), ReplicateMetadata(3, 2), ReplicateMetadata(2, 2)),
+         [True, True, True, False]),
+        ((ReplicateMetadata(2, 1), SendFetch(3), ReplicateMetadata(3, 2), ReplicateMetadata(2, 3)),
+         [False, True, True, True]),
+    ]
+
+
+def test_a_removal_that_changes_what_a_later_catch_up_finds_pending_is_kept():
+    """Re-based catch-ups: the 39-step counterexample that was 1-minimal when such
+    removals were refused comes down to its minimal scenario's length."""
+    assert replay(LESO_TRACE, LESO_RF3).property_names == ("AppliedHwmMonotonicity",)
+    reduced = reduce_counterexample(LESO_TRACE, LESO_RF3, max_seconds=60)
+    assert len(reduced.trace) == len(MINIMAL[Variant.LIST_OFFSETS_BEFORE_LESO].actions) == 10
+    assert replay(reduced.trace, reduced.config).property_names == ("AppliedHwmMonotonicity",)
+
+
+def test_two_catch_ups_merged_let_more_steps_go():
+    assert "LeaderCandidateCompleteness" in replay(LESO_JOIN_TRACE, LESO_JOIN).property_names
+    reduced = reduce_counterexample(LESO_JOIN_TRACE, LESO_JOIN, max_seconds=60, prop="LeaderCandidateCompleteness")
+    assert len(reduced.trace) == 33 and reduced.config == LESO_JOIN
+    assert "LeaderCandidateCompleteness" in replay(reduced.trace, reduced.config).property_names
