@@ -12,8 +12,9 @@ For each flaw and seed, four searches, each up to ``--cap`` seconds:
 - **campaign**: one campaign unit of the flaw's target with a share of
   ``--cap`` seconds (``harness.campaign.run_unit``, the explore engine, the
   campaign's seed ``seed``), writing to a temporary corpus: explorer runs of
-  ``EXPLORE_RUN_S``, guided and unguided in turn (``explore_guided``), each
-  with its own seed; after the first failure, ``SHORTEN_S`` of search for a
+  ``EXPLORE_RUN_S``, each with its own seed and ``UNGUIDED_SHARE`` of its steps
+  on fresh examples beside the guided bursts; after the first failure,
+  ``SHORTEN_S`` of search for a
   shorter one and the reduction of the shortest within the unit's reduction
   time. Gives the seconds to the first failure and the stored counterexample's
   length, against the flaw's best-known minimal scenario (the hand-written

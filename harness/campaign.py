@@ -30,7 +30,13 @@ import attrs
 #: machine under Hypothesis (shrunk by Hypothesis before reduction).
 EXPLORE, HYPOTHESIS = "explore", "hypothesis"
 ENGINES = (EXPLORE, HYPOTHESIS)
-EXPLORE_RUN_S = 10.0     # one explorer run (its archive, a runs row) lasts at most this long
+EXPLORE_RUN_S = 20.0     # one explorer run (its archive, a runs row) lasts at most this long
+#: The share of an explorer run's checked steps spent on whole fresh examples of
+#: the machine's policy, beside the bursts from its archive
+#: (``harness.explore.Explorer``'s ``unguided_share``). Neither search is ahead
+#: on every deep flaw, and each has seeds where it stays stuck for a minute that
+#: the other gets past in seconds (README, "The explorer").
+UNGUIDED_SHARE = 0.5
 #: After an explorer run's first failure, it searches this long for a shorter one
 #: (``harness.explore.Explorer.run``): reduction then starts from tens of steps,
 #: not hundreds, and ends nearer the minimal scenario, sooner.
@@ -150,18 +156,6 @@ def run_seed(seed: int, label: str, run: int) -> int:
     same ones each time the campaign is run with ``seed`` (on the same code:
     Hypothesis also draws on constants of the loaded source, see ``preload``)."""
     return int.from_bytes(hashlib.sha256(f"{seed}:{label}:{run}".encode()).digest()[:8], "big")
-
-
-def explore_guided(target: Target, run: int) -> bool:
-    """Whether the explorer's ``run``-th run of ``target`` (0-based, as
-    ``Target.machine`` numbers them) branches from its archive
-    (``harness.explore.Explorer`` guided) or runs the machine's policy on fresh
-    examples only: they alternate, guided first. Neither search is ahead on every
-    deep flaw, and each has seeds where it stays stuck for a minute that the other
-    gets past in seconds (README, "Time to find"); alternating bounds a target's
-    time by about twice the better one's. An implementation's runs are never
-    guided: Kafka's JVM objects cannot be deep-copied."""
-    return target.kind != "implementation" and run % 2 == 0
 
 
 def all_targets(variants: Optional[list[str]] = None, bugs: Optional[list[str]] = None,
@@ -362,7 +356,10 @@ def run_unit(unit: WorkUnit, progress: Optional[Callable[[UnitResult], None]] = 
                     from .explore import run_explorer
                     run_explorer(machine, max(0.1, min(EXPLORE_RUN_S, stop - now)),
                                  secrets.randbits(64) if unit.seed is None else run_seed(unit.seed, target.key, run),
-                                 writer=writer, test_id=target.test_id, guided=explore_guided(target, run),
+                                 writer=writer, test_id=target.test_id, unguided_share=UNGUIDED_SHARE,
+                                 # Kafka's JVM objects cannot be deep-copied: an implementation's
+                                 # explorer restarts from fresh examples only.
+                                 guided=target.kind != "implementation",
                                  shorten_s=max(0.0, min(SHORTEN_S, end - time.time())),
                                  reduce_s=None if writer is None else max(1.0, min(reduce_seconds(stop), end - now)))
                 elif writer is not None:

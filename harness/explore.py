@@ -19,7 +19,11 @@ where each burst of steps starts:
   fresh example (a new configuration);
 - a burst runs ``burst`` rule steps (one family among those enabled, as a
   Hypothesis rule would be, then the machine's draws), and every cell it reaches
-  that is new, or reached by a shorter trace, goes into the archive.
+  that is new, or reached by a shorter trace, goes into the archive;
+- with an ``unguided_share``, that share of the steps goes to whole fresh
+  examples of the machine's policy instead, kept out of the archive: some flaws
+  need one long coherent example (one swarm, one fault spacing) more than a
+  state reached again (the campaign runs both, ``harness.campaign``).
 
 A failure is the lockstep's ``Verdict`` (the failing example's whole trace from
 its initial state, the forks' prefixes included), raised by the machine as
@@ -150,10 +154,15 @@ class Explorer:
     ``seed``. ``burst``: rule steps per burst; ``fresh``: the chance of a fresh
     example per burst; ``guided``: False makes every burst a fresh example of
     ``MAX_TRACE`` rule steps (the machine's policy with no archive: what the
-    guidance is measured against). ``cell``: the abstraction (``cell_of``)."""
+    guidance is measured against). ``cell``: the abstraction (``cell_of``).
+    ``unguided_share`` (0 to 1): the share of the checked steps spent, beside
+    the guided bursts, on such fresh examples, whose states stay out of the
+    archive — two searches in one run, neither disturbing the other (a burst is
+    unguided while the unguided steps are below their share)."""
 
     def __init__(self, machine_cls: type, seed: int, burst: int = BURST, fresh: float = FRESH,
-                 guided: bool = True, cell: Callable[[ClusterState], Hashable] = cell_of) -> None:
+                 guided: bool = True, cell: Callable[[ClusterState], Hashable] = cell_of,
+                 unguided_share: float = 0.0) -> None:
         self.machine_cls = machine_cls
         self.rng = random.Random(seed)
         self.draws = RandomDraws(self.rng)
@@ -161,8 +170,10 @@ class Explorer:
         self.fresh = fresh if guided else 1.0
         self.guided = guided
         self.cell = cell
+        self.unguided_share = unguided_share if guided else 0.0
         self.archive: dict[Hashable, _Entry] = {}
         self.examples = self.bursts = 0
+        self._steps = {True: 0, False: 0}   # guided?, checked steps so far
         self._uncounted = False
 
     def _fresh(self) -> Any:
@@ -203,19 +214,34 @@ class Explorer:
     def _burst(self, limit: int) -> None:
         """One burst, its examples' traces kept under ``limit`` actions; raises
         ``CheckFailed`` at a failure."""
-        machine = None if self.archive and self.rng.random() < self.fresh else self._chosen(limit)
-        if machine is None:
-            machine = self._fresh()
+        # The share is counted in checked steps, not seconds: the run's choices
+        # stay a function of its seed.
+        spent, stats = self._steps, self.machine_cls.run_stats
+        guided = self.guided and not (self.unguided_share > 0
+                                      and spent[False] < self.unguided_share * (spent[False] + spent[True]))
+        steps0 = stats.steps
+        try:
+            if guided:
+                machine = None if self.archive and self.rng.random() < self.fresh else self._chosen(limit)
+                self._extend(machine if machine is not None else self._fresh(), limit, self.burst, noted=True)
+            else:
+                self._extend(self._fresh(), limit, MAX_TRACE, noted=False)
+        finally:
+            spent[guided] += stats.steps - steps0
+
+    def _extend(self, machine: Any, limit: int, rule_steps: int, noted: bool) -> None:
         self.bursts += 1
-        self._note(machine)
-        for _ in range(self.burst):
+        if noted:
+            self._note(machine)
+        for _ in range(rule_steps):
             if len(machine.trace) >= limit:
                 break
             families = [f for f in FAMILIES if machine.enabled(f)]
             if not families:
                 break
             machine.act(families[self.rng.randrange(len(families))], self.draws)
-            self._note(machine)
+            if noted:
+                self._note(machine)
 
     def run(self, seconds: float, stop: Optional[Callable[[], bool]] = None, shorten_s: float = 0.0) -> ExploreResult:
         """Search for ``seconds`` (wall clock; checked between bursts and rule
@@ -257,13 +283,14 @@ EXPLORE_PROFILE = "explore"
 
 def run_explorer(machine_cls: type, seconds: float, seed: int, *, writer: Any = None,
                  test_id: Optional[str] = None, reduce_s: Optional[float] = None,
-                 guided: bool = True, shorten_s: float = 0.0) -> ExploreResult:
+                 guided: bool = True, shorten_s: float = 0.0, unguided_share: float = 0.0) -> ExploreResult:
     """One explorer run of ``machine_cls`` for ``seconds``, recorded as
     ``harness.corpus.run_machine`` records a Hypothesis run: with ``writer`` (a
     ``CorpusWriter``), the failure's counterexample rows — reduced first, within
     ``reduce_s`` seconds, when given — are written before this returns, and a
     ``runs`` row is buffered (``seed``: the run's seed, ``profile``:
-    ``EXPLORE_PROFILE``). ``shorten_s``: see ``Explorer.run``. Raises the
+    ``EXPLORE_PROFILE``). ``guided``, ``unguided_share``: see ``Explorer``;
+    ``shorten_s``: see ``Explorer.run``. Raises the
     failure as ``CheckFailed`` (after recording); else returns what the search
     did."""
     from .corpus import RunObserver
@@ -272,7 +299,8 @@ def run_explorer(machine_cls: type, seconds: float, seed: int, *, writer: Any = 
     run.seed, run.profile = str(seed), EXPLORE_PROFILE
     try:
         with run:
-            result = Explorer(machine_cls, seed, guided=guided).run(seconds, shorten_s=shorten_s)
+            result = Explorer(machine_cls, seed, guided=guided, unguided_share=unguided_share).run(
+                seconds, shorten_s=shorten_s)
             if result.verdict is not None:
                 raise failure_for(result.verdict)
     finally:

@@ -11,8 +11,9 @@ import hypothesis.stateful
 import pytest
 from hypothesis.internal.conjecture import engine
 
-from harness.campaign import (HYPOTHESIS, MIN_SHRINK_S, Target, WorkUnit, explore_guided, preload, run_seed, run_target,
-                             run_unit)
+from harness.campaign import (HYPOTHESIS, MIN_SHRINK_S, UNGUIDED_SHARE, Target, WorkUnit, preload, run_seed,
+                             run_target, run_unit)
+from harness.machine import RunStats
 
 
 def test_the_share_bounds_shrinking_and_the_default_comes_back(monkeypatch):
@@ -147,22 +148,20 @@ def test_a_unit_names_an_unknown_engine():
         WorkUnit(Target.parse("correct"), 1.0, engine="bfs")
 
 
-def test_explore_runs_alternate_guided_and_unguided_and_an_implementations_never_branch(monkeypatch):
-    """A unit's explorer runs take turns, guided first, counted over the shard's
-    runs (a unit starting at an odd run starts unguided); an implementation's runs
-    never branch from an archive."""
+def test_explore_runs_split_their_steps_and_an_implementations_never_branch(monkeypatch):
+    """Each explorer run of a flaw searches both ways (guided, with the campaign's
+    unguided share); an implementation's runs never branch from an archive."""
     import harness.explore
-    calls: list[tuple[int, bool]] = []
+    calls: list[tuple[str, bool, float]] = []
 
     def one_run(machine, seconds, seed, **kw):
-        calls.append((seed, kw["guided"]))
+        calls.append((machine.__name__, kw["guided"], kw["unguided_share"]))
         time.sleep(0.02)
-        return None
 
     monkeypatch.setattr(harness.explore, "run_explorer", one_run)
-    target = Target.parse("variant:NO_LAST_FETCHED_EPOCH")
-    run_unit(WorkUnit(target, share_s=0.1, first_run=3, seed=7))
-    assert len(calls) >= 3
-    assert calls[:3] == [(run_seed(7, target.key, 3 + k), k % 2 == 1) for k in range(3)]
-    assert [explore_guided(target, run) for run in range(4)] == [True, False, True, False]
-    assert not any(explore_guided(Target.parse("implementation:kafka"), run) for run in range(4))
+    run_unit(WorkUnit(Target.parse("variant:NO_LAST_FETCHED_EPOCH"), share_s=0.05, seed=7))
+    assert calls and all(c[1:] == (True, UNGUIDED_SHARE) for c in calls) and 0 < UNGUIDED_SHARE < 1
+    calls.clear()
+    monkeypatch.setattr(Target, "machine", lambda self, run, seed=None: type("Kafka", (), {"run_stats": RunStats()}))
+    run_unit(WorkUnit(Target.parse("implementation:kafka"), share_s=0.05, seed=7))
+    assert calls and not any(c[1] for c in calls)

@@ -106,6 +106,22 @@ def test_without_guidance_every_burst_is_a_fresh_example():
     assert not explorer.archive and result.cells == 0 and result.examples == result.bursts >= 1
 
 
+def test_an_unguided_share_splits_the_steps_and_keeps_its_examples_out_of_the_archive():
+    explorer = Explorer(machine_for(compare_sut=True), seed=4, unguided_share=0.5)
+    result = explorer.run(2)
+    guided, unguided = explorer._steps[True], explorer._steps[False]
+    assert result.verdict is None and guided > 100 and unguided > 100
+    assert 0.3 < unguided / (guided + unguided) < 0.7
+    # An unguided example's states stay out: with every step after the first burst
+    # unguided, the archive holds only that burst's cells.
+    alone = Explorer(machine_for(compare_sut=True), seed=4, unguided_share=1.0)
+    alone.run(2)
+    assert alone._steps[False] > 1000 and max(e.steps for e in alone.archive.values()) <= alone._steps[True] < 200
+    # Counted in steps, so the seed still decides the search.
+    runs = [Explorer(NO_ELR, seed=11, unguided_share=0.5).run(60) for _ in range(2)]
+    assert runs[0].verdict.trace == runs[1].verdict.trace and runs[0].steps == runs[1].steps
+
+
 def test_an_explorer_run_is_recorded_as_a_machine_run_is(tmp_path):
     from harness.corpus import CorpusWriter
     writer = CorpusWriter(tmp_path, run_id="r1", worker="w")

@@ -79,6 +79,22 @@ def test_every_enabled_action_steps_and_every_step_is_enabled():
         step(s, a)
 
 
+def test_enabled_actions_of_some_classes_are_the_others_left_out_in_the_same_order():
+    from harness.random_walk import random_walk
+    config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile="kafka-4.4.0")
+    subsets = [frozenset(), frozenset(model.ACTION_TYPES), frozenset({ReplicateMetadata, model.Reassign}),
+               frozenset(t for t in model.ACTION_TYPES if not model.KINDS[t].fault),
+               frozenset({model.ProposeIsrShrinkMany, model.SendFetch, model.ReceiveFetchResponse})]
+    seen: set[type] = set()
+    for _, s in random_walk(config, 300, seed=4, policy="weighted"):
+        every = enabled_actions(s)
+        seen |= {type(a) for a in every}
+        for classes in subsets:
+            assert enabled_actions(s, classes) == tuple(a for a in every if type(a) in classes)
+    # The walk reached the classes whose enumeration the filter skips.
+    assert {ReplicateMetadata, model.Reassign, model.ProposeIsrShrinkMany} <= seen
+
+
 def test_action_reprs_read_as_scenario_steps():
     assert repr(FenceBroker(2)) == "FenceBroker(broker=2)"
     assert repr(model.UncleanShutdown(1, True)) == "UncleanShutdown(broker=1, lossy=True)"
