@@ -80,6 +80,21 @@ def unavailable(name: str) -> Optional[str]:
     return kafka_bridge.unavailable()
 
 
+def executor_env(name: str) -> dict[str, str]:
+    """Environment variables another process (a Spark executor's Python worker)
+    needs to build the implementation ``name`` as this one does: for "kafka",
+    the folder of Kafka's jars (``kafka_bridge.jvm.LIB_ENV``, as an absolute
+    path) when it exists here; nothing otherwise."""
+    if name != KAFKA:
+        return {}
+    try:
+        from kafka_bridge.jvm import LIB_ENV, lib_dir
+    except ImportError:
+        return {}
+    folder = lib_dir()
+    return {LIB_ENV: str(folder.resolve())} if folder.is_dir() else {}
+
+
 def reports_properties(name: Optional[str]) -> bool:
     """Whether a property violation is a failure of the implementation ``name``'s
     runs (None, the bundled SUT: yes). Not for "kafka" (``machine_options``): only a

@@ -21,6 +21,13 @@ targets still searching are reported ``stopped``. A worker that dies on its own
 counterexample is written when found (``harness.corpus.CorpusWriter``): its
 target is told its worker crashed (``Scheduler.lost``), never "not found".
 
+On Spark. With ``master`` (a Spark master URL), units run as Spark tasks
+(``harness.spark_pool.SparkPool``) instead of local worker processes: the
+same scheduler, verdicts and corpus; ``workers`` is then how many units run
+at once (None: the executors' cores). The budget starts once the executors
+have registered: Spark's start (its JVM, the executors': seconds) comes before
+it, and counts in ``elapsed_s``.
+
 Reproducibility. With a ``seed``, the k-th machine run of shard s of a target
 draws the same examples each time (``harness.campaign.run_seed``; on the same
 code), however the runs are cut into units. What the clock decides is not
@@ -32,14 +39,16 @@ and how far shrinking and reduction get within their time.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import attrs
 
 from .campaign import EXPLORE, Target, UnitResult, WorkUnit, preload, run_unit
 from .scheduler import NOT_SCHEDULED, VERDICTS, Progress, Scheduler, TargetResult
+from .spark_checks import check_shared_corpus
 from .workers import DONE, LOST, PROGRESS, WorkerPool, check_workers
 
 #: Kept back at the end of the search for the last units' run, shrinking and reduction.
@@ -93,10 +102,11 @@ def check_budget(budget_s: float, workers: int, seed: Optional[int]) -> None:
         raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}")
 
 
-def run_campaign(targets: Sequence[Target], budget_s: float, workers: int, seed: Optional[int] = None,
+def run_campaign(targets: Sequence[Target], budget_s: float, workers: Optional[int], seed: Optional[int] = None,
                  corpus_dir: Optional[str] = None, run_id: Optional[str] = None, log_path: Optional[str] = None,
                  on_progress: Optional[Callable[[Progress], None]] = None, finish_s: float = FINISH_S,
-                 work: Callable[..., UnitResult] = run_unit, engine: str = EXPLORE) -> CampaignResult:
+                 work: Callable[..., UnitResult] = run_unit, engine: str = EXPLORE,
+                 master: Optional[str] = None) -> CampaignResult:
     """Run ``targets`` (labels unique) on ``workers`` worker processes for
     ``budget_s`` seconds (see the module doc for how the time is used), the
     corpus rows written to ``corpus_dir`` under ``run_id`` (None: nothing
@@ -104,21 +114,42 @@ def run_campaign(targets: Sequence[Target], budget_s: float, workers: int, seed:
     ``on_progress`` gets a ``Progress`` snapshot about once a second. ``work``
     runs one unit in a worker (``harness.campaign.run_unit``; a module-level
     function of the same signature for tests). ``engine``: how units search
-    (``harness.campaign.ENGINES``).
+    (``harness.campaign.ENGINES``). ``master``: a Spark master URL
+    (``harness.spark_checks.MASTER_FORMS``) to run the units as Spark tasks
+    (``harness.spark_pool``; ``workers`` None: as many at once as the
+    executors have cores; ``work`` importable on the executors), ``corpus_dir``
+    a folder every executor writes; None: local worker processes.
 
     Returns when every target's search has ended or the budget is spent, or on
     Ctrl-C (``interrupted``: the units running are stopped, what they reported
-    counts). ValueError names a bad ``budget_s``, ``workers`` or ``seed``, an
-    empty or repeated target list."""
-    check_budget(budget_s, workers, seed)
-    started = time.time()
-    deadline = started + budget_s
-    scheduler = Scheduler(targets, workers, search_end=deadline - min(finish_s, budget_s / 2), deadline=deadline,
-                          seed=seed, corpus_dir=None if corpus_dir is None else str(corpus_dir), run_id=run_id,
-                          started=started, engine=engine)
-    pool = WorkerPool(workers, work, setup=preload, log_path=log_path)
+    counts). ValueError names a bad ``budget_s``, ``workers`` (None only with
+    a ``master``), ``seed``, ``master`` or ``corpus_dir`` (a URI), an empty or
+    repeated target list; ``harness.spark_pool.SparkUnavailable`` says why
+    Spark could not run the units. Both come before any unit runs."""
+    check_budget(budget_s, workers if workers is not None or master is None else 1, seed)
+    problem = None if corpus_dir is None else check_shared_corpus(corpus_dir, "corpus_dir")
+    if problem is not None:
+        raise ValueError(problem)
+    if master is not None and corpus_dir is not None:
+        corpus_dir = os.path.abspath(corpus_dir)  # an executor's working folder is not the driver's
+    called = started = time.time()
+
+    def scheduler_of(size: int, started: float) -> Scheduler:
+        deadline = started + budget_s
+        return Scheduler(targets, size, search_end=deadline - min(finish_s, budget_s / 2), deadline=deadline,
+                         seed=seed, corpus_dir=None if corpus_dir is None else str(corpus_dir), run_id=run_id,
+                         started=started, engine=engine)
+
+    scheduler = scheduler_of(workers or 1, started)  # its arguments checked before any pool starts
+    pool: Any = None
     interrupted = False
     try:
+        pool = _start_pool(master, workers, work, log_path, corpus_dir)
+        # The budget is the search's: it starts once the workers are up (Spark's
+        # start takes seconds; local worker processes start as units arrive).
+        started = time.time()
+        scheduler = scheduler_of(pool.size, started)
+        deadline = started + budget_s
         while True:
             for slot in pool.idle():
                 unit = scheduler.next_unit(time.time())
@@ -138,13 +169,26 @@ def run_campaign(targets: Sequence[Target], budget_s: float, workers: int, seed:
                 on_progress(scheduler.snapshot(time.time()))
     except KeyboardInterrupt:
         interrupted = True
-        for event in pool.stop("the campaign was interrupted", STOP_GRACE_S):
-            _apply(scheduler, event.kind, event.unit, event.value, retry=False)
+        if pool is not None:
+            for event in pool.stop("the campaign was interrupted", STOP_GRACE_S):
+                _apply(scheduler, event.kind, event.unit, event.value, retry=False)
     finally:
-        pool.close()
+        if pool is not None:
+            pool.close()
     why = "the campaign was interrupted before it was scheduled" if interrupted else NOT_SCHEDULED
-    return CampaignResult(tuple(scheduler.results(why, interrupted=interrupted)), seed, run_id, workers, budget_s,
-                          time.time() - started, interrupted)
+    return CampaignResult(tuple(scheduler.results(why, interrupted=interrupted)), seed, run_id, scheduler.workers,
+                          budget_s, time.time() - called, interrupted)
+
+
+def _start_pool(master: Optional[str], workers: Optional[int], work: Callable[..., UnitResult],
+                log_path: Optional[str], corpus_dir: Optional[str]) -> Any:
+    """The units' pool: ``workers`` local worker processes, or, with a Spark
+    ``master``, a ``harness.spark_pool.SparkPool`` (PySpark imported only then)."""
+    if master is None:
+        return WorkerPool(workers, work, setup=preload, log_path=log_path)  # type: ignore[arg-type]
+    from .spark_pool import SparkPool
+    return SparkPool(master, work, size=workers, setup=preload, log_path=log_path,
+                     corpus_dir=None if corpus_dir is None else str(corpus_dir))
 
 
 def _apply(scheduler: Scheduler, kind: str, unit: WorkUnit, value: object, retry: bool = True) -> None:

@@ -30,7 +30,12 @@ def _err(message: str) -> None:
 @click.option("--minutes", type=float, default=5.0, show_default=True,
               help="wall-clock budget of the whole campaign, report included (a finite number > 0)")
 @click.option("--workers", type=int, default=None,
-              help="worker processes, an integer >= 1 [default: the machine's cores]")
+              help="worker processes, an integer >= 1 [default: the machine's cores]; with --master, how many "
+                   "units run at once as Spark tasks [default: the executors' total cores]")
+@click.option("--master", default=None, metavar="URL",
+              help="run the units as Spark tasks on this master (spark://HOST:PORT, local[N], ...; checked by "
+                   "connecting to it first) instead of local worker processes; --corpus must then be a folder path "
+                   "every executor writes (README: Campaigns on a Spark cluster)")
 @click.option("--variant", "variants", multiple=True, metavar="NAME",
               help="only this protocol variant (repeatable; see model.Variant)")
 @click.option("--bug", "bugs", multiple=True, metavar="NAME", help="only this SUT bug (repeatable; see sut.bugs.Bug)")
@@ -39,6 +44,9 @@ def _err(message: str) -> None:
 @click.option("--report", "report_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("report"),
               show_default=True, help="where the HTML report goes")
 @click.option("--no-report", is_flag=True, help="skip the Spark report: the whole budget goes to the search")
+@click.option("--no-live", is_flag=True,
+              help="no live view (by default live.html in the --report folder shows the campaign as it runs, "
+                   "with --no-report too)")
 @click.option("--no-correct", is_flag=True, help="skip the correct protocol + SUT target")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="draw the examples of the campaign that printed this seed again (on the same code) "
@@ -55,8 +63,8 @@ def _err(message: str) -> None:
               help="how targets are searched: explore (the machine's policy driven by harness.explore, branching "
                    "from the protocol states it reached) or hypothesis (machine runs under Hypothesis)")
 def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs: tuple[str, ...],
-         corpus_dir: Path, report_dir: Path, no_report: bool, no_correct: bool, seed: Optional[int],
-         implementation: Optional[str], correct_only: bool, engine: str) -> None:
+         corpus_dir: Path, report_dir: Path, no_report: bool, no_live: bool, no_correct: bool, seed: Optional[int],
+         implementation: Optional[str], correct_only: bool, engine: str, master: Optional[str]) -> None:
     """Run the fuzz campaign: the correct protocol + SUT, every protocol variant and
     every SUT bug (or only those named), each as a series of machine runs in
     worker processes; every target gets a first unit of work before any gets a
@@ -66,15 +74,18 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
     matrix, each target's verdict (found / not found / clean / not run / error, with
     why) and the Spark report, all within --minutes. With --implementation NAME,
     only that implementation against the model: every failure is a disagreement.
+    With --master URL, the units run as Spark tasks on that master's executors.
 
     Exit status 0 when the correct protocol + SUT (or the implementation) never
     failed and every selected flaw was found; 1 otherwise; 2 on bad arguments
-    (--corpus or --report a folder that cannot be created and written among
-    them) or an implementation that cannot be built here (the reason on one
+    (--corpus or --report a folder that cannot be created and written, a URI
+    as --corpus, an unreachable --master among them) or an implementation that cannot be built here (the reason on one
     line, before any run starts); 130 when interrupted by Ctrl-C, 143 by SIGTERM (the workers
     stopped, what they found on disk, the kill matrix printed with the targets cut short as
     stopped)."""
     from harness.implementations import ImplementationUnavailable
+    from harness.spark_checks import check_master, check_shared_corpus
+    from harness.spark_pool import SparkUnavailable
 
     from .fuzz import fuzz as run_fuzz
     if not math.isfinite(minutes) or minutes <= 0:
@@ -87,6 +98,11 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
         _err("--correct-only runs only the correct protocol + SUT: give no --variant, --bug, --implementation "
              "or --no-correct with it")
         raise SystemExit(2)
+    # Before the folder checks: a URI given as --corpus is not a folder to create here.
+    problem = check_shared_corpus(corpus_dir, "--corpus") or check_master(master)
+    if problem is not None:
+        _err(problem)
+        raise SystemExit(2)
     from spark_reports.cli import writable_folder
     for option, folder in (("--corpus", corpus_dir), ("--report", None if no_report else report_dir)):
         problem = None if folder is None else writable_folder(folder, option)
@@ -97,8 +113,8 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
         code = run_fuzz(minutes=minutes, workers=workers, variants=list(variants) or None, bugs=list(bugs) or None,
                         corpus_dir=corpus_dir, report_dir=None if no_report else report_dir,
                         include_correct=not no_correct, seed=seed, implementation=implementation, engine=engine,
-                        correct_only=correct_only)
-    except (ValueError, ImplementationUnavailable) as exc:
+                        correct_only=correct_only, live=not no_live, live_dir=report_dir, master=master)
+    except (ValueError, ImplementationUnavailable, SparkUnavailable) as exc:
         _err(str(exc))
         raise SystemExit(2) from None
     raise SystemExit(code)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
     from harness.runner import CampaignResult
+    from harness.scheduler import Progress
 
 #: Kept back from the budget for the Spark report: the JVM's start, a dozen small
 #: jobs and the diagrams take 20-35 s on two cores for a campaign's corpus.
@@ -59,7 +60,8 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
          bugs: Optional[list[str]] = None, corpus_dir: str | os.PathLike = "corpus",
          report_dir: Optional[str | os.PathLike] = "report", include_correct: bool = True,
          seed: Optional[int] = None, implementation: Optional[str] = None, engine: str = "explore",
-         correct_only: bool = False) -> int:
+         correct_only: bool = False, live: bool = True, live_dir: Optional[str | os.PathLike] = None,
+         master: Optional[str] = None) -> int:
     """Run the campaign for ``minutes`` (report included) on ``workers`` processes
     (None: the machine's cores) and print its progress, kill matrix, report path
     and verdict; returns the exit status: 0 when the correct protocol + SUT (or
@@ -78,6 +80,13 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
     for new bugs, failing only on a real counterexample). ``engine``: how the targets
     are searched (``harness.campaign.ENGINES``: ``explore``, the machine's policy
     under ``harness.explore``; ``hypothesis``, machine runs under Hypothesis).
+    ``live``: the live view (``replicheck_cli.live``), ``live.html`` in
+    ``live_dir`` (None: ``report_dir``; no folder: no live view), rewritten while
+    the campaign runs; a page that cannot be written is warned about once.
+    ``master``: a Spark master URL: the units run as Spark tasks on its
+    executors (``harness.spark_pool``; ``workers`` None: one per executor
+    core), ``corpus_dir`` a folder every executor writes; ``SparkUnavailable``
+    says why they cannot.
 
     ValueError names a bad ``minutes``, ``workers``, ``seed``, ``engine``, variant,
     bug or implementation (or variants or bugs given with an implementation);
@@ -95,6 +104,10 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
         raise ValueError(f"minutes must be a finite number > 0, got {minutes!r}")
     n_workers = (os.cpu_count() or 1) if workers is None else workers
     check_budget(minutes * 60, n_workers, seed)
+    from harness.spark_checks import check_shared_corpus
+    problem = check_shared_corpus(corpus_dir, "corpus_dir")
+    if problem is not None:   # before a folder is made of it
+        raise ValueError(problem)
     from harness.campaign import ENGINES
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -115,13 +128,36 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
     search_s = max(1.0, budget_s - reserve_s - GRACE_S)
     what = f"{len(targets)} target{'s' if len(targets) != 1 else ''}" if implementation is None else \
         f"{targets[0].label} (a shard on every worker)"
-    print(f"replicheck fuzz: {what} on {n_workers} worker{'s' if n_workers != 1 else ''}, {minutes:g} min"
+    where = f"{n_workers} worker{'s' if n_workers != 1 else ''}" if master is None else \
+        f"the executors of {master} ({'one unit per core' if workers is None else f'{workers} units at once'})"
+    print(f"replicheck fuzz: {what} on {where}, {minutes:g} min"
           f"{' (report included)' if report_dir is not None else ''}, seed {seed}, corpus {corpus}", flush=True)
+    live_view = None
+    live_folder = live_dir if live_dir is not None else report_dir
+    if live and live_folder is not None:
+        from .live import LiveView
+        live_view = LiveView(Path(live_folder).resolve(), corpus, targets=[t.label for t in targets], run_id=run_id,
+                             budget_s=budget_s, search_s=search_s, seed=seed,
+                             workers=n_workers if master is None else workers)
+        print(f"live view: {live_view.path}", flush=True)
+        live_view.start()
     with SigtermInterrupts() as term:
         with Display(search_s) as display:
-            result = run_campaign(targets, search_s, n_workers, seed=seed, corpus_dir=str(corpus), run_id=run_id,
-                                  log_path=str(log), on_progress=display.update, engine=engine)
+            def on_progress(p: "Progress") -> None:
+                display.update(p)
+                if live_view is not None:
+                    live_view.update(p)   # never raises: a page it cannot write is warned about once
+            try:
+                result = run_campaign(targets, search_s, n_workers if master is None else workers, seed=seed,
+                                      corpus_dir=str(corpus), run_id=run_id, log_path=str(log),
+                                      on_progress=on_progress, engine=engine, master=master)
+            except BaseException as exc:   # the page must not say "running" for ever
+                if live_view is not None:
+                    live_view.abandon(f"{type(exc).__name__}: {exc}")
+                raise
         term.raising = False   # from here on a SIGTERM is only noted: the results are printed
+        if live_view is not None:
+            live_view.finish(result)
         return _finish(result, term.received, started, budget_s, corpus, report_dir, targets, run_id, log)
 
 

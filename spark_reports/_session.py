@@ -4,11 +4,11 @@ machine (and any cluster when a master URL is given)."""
 from __future__ import annotations
 
 import os
-import re
-import socket
 import tempfile
 from typing import Any, Optional
-from urllib.parse import urlsplit
+
+# The master check, shared with the campaign on a cluster (harness.spark_pool).
+from harness.spark_checks import MASTER_FORMS, check_master  # noqa: F401
 
 #: Defaults applied unless the caller passes the same key (underscores in
 #: keyword arguments stand for dots: ``spark_sql_shuffle_partitions=8``).
@@ -90,40 +90,3 @@ def session(master: Optional[str] = "local[*]", app_name: str = "replicheck-repo
             except Exception:  # static SQL confs cannot change on a running session
                 pass
     return spark
-
-
-#: The master URL forms ``check_master`` accepts (Spark's "Master URLs").
-MASTER_FORMS = ("local", "local[N]", "local[*]", "local[N,F]", "local[*,F]", "local-cluster[N,C,M]",
-                "spark://HOST:PORT[,HOST:PORT…]", "yarn", "k8s://[https://]HOST:PORT")
-
-_LOCAL = re.compile(r"local(\[(\d+|\*)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]")
-
-
-def check_master(master: Optional[str], timeout_s: float = 3.0) -> Optional[str]:
-    """Why Spark cannot start with ``master`` (one line naming it and the forms
-    allowed), or None when it may: a local master, ``yarn`` (its address comes
-    from Hadoop's configuration), or a ``spark://`` / ``k8s://`` master one of
-    whose HOST:PORT accepts a TCP connection within ``timeout_s`` seconds — so
-    an unreachable cluster is reported at once instead of after Spark's own
-    minute of retries. None (no master) is local."""
-    if master is None or _LOCAL.fullmatch(master) or master == "yarn":
-        return None
-    allowed = f"allowed: {', '.join(MASTER_FORMS)}"
-    if master.startswith("spark://"):
-        addresses = master[len("spark://"):].split(",")
-    elif master.startswith("k8s://"):
-        rest = master[len("k8s://"):]
-        addresses = [urlsplit(rest if "://" in rest else f"https://{rest}").netloc]
-    else:
-        return f"--master {master}: not a Spark master URL; {allowed}"
-    problems = []
-    for address in addresses:
-        host, sep, port = address.rpartition(":")
-        if not sep or not host or not port.isdigit():
-            return f"--master {master}: {address!r} is not HOST:PORT; {allowed}"
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
-                return None
-        except OSError as exc:
-            problems.append(f"{address}: {exc.strerror or str(exc) or type(exc).__name__}")
-    return f"--master {master}: cannot connect within {timeout_s:g} s ({'; '.join(problems)}); is the cluster up?"

@@ -1,0 +1,333 @@
+"""A campaign on Spark (``run_campaign(..., master=URL)``, ``harness.spark_pool``):
+on a real standalone cluster — a master and two one-core workers on 127.0.0.1,
+started from the launch classes PySpark ships — its units run as Spark tasks on
+both executors, every verdict as the local pool gives it, the counterexamples
+and runs in the shared corpus, each row naming the executor that ran it. A bad
+master or a corpus given as a URI fails in one line before anything runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from click.testing import CliRunner
+
+import harness.runner
+from harness.campaign import Target
+from harness.corpus import read_counterexamples, read_runs
+from harness.runner import run_campaign
+from harness.spark_checks import MASTER_FORMS
+from harness.spark_pool import executor_id, task_failure
+from replicheck_cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _java() -> bool:
+    home = os.environ.get("JAVA_HOME")
+    return shutil.which("java") is not None or bool(home and Path(home, "bin", "java").exists())
+
+
+requires_java = pytest.mark.skipif(not _java(), reason="a Spark cluster needs Java (java on PATH or JAVA_HOME); "
+                                                       "CI has Java 17")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _wait(ready: Callable[[], bool], seconds: float, what: str, log: Path,
+          processes: list[subprocess.Popen]) -> None:
+    end = time.monotonic() + seconds
+    while not ready():
+        exited = [p.args[1] for p in processes if p.poll() is not None]
+        if time.monotonic() > end or exited:
+            tail = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
+            why = f"{what} within {seconds:g} s" if not exited else f"{what}: {', '.join(exited)} exited"
+            raise AssertionError(f"{why}; the log ends:\n{tail}")
+        time.sleep(0.2)
+
+
+# ---------------------------------------------------- before anything runs
+
+@pytest.fixture
+def no_campaign(monkeypatch):
+    def started(*args, **kwargs):
+        raise AssertionError("a campaign was started")
+    monkeypatch.setattr(harness.runner, "run_campaign", started)
+
+
+def test_an_unreachable_master_is_one_line_before_anything_runs(no_campaign, tmp_path):
+    port = _free_port()
+    t0 = time.monotonic()
+    result = CliRunner().invoke(main, ["fuzz", "--minutes", "1", "--master", f"spark://127.0.0.1:{port}",
+                                       "--corpus", str(tmp_path / "corpus"), "--no-report"])
+    assert (result.exit_code, result.stdout, result.stderr) == \
+        (2, "", f"error: --master spark://127.0.0.1:{port}: cannot connect within 3 s (127.0.0.1:{port}: "
+                f"Connection refused); is the cluster up?\n")
+    assert time.monotonic() - t0 < 10 and not (tmp_path / "corpus").exists()
+
+    result = CliRunner().invoke(main, ["fuzz", "--master", "mesos://h:5050", "--corpus", str(tmp_path / "corpus")])
+    assert (result.exit_code, result.stderr) == \
+        (2, f"error: --master mesos://h:5050: not a Spark master URL; allowed: {', '.join(MASTER_FORMS)}\n")
+
+
+@pytest.mark.parametrize("corpus", ["s3a://bucket/corpus", "hdfs://namenode:8020/corpus", "file:///shared/corpus"])
+def test_a_corpus_uri_is_one_line_and_nothing_is_made(no_campaign, tmp_path, monkeypatch, corpus):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["fuzz", "--master", "local[2]", "--corpus", corpus])
+    scheme = corpus.split(":")[0]
+    assert result.exit_code == 2 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith(f"error: --corpus {scheme}://") and \
+        "a URI; the corpus must be a folder path every worker can write" in result.stderr and \
+        "hdfs://, s3a:// and other URIs are not supported yet" in result.stderr
+    assert list(tmp_path.iterdir()) == []  # no folder made of the URI, no report folder
+
+
+def test_run_campaign_checks_master_and_corpus_before_spark_starts(tmp_path, monkeypatch):
+    import harness.spark_pool
+
+    def started(self, *args):
+        raise AssertionError("Spark was started")
+    monkeypatch.setattr(harness.spark_pool.SparkPool, "_start", started)
+    targets = [Target.parse("variant:NO_ELR")]
+    with pytest.raises(ValueError) as e:
+        run_campaign(targets, 10, None, corpus_dir="s3a://bucket/corpus", master="local[1]")
+    assert str(e.value).startswith("corpus_dir s3a://bucket/corpus: a URI;") and "\n" not in str(e.value)
+    port = _free_port()
+    with pytest.raises(ValueError, match=rf"^--master spark://127.0.0.1:{port}: cannot connect within 3 s"):
+        run_campaign(targets, 10, None, corpus_dir=str(tmp_path), master=f"spark://127.0.0.1:{port}")
+    with pytest.raises(ValueError, match=r"^workers must be an integer >= 1, got None$"):
+        run_campaign(targets, 10, None, corpus_dir=str(tmp_path))  # only a master sizes the pool itself
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fuzz_hands_the_master_to_the_campaign(monkeypatch, tmp_path, capsys):
+    from harness.runner import CampaignResult
+    from harness.scheduler import FOUND, TargetResult
+    from replicheck_cli.fuzz import fuzz
+    seen: dict = {}
+
+    def stand_in(targets, budget_s, workers, **kwargs):
+        seen.update(workers=workers, **kwargs)
+        found = TargetResult(Target("variant", "NO_ELR"), FOUND, "UncleanExclusion after 0.2 s (3 examples)", units=1,
+                             runs=1, examples=3, found="UncleanExclusion")
+        return CampaignResult((found,), seed=5, run_id=kwargs["run_id"], workers=2, budget_s=budget_s, elapsed_s=9.0)
+    monkeypatch.setattr(harness.runner, "run_campaign", stand_in)
+    assert fuzz(minutes=1, variants=["NO_ELR"], include_correct=False, corpus_dir=tmp_path, report_dir=None, seed=5,
+                master="local[2]") == 0
+    assert (seen["master"], seen["workers"], seen["corpus_dir"]) == ("local[2]", None, str(tmp_path.resolve()))
+    assert capsys.readouterr().out.splitlines()[0] == \
+        f"replicheck fuzz: 1 target on the executors of local[2] (one unit per core), 1 min, seed 5, corpus " \
+        f"{tmp_path.resolve()}"
+
+
+_PYTHON_FAILURE = """An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 2.0 failed 1 times, most recent \
+failure: Lost task 0.0 in stage 2.0 (TID 2) (10.0.0.7 executor 1): org.apache.spark.api.python.PythonException: \
+Traceback (most recent call last):
+  File "/venv/lib/python3.11/site-packages/pyspark/worker.py", line 1900, in main
+    process()
+  File "/tmp/spark-1/userFiles-2/replicheck-packages.zip/harness/spark_pool.py", line 400, in _run_task
+    return task.work(task.unit, None, executor_name(task.local))
+OSError: [Errno 28] No space left on device
+
+\tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator.handlePythonException(PythonRunner.scala:612)
+\tat org.apache.spark.api.python.PythonRunner$$anon$3.read(PythonRunner.scala:945)
+"""
+
+_WORKER_CRASH = """An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.
+: org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in stage 5.0 failed 1 times, most recent \
+failure: Lost task 0.0 in stage 5.0 (TID 5) (127.0.0.1 executor 0): org.apache.spark.SparkException: Python worker \
+exited unexpectedly (crashed)
+\tat org.apache.spark.api.python.BasePythonRunner$ReaderIterator$$anonfun$1.applyOrElse(PythonRunner.scala:621)
+"""
+
+
+def test_a_failed_task_is_one_line_naming_its_executor():
+    assert task_failure(RuntimeError(_PYTHON_FAILURE)) == \
+        "its Spark task failed on executor 1 (10.0.0.7): OSError: [Errno 28] No space left on device"
+    assert task_failure(RuntimeError(_WORKER_CRASH)) == \
+        "its Spark task failed on executor 0 (127.0.0.1): Python worker exited unexpectedly (crashed)"
+    assert task_failure(ConnectionError("Answer from Java side is empty\nmore")) == \
+        "its Spark task failed: ConnectionError: Answer from Java side is empty"
+
+
+def test_the_executor_id_a_unit_is_named_after(tmp_path, monkeypatch):
+    for name in ("SPARK_EXECUTOR_ID", "SPARK_LOG_URL_STDERR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert executor_id(local=True) == "driver"
+    assert executor_id(local=False) == f"pid{os.getpid()}"
+    folder = tmp_path / "app-20261124223000-0003" / "5"   # a standalone Worker's <work dir>/<app id>/<executor id>
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    assert executor_id(local=False) == "5"
+    monkeypatch.setenv("SPARK_LOG_URL_STDERR",
+                       "http://127.0.0.1:8081/logPage/?appId=app-20261124223000-0003&executorId=2&logType=stderr")
+    assert executor_id(local=False) == "2"
+    monkeypatch.setenv("SPARK_EXECUTOR_ID", "7")   # Kubernetes
+    assert executor_id(local=False) == "7"
+
+
+def _print_then_search(unit, progress, worker):
+    """A unit's work that prints (to the file descriptors: pytest replaces
+    ``sys.stdout``, a Python worker does not), then searches until it is
+    stopped (10 s at most)."""
+    os.write(1, f"unit {unit} on {worker}\n".encode())
+    os.write(2, b"a warning\n")
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        time.sleep(0.01)
+    return "searched to the end"
+
+
+_SETUPS: list[int] = []
+
+
+def _count_setup() -> None:
+    _SETUPS.append(1)
+
+
+def test_a_task_unwinds_when_asked_to_stop_its_output_in_the_log(tmp_path):
+    """What runs on the executor, run here: ``setup`` once per process, the
+    unit's output appended to the log, and the stop file (``SparkPool.stop``)
+    unwinding the unit within a poll or two, the SIGTERM handler given back."""
+    from harness.spark_pool import _run_task, _Task
+    stop, log = tmp_path / "stop", tmp_path / "campaign.log"
+    handler = signal.getsignal(signal.SIGTERM)
+    timer = threading.Timer(0.5, stop.touch)
+    timer.start()
+    t0 = time.monotonic()
+    assert _run_task(_Task(_print_then_search, _count_setup, "u1", str(log), str(stop), True)) is None
+    assert time.monotonic() - t0 < 3 and signal.getsignal(signal.SIGTERM) == handler
+    stop.unlink()
+    timer = threading.Timer(0.3, stop.touch)
+    timer.start()
+    assert _run_task(_Task(_print_then_search, _count_setup, "u2", str(log), str(stop), True)) is None
+    assert len(_SETUPS) == 1  # once per Python worker
+    host = socket.gethostname()
+    assert log.read_text() == f"unit u1 on executor-driver@{host}\na warning\nunit u2 on executor-driver@{host}\n" \
+                              f"a warning\n"
+
+
+# ------------------------------------------------------- on a real cluster
+
+@pytest.fixture
+def spark_cluster(tmp_path, request) -> str:
+    """A standalone master and two workers (1 core, 1 GiB each) on 127.0.0.1,
+    free ports chosen now, each worker's SPARK_WORKER_DIR in ``tmp_path``; their
+    process groups (the executors within) killed at the end, pass or fail.
+    Returns the master URL."""
+    import pyspark
+
+    spark_home = Path(pyspark.__file__).resolve().parent
+    env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1"}
+    processes: list[subprocess.Popen] = []
+
+    def stop() -> None:
+        for p in processes:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        end = time.monotonic() + 5
+        for p in processes:
+            try:
+                p.wait(max(0.1, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+
+    request.addfinalizer(stop)
+
+    def launch(name: str, *args: str, **extra: str) -> Path:
+        log = tmp_path / f"{name}.log"
+        with open(log, "wb") as out:
+            processes.append(subprocess.Popen([str(spark_home / "bin" / "spark-class"), *args], env={**env, **extra},
+                                              stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                              start_new_session=True))
+        return log
+
+    port = _free_port()
+    master_log = launch("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port",
+                        str(port), "--webui-port", "0")
+    _wait(lambda: _accepts(port), 60, "the Spark master did not listen", master_log, processes)
+    for i in range(2):
+        work_dir = tmp_path / f"worker{i}"
+        work_dir.mkdir()
+        launch(f"worker{i}", "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host",
+               "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", "0", "--work-dir", str(work_dir),
+               SPARK_WORKER_DIR=str(work_dir))
+    _wait(lambda: master_log.read_text(errors="replace").count("Registering worker") >= 2, 60,
+          "two workers did not register with the master", master_log, processes)
+    return f"spark://127.0.0.1:{port}"
+
+
+#: The driver, in a process of its own: a SparkContext is one per process, and
+#: another test of this pytest worker may hold one (the report's).
+_DRIVER = """
+import json, sys
+from harness.campaign import Target
+from harness.runner import run_campaign
+master, corpus, log = sys.argv[1:4]
+targets = [Target.parse(t) for t in ("variant:NO_ELR", "bug:METADATA_BATCH_LAST_DELTA_ONLY", "correct")]
+result = run_campaign(targets, 25.0, None, seed=1, corpus_dir=corpus, run_id="sparktest", log_path=log,
+                      finish_s=5.0, master=master)
+print(json.dumps({"workers": result.workers, "elapsed_s": result.elapsed_s,
+                  "verdicts": {t.target.label: [t.verdict, t.why] for t in result.targets}}))
+"""
+
+
+@requires_java
+def test_a_campaign_runs_its_units_on_both_executors(spark_cluster, tmp_path):
+    corpus, log = tmp_path / "corpus", tmp_path / "corpus" / "logs" / "campaign-sparktest.log"
+    log.parent.mkdir(parents=True)
+    driver = subprocess.run([sys.executable, "-c", _DRIVER, spark_cluster, str(corpus), str(log)], cwd=ROOT,
+                            env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}, capture_output=True, text=True,
+                            timeout=150)
+    assert driver.returncode == 0, driver.stderr[-3000:]
+    outcome = json.loads(driver.stdout.splitlines()[-1])
+    assert outcome["workers"] == 2  # the executors' cores: one per worker
+    assert {label: verdict for label, (verdict, _) in outcome["verdicts"].items()} == \
+        {"variant:NO_ELR": "found", "bug:METADATA_BATCH_LAST_DELTA_ONLY": "found", "correct": "clean"}, outcome
+    # Spark's own log (the driver JVM's output with it) went beside the workers' log, nothing to the terminal.
+    assert (log.parent / "campaign-sparktest.spark.log").exists()
+    assert driver.stderr == "", driver.stderr[-3000:]
+
+    counterexamples = read_counterexamples(corpus).rows
+    assert {r["test_id"] for r in counterexamples} >= \
+        {"campaign[variant:NO_ELR]", "campaign[bug:METADATA_BATCH_LAST_DELTA_ONLY]"}
+    runs = read_runs(corpus).rows
+    assert {r["test_id"] for r in runs} == {"campaign[variant:NO_ELR]", "campaign[bug:METADATA_BATCH_LAST_DELTA_ONLY]",
+                                            "campaign[correct]"}
+    assert all(r["run_id"] == "sparktest" for r in runs + counterexamples)
+    # Each row names the executor that ran its unit; the two flaws' units ran at
+    # once, so on both one-core executors.
+    workers = {r["worker"] for r in runs + counterexamples}
+    assert len({w.split("@")[0] for w in workers}) == 2 and all(w.startswith("executor-") for w in workers), workers
+    assert not [p for p in corpus.rglob(".*")], "no temporary or stop file may be left behind"
