@@ -183,12 +183,21 @@ def _wait_for(check: Callable[[], bool], timeout: float, proc: subprocess.Popen,
         time.sleep(0.1)
 
 
+def _sigint_as_at_a_terminal() -> None:
+    """In the scenario's process before it starts: Ctrl-C is delivered as a
+    terminal delivers it to a foreground job, even when the matrix itself runs
+    where SIGINT is ignored (a shell's background job, ``nohup … &``), which the
+    scenario would otherwise inherit and never see its Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @contextlib.contextmanager
 def _process_group(cmd: list[str], cwd: Path, env: dict[str, str], out_path: Path) -> Iterator[subprocess.Popen]:
     """``cmd`` started in a process group of its own, its output (both streams) to
     ``out_path``; whatever is left of the group is killed on the way out."""
     with open(out_path, "w") as out:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_sigint_as_at_a_terminal)
         try:
             yield proc
         finally:
