@@ -166,8 +166,8 @@ class Explorer:
         self.machine_cls = machine_cls
         self.rng = random.Random(seed)
         self.draws = RandomDraws(self.rng)
-        self.burst = burst if guided else MAX_TRACE
-        self.fresh = fresh if guided else 1.0
+        self.burst = burst
+        self.fresh = fresh
         self.guided = guided
         self.cell = cell
         self.unguided_share = unguided_share if guided else 0.0
@@ -203,8 +203,6 @@ class Explorer:
         return machine
 
     def _note(self, machine: Any) -> None:
-        if not self.guided:
-            return
         key = self.cell(machine.state)
         entry = self.archive.get(key)
         steps = len(machine.trace)
