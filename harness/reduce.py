@@ -48,19 +48,48 @@ from model import (MIN_BROKERS, ActionNotEnabled, Config, Produce, ReplicateMeta
 from .replay import ReplayResult, TraceNotEnabled, replay
 
 
-def sends(trace: Sequence[Any], config: Config) -> list[range]:
-    """Per step of ``trace``, the ids of the messages it sends, run from
+def sends(trace: Sequence[Any], config: Config) -> list[tuple[Any, ...]]:
+    """Per step of ``trace``, the messages it sends (in id order), run from
     ``initial_state(config)``."""
     state, out = initial_state(config), []
     for action in trace:
         first = state.network.next_id
         state = step(state, action)
-        out.append(range(first, state.network.next_id))
+        out.append(tuple(state.network.get(i) for i in range(first, state.network.next_id)))
     return out
 
 
+def _preference(new: Any, old: Any) -> int:
+    """How well message ``new`` of the new run stands for ``old`` of the original
+    (brokers may be renamed): 0 not at all (another class), 1 its class, 2 also
+    from the same sender, 3 equal but for the id."""
+    if type(new) is not type(old):
+        return 0
+    if attrs.evolve(new, id=old.id) == old:
+        return 3
+    return 2 if getattr(new, "src", None) == getattr(old, "src", None) else 1
+
+
+def _claim(own: Sequence[Any], extra: list[int], state: Any, ids: dict[int, int]) -> bool:
+    """A step not enabled in the new run whose messages an earlier step of it has
+    already sent, unclaimed (``extra``): under another profile the same message
+    can come from another step (a leader's expansion from the fetch it serves,
+    Rule.EXPAND_ISR_ON_FETCH, where the chapters have a ProposeIsrExpand). Maps
+    them, preferring an equal message, and says whether all were found."""
+    found: dict[int, int] = {}
+    for old in own:
+        ranked = sorted(((_preference(m, old), -i) for i in extra
+                         if i not in found.values() and (m := state.network.get(i)) is not None), reverse=True)
+        if not ranked or ranked[0][0] == 0:
+            return False
+        found[old.id] = -ranked[0][1]
+    ids.update(found)
+    extra[:] = [i for i in extra if i not in found.values()]
+    return bool(found)
+
+
 def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
-           sent: Optional[Sequence[range]] = None, lenient: bool = False) -> Optional[tuple]:
+           sent: Optional[Sequence[tuple]] = None, lenient: bool = False) -> Optional[tuple]:
     """The steps of ``trace`` flagged in ``keep``, re-based as the module says.
 
     None when a kept step names a message whose send was removed, or is not
@@ -68,20 +97,24 @@ def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
     instead (and a ReplicateMetadata applies at most what is pending): how a trace
     is carried over to another configuration. ``config`` must include the run's
     variants; ``sent`` is ``sends(trace, config)`` when already known (from the
-    configuration the trace ran in)."""
+    configuration the trace ran in). A step's messages map to the ones of their
+    class and sender its new run sends; a step not enabled whose messages an
+    earlier step already sent (under another profile) is left out, and its
+    messages map to those (``_claim``)."""
     if len(keep) != len(trace):
         raise ValueError(f"keep has {len(keep)} flags for a trace of {len(trace)} steps")
     return reorder(trace, [i for i, kept in enumerate(keep) if kept], config, sent, lenient)
 
 
 def reorder(trace: Sequence[Any], order: Sequence[int], config: Config,
-            sent: Optional[Sequence[range]] = None, lenient: bool = False) -> Optional[tuple]:
+            sent: Optional[Sequence[tuple]] = None, lenient: bool = False) -> Optional[tuple]:
     """The steps of ``trace`` at the indices ``order``, in that order, re-based as
     the module says; None, ``lenient`` and ``sent`` as in ``rebase``. A delivery
     moved before its message's send is a delivery whose send is gone."""
     sent = sends(trace, config) if sent is None else sent
     state = initial_state(config)
     ids: dict[int, int] = {}  # message id in the original run -> id in the new one
+    extra: list[int] = []     # messages of the new run no original send maps to
     out: list = []
     for index in order:
         action, own = trace[index], sent[index]
@@ -99,12 +132,16 @@ def reorder(trace: Sequence[Any], order: Sequence[int], config: Config,
         try:
             state = step(state, action)
         except ActionNotEnabled:
-            if lenient:
+            if own and _claim(own, extra, state, ids) or lenient:
                 continue
             return None
-        for offset, old in enumerate(own):
-            if new_id + offset < state.network.next_id:
-                ids[old] = new_id + offset
+        new = list(range(new_id, state.network.next_id))
+        for old in own:
+            match = next((i for i in new if _preference(state.network.get(i), old)), None)
+            if match is not None:
+                ids[old.id] = match
+                new.remove(match)
+        extra.extend(new)
         out.append(action)
     return tuple(out)
 
@@ -196,7 +233,7 @@ def smaller_configs(config: Config) -> Iterator[Smaller]:
 
 
 def carry_over(trace: Sequence[Any], config: Config, smaller: Smaller,
-               sent: Optional[Sequence[range]] = None, order: Optional[Sequence[int]] = None) -> tuple:
+               sent: Optional[Sequence[tuple]] = None, order: Optional[Sequence[int]] = None) -> tuple:
     """``trace`` (run in ``config``) carried over to ``smaller.config``: brokers
     renamed, and the steps left out that name a broker it lacks, are not enabled
     there, or deliver a message whose send was left out. ``sent`` is

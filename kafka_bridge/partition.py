@@ -12,19 +12,15 @@ the bridge's; there is no ``LogManager`` (the log is handed to the partition).
 
 It is not yet a part the SUT's brokers can put in place of ``sut.partition.
 Partition`` in lockstep with the model (README, "Kafka's Partition, driven
-alone"):
-
-- it proposes an ISR expansion inside the follower's fetch
-  (``updateFollowerFetchState`` → ``maybeExpandIsr``), where the model has a step
-  of its own (``ProposeIsrExpand``);
-- its periodic ISR check (``maybeShrinkIsr``) removes in one AlterPartition
-  every ISR follower whose last caught-up time is older than
-  replica.lag.time.max.ms, and never one at the leader's LEO. The Kafka profile
-  now does both (``Rule.SHRINK_ALL_OUT_OF_SYNC``: ``ProposeIsrShrinkMany``;
-  ``Rule.CAUGHT_UP_AT_LEADER_LEO``), but without a clock: which followers are out
-  of sync is the run's choice, and a lockstep would have to set this clock so
-  that Kafka's check finds exactly that choice, which the order of the
-  followers' last caught-up times does not always allow.
+alone"). The Kafka profile now proposes an expansion inside the follower's fetch
+as Kafka does (``Rule.EXPAND_ISR_ON_FETCH``), and its ISR check removes every
+out-of-sync follower at once and never one at the leader's LEO
+(``Rule.SHRINK_ALL_OUT_OF_SYNC``: ``ProposeIsrShrinkMany``;
+``Rule.CAUGHT_UP_AT_LEADER_LEO``), but without a clock: which followers are out
+of sync is the run's choice, and a lockstep would have to set this clock so that
+Kafka's check (``maybeShrinkIsr``: last caught-up time older than
+replica.lag.time.max.ms) finds exactly that choice, which the order of the
+followers' last caught-up times does not always allow.
 """
 
 from __future__ import annotations

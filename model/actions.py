@@ -183,6 +183,9 @@ class ActionKind:
     sends: the message class it always sends (a request, or the response to the
       message it delivers), else None. receives: the message class it delivers
       (its ``msg`` field), "any" for any message in flight, else None.
+      may_send: a message class it sends before ``sends`` under some rule (a
+      leader's fetch answer comes after the AlterPartition it proposed serving
+      the fetch, Rule.EXPAND_ISR_ON_FETCH), else None.
     broker_fields: its fields holding broker ids (a tuple of them for ``Reassign`` and
       ``ProposeIsrShrinkMany``).
     weight: its default weight for the random walk's ``weighted`` policy (across
@@ -196,6 +199,7 @@ class ActionKind:
     fault: bool = False
     sends: Optional[str] = None
     receives: Optional[str] = None
+    may_send: Optional[str] = None
     broker_fields: tuple[str, ...] = ()
     weight: float = 1.0
     family_weight: int = 1
@@ -221,8 +225,8 @@ ACTIONS: tuple[ActionKind, ...] = (
     ActionKind(Flush, "lifecycle", broker_fields=("broker",), weight=2.0, swarm=_RARE),
     ActionKind(ReplicateMetadata, "metadata", broker_fields=("broker",), weight=5.0),
     ActionKind(SendFetch, "fetch", sends="FetchRequest", broker_fields=("follower",), weight=6.0, family_weight=2),
-    ActionKind(ReceiveFetchRequest, "fetch", sends="FetchResponse", receives="FetchRequest", weight=6.0,
-               family_weight=3),
+    ActionKind(ReceiveFetchRequest, "fetch", sends="FetchResponse", receives="FetchRequest",
+               may_send="AlterPartitionRequest", weight=6.0, family_weight=3),
     ActionKind(ReceiveFetchResponse, "fetch", receives="FetchResponse", weight=6.0, family_weight=3),
     ActionKind(ProposeIsrShrink, "isr", fault=True, sends="AlterPartitionRequest",
                broker_fields=("leader", "follower"), weight=0.6, swarm=_RARE),

@@ -59,6 +59,7 @@ class Rule(enum.Enum):
     FETCH_ANSWER_HWM_BEFORE_UPDATE = "Partition.fetchRecords (readRecords before updateFollowerFetchState)"
     SHRINK_ALL_OUT_OF_SYNC = "Partition.maybeShrinkIsr, getOutOfSyncReplicas, prepareIsrShrink"
     CAUGHT_UP_AT_LEADER_LEO = "ReplicaState.isCaughtUp (leaderEndOffset == logEndOffset)"
+    EXPAND_ISR_ON_FETCH = "Partition.updateFollowerFetchState, maybeExpandIsr"
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
@@ -254,8 +255,7 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "Followers outside the Maximal ISR that are caught up (within replica.lag.time.max.ms) and "
         "ISR-eligible hold the HWM too. The model has no clock: a follower is caught up once a fetch in "
         "the current leader epoch reached the leader's LEO (or the LEO of its previous fetch), and stays "
-        "so until the leader shrinks it out, its epoch changes or it becomes ineligible. Kafka proposes an "
-        "expansion on a fetch, so a follower shrunk out (it lagged) must fetch again before it is proposed.",
+        "so until the leader shrinks it out, its epoch changes or it becomes ineligible.",
         "The HWM waits for a follower that is about to join the ISR."),
     Rule.FETCH_ERROR_ORDER: RuleDoc(
         "§2.2.2, §2.10",
@@ -307,6 +307,19 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "A follower that stops fetching while fully caught up keeps its ISR seat until the leader writes "
         "again (or the controller fences it): a leader taking no writes never shrinks its ISR. Found by "
         "driving Kafka's own kafka.cluster.Partition (kafka_bridge.partition)."),
+    Rule.EXPAND_ISR_ON_FETCH: RuleDoc(
+        "§2.9, §2.9.2",
+        _CORE + "cluster/Partition.scala: updateFollowerFetchState, maybeExpandIsr, canAddReplicaToIsr, "
+        "isFollowerInSync",
+        "The leader proposes adding an in-sync follower to the ISR in a step of its own (ProposeIsrExpand), "
+        "at any moment while the follower qualifies and no AlterPartition is in flight.",
+        "The leader proposes the expansion while it serves the follower's fetch: right after the fetch "
+        "updates the follower's state and before the HWM advances, when the follower qualifies then (at or "
+        "above the HWM and the LESO, ISR-eligible) and no AlterPartition is in flight. The AlterPartition is "
+        "sent before the fetch's answer. ProposeIsrExpand is never enabled.",
+        "A follower joins on the fetch that brings it in sync, with no step of its own; one that came in "
+        "sync while a change was in flight waits for its next fetch. Found by driving Kafka's own "
+        "kafka.cluster.Partition (kafka_bridge.partition)."),
 }
 
 #: Rules in force per profile.

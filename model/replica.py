@@ -328,6 +328,8 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
         fs = attrs.evolve(fs, caught_up=caught_up, last_fetch_leader_leo=max(r.leo, -1 if before is None else before))
     hwm_read = r.hwm
     state = set_replica(state, leader, set_follower(r, req.src, fs))
+    if cfg.follows(Rule.EXPAND_ISR_ON_FETCH) and why_not_expand(state, leader, req.src) is None:
+        state = propose_isr(state, leader, r.isr | {req.src})
     state = maybe_advance_hwm(state, leader)
     r = state.replica(leader)
     assert r is not None
@@ -408,15 +410,27 @@ def can_join_isr(state: ClusterState, leader: int, follower: int) -> Optional[st
         return f"follower {follower} fetch offset {fs.fetch_offset} is below the LESO {r.leso}"
     if fs.last_fetch_leader_epoch is None and not cfg.has(Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH):
         return f"follower {follower} has not fetched in leader epoch {r.leader_epoch}"
-    if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS) and fs.last_fetch_leader_leo is None:
-        # Kafka proposes an expansion on a fetch (updateFollowerFetchState): one
-        # shrunk out for lagging must fetch again first.
-        return f"follower {follower} has not fetched since it lagged"
     if cfg.follows(Rule.LEADER_CHECKS_ISR_ELIGIBILITY) and not isr_eligible(state, leader, follower):
         epoch, fenced = known_registration(state, leader, follower)
         return (f"leader {leader}'s metadata has broker {follower} {'fenced' if fenced else f'in broker epoch {epoch}'}"
                 f", its fetches broker epoch {fs.broker_epoch}")
     return None
+
+
+def why_not_expand(state: ClusterState, leader: int, follower: int) -> Optional[str]:
+    """Why running leader ``leader`` may not propose adding ``follower`` to its ISR
+    now, or None: no AlterPartition in flight, ``follower`` a replica outside the
+    ISR, and in sync (``can_join_isr``). Rule.EXPAND_ISR_ON_FETCH asks it while
+    the leader serves the follower's fetch (Partition.maybeExpandIsr,
+    canAddReplicaToIsr); the chapters' ``ProposeIsrExpand`` at any step."""
+    r = state.replica(leader)
+    assert r is not None
+    if r.pending_request is not None or r.pending_isr is not None:
+        return f"leader {leader} has an AlterPartition in flight"
+    image = state.broker(leader).image
+    if follower in r.isr or image is None or follower not in image.replicas:
+        return f"{follower} is not an out-of-sync replica of leader {leader}"
+    return can_join_isr(state, leader, follower)
 
 
 def can_leave_isr(state: ClusterState, leader: int, follower: int) -> Optional[str]:

@@ -283,13 +283,13 @@ def _e_shrink_many(s: ClusterState, a: ProposeIsrShrinkMany) -> ClusterState:
 
 
 def _g_expand(s: ClusterState, a: ProposeIsrExpand) -> Optional[str]:
-    if (e := _g_leader_idle(s, a.leader)):
+    if s.config.follows(Rule.EXPAND_ISR_ON_FETCH):
+        return "the leader proposes an expansion only while serving the follower's fetch (Rule.EXPAND_ISR_ON_FETCH)"
+    if (e := _unknown_broker(s, a.leader)):
         return e
-    r = s.replica(a.leader)
-    image = s.broker(a.leader).image
-    if a.follower in r.isr or image is None or a.follower not in image.replicas:  # type: ignore[union-attr]
-        return f"{a.follower} is not an out-of-sync replica of leader {a.leader}"
-    return rep.can_join_isr(s, a.leader, a.follower)
+    if not rep.is_leader(s, a.leader):
+        return f"broker {a.leader} does not host a running leader"
+    return rep.why_not_expand(s, a.leader, a.follower)
 
 
 def _e_expand(s: ClusterState, a: ProposeIsrExpand) -> ClusterState:
@@ -532,7 +532,7 @@ def _candidates(state: ClusterState, classes: Optional[AbstractSet[type]] = None
             for size in range(2, len(in_sync) + 1):
                 for followers in itertools.combinations(in_sync, size):
                     yield ProposeIsrShrinkMany(b, followers)
-        if image is not None:
+        if image is not None and not state.config.follows(Rule.EXPAND_ISR_ON_FETCH):
             for f in image.replicas:
                 if f not in r.isr:  # type: ignore[union-attr]
                     yield ProposeIsrExpand(b, f)

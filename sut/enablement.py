@@ -196,13 +196,14 @@ class Enablement:
         return None
 
     def _g_expand(self, a: ProposeIsrExpand) -> Reason:
-        p, e = self._g_leader_idle(a.leader)
-        if e:
+        if self.config.follows(Rule.EXPAND_ISR_ON_FETCH):
+            return "expansions are proposed inside the follower's fetch"
+        if (e := self._known(a.leader)):
             return e
-        assert p is not None
-        if a.follower in p.in_sync_replicas or a.follower not in p.assignment:
-            return f"{a.follower} is not an out-of-sync replica of leader {a.leader}"
-        return p.is_follower_in_sync(a.follower)  # type: ignore[arg-type]
+        p = self._running_leader(a.leader)  # type: ignore[arg-type]
+        if p is None:
+            return f"broker {a.leader} does not host a running leader"
+        return p.why_not_expand(a.follower)  # type: ignore[arg-type]
 
     def _g_receive_alter_response(self, a: ReceiveAlterPartitionResponse) -> Reason:
         return self._g_delivery(a.msg, AlterPartitionResponse)

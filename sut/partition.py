@@ -366,6 +366,8 @@ class Partition:
         leader_end = log.log_end_offset if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS) else None
         read_hwm = log.high_watermark   # Kafka reads the records and the HWM first
         remote.update_fetch_state(fetch_offset, broker_epoch, leader_epoch, leader_end)
+        if cfg.follows(Rule.EXPAND_ISR_ON_FETCH) and self.why_not_expand(src) is None:
+            self.maybe_expand_isr(src)   # updateFollowerFetchState: maybeExpandIsr, then the HWM
         self.maybe_increment_leader_hw()
         hwm = read_hwm if cfg.follows(Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE) else log.high_watermark
         return {"records": log.read(fetch_offset), "hwm": hwm}
@@ -422,11 +424,20 @@ class Partition:
             return f"follower {follower} is below the LESO"
         if remote.last_fetch_leader_epoch is None:  # cleared at every new leader epoch
             return f"follower {follower} has not fetched in leader epoch {self.leader_epoch}"
-        if self.config.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS) and remote.last_fetch_leader_leo is None:
-            return f"follower {follower} has not fetched since it lagged"   # expansions happen on a fetch
         if self.config.follows(Rule.LEADER_CHECKS_ISR_ELIGIBILITY) and not self.is_replica_isr_eligible(follower):
             return f"follower {follower} is fenced or in another broker epoch in this broker's metadata"
         return None
+
+    def why_not_expand(self, follower: int) -> Optional[str]:
+        """Why this leader may not propose adding ``follower`` to the ISR now, or
+        None: no AlterPartition in flight, ``follower`` a replica outside the ISR, in
+        sync (``is_follower_in_sync``). Kafka's ``canAddReplicaToIsr`` and
+        ``needsExpandIsr``, asked inside the fetch under Kafka's rule."""
+        if self.in_flight_request is not None or self.partition_state.is_inflight:
+            return f"leader {self.broker_id} has an AlterPartition in flight"
+        if follower in self.in_sync_replicas or follower not in self.assignment:
+            return f"{follower} is not an out-of-sync replica of leader {self.broker_id}"
+        return self.is_follower_in_sync(follower)
 
     def maybe_expand_isr(self, follower: int) -> None:
         """Propose adding an in-sync follower (``is_follower_in_sync``) to the ISR:

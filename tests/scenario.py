@@ -30,7 +30,7 @@ from model import (Action, AlterPartitionRequest, AlterPartitionResponse, Broker
                    ControlledShutdown, FenceBroker, FetchRequest, FetchResponse, Message, PartitionMetadata,
                    ProposeIsrExpand, ProposeIsrShrink, Produce, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, Replica,
-                   ReplicateMetadata, SendFetch, StartBroker, UncleanShutdown, UnfenceBroker, initial_state,
+                   ReplicateMetadata, Rule, SendFetch, StartBroker, UncleanShutdown, UnfenceBroker, initial_state,
                    step)
 
 
@@ -72,13 +72,16 @@ class Scenario:
         return self.state
 
     def do_sending(self, action: Action, kind: type) -> Message:
-        """Apply ``action`` and return the one message of type ``kind`` it put in flight."""
+        """Apply ``action`` and return the one message of type ``kind`` it put in
+        flight (under Rule.EXPAND_ISR_ON_FETCH a fetch's answer may come with an
+        AlterPartition)."""
         next_id = self.state.network.next_id
         self.do(action)
-        assert self.state.network.next_id == next_id + 1, f"{action!r} sent no message"
-        msg = self.state.network.get(next_id)
-        assert isinstance(msg, kind), f"{action!r} sent {msg!r}, expected a {kind.__name__}"
-        return msg
+        sent = [self.state.network.get(i) for i in range(next_id, self.state.network.next_id)]
+        assert sent, f"{action!r} sent no message"
+        ours = [m for m in sent if isinstance(m, kind)]
+        assert len(ours) == 1, f"{action!r} sent {sent!r}, expected one {kind.__name__}"
+        return ours[0]
 
     # ----------------------------------------------------------------- views
 
@@ -163,6 +166,17 @@ class Scenario:
         self.receive_fetch_response(resp)
         return req, resp
 
+    def fetch_proposing(self, follower: int) -> Optional[AlterPartitionRequest]:
+        """One fetch round trip of ``follower``; the AlterPartition its leader sent
+        while serving it (Rule.EXPAND_ISR_ON_FETCH: Kafka's
+        ``updateFollowerFetchState`` → ``maybeExpandIsr``), or None."""
+        req = self.send_fetch(follower)
+        resp = self.receive_fetch_request(req)
+        sent = [m for m in self.in_flight(AlterPartitionRequest) if req.id < m.id < resp.id]
+        self.receive_fetch_response(resp)
+        assert len(sent) <= 1
+        return sent[0] if sent else None  # type: ignore[return-value]
+
     # ------------------------------------------------------------------- ISR
 
     def alter_isr(self, propose: Action) -> AlterPartitionResponse:
@@ -177,7 +191,26 @@ class Scenario:
         return self.alter_isr(ProposeIsrShrink(leader, follower))
 
     def expand(self, leader: int, follower: int) -> AlterPartitionResponse:
-        return self.alter_isr(ProposeIsrExpand(leader, follower))
+        """``leader`` adds ``follower`` to its ISR and the controller answers. Under
+        Rule.EXPAND_ISR_ON_FETCH the proposal is the one a fetch of ``follower``
+        sent (still in flight), else made by one more fetch round."""
+        if not self.state.config.follows(Rule.EXPAND_ISR_ON_FETCH):
+            return self.alter_isr(ProposeIsrExpand(leader, follower))
+        req = self._expansion_in_flight(leader, follower)
+        if req is None:
+            self.deliver_fetch(follower)
+            req = self._expansion_in_flight(leader, follower)
+            assert req is not None, f"a fetch of {follower} made leader {leader} propose no expansion"
+        resp = self.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)
+        self.do(ReceiveAlterPartitionResponse(resp.id))
+        return resp  # type: ignore[return-value]
+
+    def _expansion_in_flight(self, leader: int, follower: int) -> Optional[AlterPartitionRequest]:
+        for m in self.in_flight(AlterPartitionRequest, src=leader):
+            r = self.replica(leader)
+            if follower in m.isr and r is not None and follower not in r.isr:  # type: ignore[attr-defined]
+                return m  # type: ignore[return-value]
+        return None
 
 
 # ------------------------------------------- state-passing helpers (checked steps)

@@ -8,9 +8,9 @@ from harness import replay
 from harness.minimal_scenarios import MINIMAL
 from harness.reduce import (Smaller, carry_over, merges, moves, rebase, reduce_counterexample, reduce_trace,
                             rename_brokers, reorder, sends, smaller_configs)
-from model import (Config, ControlledShutdown, FenceBroker, ListOffsets, Produce, ProposeIsrExpand, Reassign, ReceiveFetchRequest,
-                   ReceiveFetchResponse, ReplicateMetadata, SendFetch, UncleanShutdown,
-                   Variant)
+from model import (KAFKA, Config, ControlledShutdown, FenceBroker, ListOffsets, Produce, ProposeIsrExpand,
+                   ProposeIsrShrink, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
+                   ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, UncleanShutdown, Variant)
 
 from reduction_cases import (BIG, BIG_TRACE, LESO_JOIN, LESO_JOIN_TRACE, LESO_RF3, LESO_TRACE, MAXIMAL_RF3, MAXIMAL_TRACE,
                              RESPONSE_RF3, RESPONSE_TRACE)
@@ -112,9 +112,27 @@ def test_a_time_limit_that_is_not_positive_is_refused():
         reduce_trace(scenario.actions, scenario.config, {Variant.TRUNCATE_TO_HWM}, max_seconds=0)
 
 
-def test_sends_gives_each_steps_message_ids():
-    assert sends(TRACE, RF3) == [range(1, 2), range(2, 3), range(3, 3), range(3, 4), range(4, 5), range(5, 5),
-                                 range(5, 5), range(5, 6), range(6, 7), range(7, 7)]
+def test_a_chapters_expansion_carried_over_to_kafkas_rules_is_the_one_the_fetch_proposed():
+    """Under Rule.EXPAND_ISR_ON_FETCH the leader sends the AlterPartition serving 3's
+    fetch (message 4, the answer 5): the chapters' ProposeIsrExpand is left out,
+    and the deliveries of its request and of the fetch answer follow the messages
+    Kafka's run sent."""
+    trace = (ProposeIsrShrink(1, 3), ReceiveAlterPartition(1), ReceiveAlterPartitionResponse(2),
+             SendFetch(3), ReceiveFetchRequest(3), ProposeIsrExpand(1, 3), ReceiveFetchResponse(4),
+             ReceiveAlterPartition(5), ReceiveAlterPartitionResponse(6))
+    kafka = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
+    carried = rebase(trace, [True] * len(trace), kafka, sends(trace, RF3))
+    assert carried == (ProposeIsrShrink(1, 3), ReceiveAlterPartition(1), ReceiveAlterPartitionResponse(2),
+                       SendFetch(3), ReceiveFetchRequest(3), ReceiveFetchResponse(5), ReceiveAlterPartition(4),
+                       ReceiveAlterPartitionResponse(6))
+    assert replay(carried, kafka).failed_at is None
+    assert replay(carried, kafka).state.replica(1).isr == replay(trace, RF3).state.replica(1).isr == {1, 2, 3}
+
+
+def test_sends_gives_each_steps_messages():
+    assert [tuple(m.id for m in sent) for sent in sends(TRACE, RF3)] == [(1,), (2,), (), (3,), (4,), (), (), (5,),
+                                                                         (6,), ()]
+    assert [type(m).__name__ for sent in sends(TRACE, RF3)[:2] for m in sent] == ["FetchRequest", "FetchResponse"]
 
 
 def _shifted(actions: tuple, by: int) -> tuple:

@@ -12,7 +12,7 @@ import pytest
 
 import properties
 from model import (KAFKA, PROFILES, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config,
-                   ControlledShutdown, FenceBroker, ProposeIsrExpand, Reassign, ReceiveAlterPartition, Rule,
+                   ControlledShutdown, FenceBroker, Reassign, ReceiveAlterPartition, Rule,
                    StartBroker, UncleanShutdown, why_not_enabled)
 
 from scenario import Scenario
@@ -65,7 +65,7 @@ def test_expansion_dropped_from_maximal_isr_lets_the_hwm_pass_an_isr_member(foll
     takes two more and shrinks 2 out before 2 fetches them (a follower at the
     leader's LEO is never out of sync), and learns the new partition epoch from the
     AlterPartition response before the metadata record. 2 fetches at the HWM
-    (behind the leader's LEO) and 1 proposes to add it back. Then 1 applies the
+    (behind the leader's LEO) and 1, serving that fetch, proposes to add it back. Then 1 applies the
     shrink's record: Kafka's makeLeader accepts a registration of the partition
     epoch it already has and resets the ISR state, dropping the pending expansion
     from the Maximal ISR. Follower 3 fetches, the HWM passes 2's LEO, and the
@@ -79,8 +79,8 @@ def test_expansion_dropped_from_maximal_isr_lets_the_hwm_pass_an_isr_member(foll
     sc.produce(1, 2)
     sc.shrink(1, 2)
     sc.deliver_fetch(3)
-    sc.receive_fetch_request(sc.send_fetch(2))        # the leader learns 2 is at offset 2, the HWM
-    expansion = sc.do_sending(ProposeIsrExpand(1, 2), AlterPartitionRequest)
+    sc.receive_fetch_request(sc.send_fetch(2))        # 2 is at offset 2, the HWM: the leader proposes it
+    (expansion,) = sc.in_flight(AlterPartitionRequest, src=1)
     sc.sync_metadata(1)                                # the shrink's record, after its response
     sc.deliver_fetch(3)
     resp = sc.do_sending(ReceiveAlterPartition(expansion.id), AlterPartitionResponse)
@@ -98,16 +98,16 @@ def test_completed_reassignment_keeps_a_removed_replica_in_the_elr(follows: bool
     """[1,2] -> [1,3] with MinISR 2: leader 1 is fenced (ISR [2], ELR [1]); 3 catches
     up and leader 2's expansion completes the move with ISR [3] below MinISR.
     Kafka's ELR takes the removed ISR member 2, which no longer hosts a replica.
-    (8 actions.)"""
+    (7 actions.)"""
     sc = story(Rule.ELR_KEEPS_REMOVED_REPLICAS, follows, brokers=(1, 2, 3), assignment=(1, 2), min_isr=2)
     sc.do(Reassign((1, 3)))
     sc.fence(1)
     sc.sync_metadata(2)
     sc.sync_metadata(3)
-    sc.receive_fetch_request(sc.send_fetch(3))
-    req = sc.do_sending(ProposeIsrExpand(2, 3), AlterPartitionRequest)
+    sc.receive_fetch_request(sc.send_fetch(3))       # leader 2 proposes 3 serving its fetch
+    (req,) = sc.in_flight(AlterPartitionRequest, src=2)
     resp = sc.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)
-    assert len(sc.trace) == 8 and resp.error == "NEW_LEADER_ELECTED"
+    assert len(sc.trace) == 7 and resp.error == "NEW_LEADER_ELECTED"
     assert (sc.partition.replicas, sc.partition.isr) == ((1, 3), {3})
     if follows:
         assert sc.partition.elr == {1, 2}

@@ -18,8 +18,9 @@ state is reached through the cluster's public actions:
   reassignment that only adds a replica (``_add_replica``).
 - ``fetchFollower(replica, offset)``: that replica's fetch, its offset being its
   LEO (so a remote reaches the offset Kafka names by fetching what it lacks).
-- the leader's automatic expansion after a fetch is ``ProposeIsrExpand``, enabled
-  exactly when Kafka would submit it; ``maybeShrinkIsr`` after the lag time is
+- the leader's automatic expansion inside a fetch is the AlterPartition the
+  model's leader sends while serving it (Rule.EXPAND_ISR_ON_FETCH,
+  ``Scenario.fetch_proposing``); ``maybeShrinkIsr`` after the lag time is
   ``ProposeIsrShrink`` (the model has no clock); ``alterPartitionManager``'s
   ``completeIsrUpdate`` / ``failIsrUpdate`` is the controller handling the
   request (the error comes from a state in which the controller answers it).
@@ -37,7 +38,7 @@ from typing import Optional
 import pytest
 
 from model import (KAFKA, AlterPartitionRequest, AlterPartitionResponse, Config, EpochEndOffset,
-                   FetchResponse, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
+                   FetchResponse, ListOffsets, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, Role,
                    end_offset_for_epoch, epoch_entries, why_not_enabled)
 from scenario import Scenario
@@ -423,13 +424,11 @@ def test_PartitionTest_testFollowerDoesNotJoinISRUntilCaughtUpToOffsetWithinCurr
     leso = sc.replica(0).leso
     assert leso == 5
     sc.produce(0, 2)                    # batch3
-    sc.deliver_fetch(1)                 # from the log start offset
+    assert sc.fetch_proposing(1) is None  # from the log start offset
     assert _fetch_offset(sc, 1, leader=0) == 0
-    assert why_not_enabled(sc.state, ProposeIsrExpand(0, 1)) is not None
     assert _isr(sc, 0) == ({0, 2}, {0, 2})
-    sc.deliver_fetch(1)                 # from past the leader epoch start offset
+    req = sc.fetch_proposing(1)       # from past the leader epoch start offset
     assert _fetch_offset(sc, 1, leader=0) >= leso
-    req = _propose(sc, ProposeIsrExpand(0, 1))
     assert _isr(sc, 0) == ({0, 2}, {0, 1, 2})
     assert req.isr == {0, 1, 2}
 
@@ -457,12 +456,10 @@ def test_PartitionTest_testIsrExpansion():
     commits it."""
     sc = _seeded((2,), fetched={2: 3}, isr=(LEADER,))
     assert _isr(sc) == ({LEADER}, {LEADER}) and _fetch_offset(sc, 2) is None
-    sc.deliver_fetch(2)
+    assert sc.fetch_proposing(2) is None
     assert _fetch_offset(sc, 2) == 3 and _isr(sc) == ({LEADER}, {LEADER})
-    assert why_not_enabled(sc.state, ProposeIsrExpand(LEADER, 2)) is not None
-    sc.deliver_fetch(2)
+    req = sc.fetch_proposing(2)
     assert _fetch_offset(sc, 2) == 10
-    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
     assert req.isr == {LEADER, 2}
     assert dict(req.added_broker_epochs) == {b: sc.state.registration(b).broker_epoch for b in (LEADER, 2)}
     assert _isr(sc) == ({LEADER}, {LEADER, 2}) and _requests_in_flight(sc) == 1
@@ -475,9 +472,8 @@ def _expansion_proposed() -> tuple[Scenario, AlterPartitionRequest]:
     remote fetches at the LEO and the leader proposes it."""
     sc = _seeded((2,), fetched={2: 10}, isr=(LEADER,))
     assert sc.replica(LEADER).hwm == 10
-    sc.deliver_fetch(2)
+    req = sc.fetch_proposing(2)
     assert _fetch_offset(sc, 2) == 10 and sc.replica(LEADER).follower(2).caught_up
-    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
     assert _isr(sc) == ({LEADER}, {LEADER, 2}) and _requests_in_flight(sc) == 1
     return sc, req
 
@@ -493,11 +489,13 @@ def _expansion_refused(concurrent, error: str) -> Scenario:
 
 def _assert_expansion_kept_pending(sc: Scenario) -> None:
     """Kafka: ISR [1], maximal ISR [1,2] (still PendingExpandIsr), no request left and
-    no retry (the leader proposes nothing until new metadata)."""
+    no retry (the leader proposes nothing until new metadata, not even on the
+    follower's next fetch)."""
     assert _isr(sc) == ({LEADER}, {LEADER, 2})
     assert _requests_in_flight(sc) == 0
-    assert why_not_enabled(sc.state, ProposeIsrExpand(LEADER, 2)) is not None
     assert why_not_enabled(sc.state, ProposeIsrShrink(LEADER, 2)) is not None
+    if sc.replica(LEADER).role == Role.LEADER:
+        assert sc.fetch_proposing(2) is None and _requests_in_flight(sc) == 0
 
 
 def test_PartitionTest_testIsrNotExpandedIfUpdateFails():
@@ -531,8 +529,7 @@ def test_PartitionTest_testAlterIsrNewLeaderElected():
     sc = _seeded((2,), fetched={2: 10}, isr=(LEADER,))
     sc.do(Reassign((2,)))               # to [2]: waits for 2 to join the ISR
     sc.sync_metadata(LEADER)
-    sc.deliver_fetch(2)
-    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
+    req = sc.fetch_proposing(2)
     assert _answer(sc, req).error == "NEW_LEADER_ELECTED"
     assert sc.partition.leader == 2
     _assert_expansion_kept_pending(sc)
@@ -568,21 +565,18 @@ def test_PartitionTest_testIsrNotExpandedIfReplicaIsFencedOrShutdown():
     leader does not propose it after its fetches; once unfenced again, it does
     and the expansion commits."""
     sc = _seeded((2,), fetched={2: 10}, isr=(LEADER,))
-    sc.deliver_fetch(2)
-    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
+    req = sc.fetch_proposing(2)
     assert _isr(sc) == ({LEADER}, {LEADER, 2}) and _requests_in_flight(sc) == 1
     sc.fence(2)
     assert _answer(sc, req).error == "INELIGIBLE_REPLICA"
     assert _isr(sc) == ({LEADER}, {LEADER}) and sc.replica(LEADER).pending_isr is None
     assert _requests_in_flight(sc) == 0
     sc.sync_metadata(LEADER)            # the leader learns that 2 is fenced
-    sc.deliver_fetch(2)
-    assert why_not_enabled(sc.state, ProposeIsrExpand(LEADER, 2)) is not None
+    assert sc.fetch_proposing(2) is None
     assert _isr(sc) == ({LEADER}, {LEADER}) and _requests_in_flight(sc) == 0
     sc.unfence(2)
     sc.sync_metadata(LEADER)
-    sc.deliver_fetch(2)
-    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
+    req = sc.fetch_proposing(2)
     assert _isr(sc) == ({LEADER}, {LEADER, 2}) and sc.replica(LEADER).pending_isr is not None
     assert _answer(sc, req).error is None
     assert _isr(sc) == ({LEADER, 2}, {LEADER, 2}) and sc.replica(LEADER).pending_isr is None
@@ -591,12 +585,16 @@ def test_PartitionTest_testIsrNotExpandedIfReplicaIsFencedOrShutdown():
 
 def test_PartitionTest_testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache():
     """PartitionTest.testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCache: a
-    follower whose fetch state carries an older broker epoch than the leader's
-    metadata is not proposed; after a fetch in its current broker epoch it is,
+    follower whose fetch carries an older broker epoch than the controller's
+    registration is not added; after a fetch in its current broker epoch it is,
     and the request names each member's broker epoch, -1 (None) for an ISR member
     the leader has had no fetch from. Kafka's race (the metadata cache changing
-    between the fetch and the eligibility check) becomes: a fetch sent before the
-    follower restarted, served before the leader applies its new registration."""
+    between the fetch's broker-epoch check and the eligibility check) cannot
+    happen in the model, which serves a fetch at once: a fetch sent before the
+    follower restarted and served before the leader applies its new
+    registration is proposed with the old broker epoch, and the controller
+    refuses it (INELIGIBLE_REPLICA), which rolls the expansion back — the same
+    end as Kafka's, one request later."""
     sc = _seeded((2, 3), fetched={2: 10}, isr=(LEADER, 3))
     old_epoch = sc.state.broker(2).broker_epoch
     stale = sc.send_fetch(2)
@@ -606,13 +604,14 @@ def test_PartitionTest_testIsrCanExpandedIfBrokerEpochsMatchWithKraftMetadataCac
     sc.receive_fetch_request(stale)     # the leader still knows the old registration
     fs = sc.replica(LEADER).follower(2)
     assert (fs.fetch_offset, fs.broker_epoch) == (10, old_epoch)
-    sc.sync_metadata(LEADER)
-    assert why_not_enabled(sc.state, ProposeIsrExpand(LEADER, 2)) is not None
+    (req,) = sc.in_flight(AlterPartitionRequest, src=LEADER)
+    assert dict(req.added_broker_epochs)[2] == old_epoch
+    assert _answer(sc, req).error == "INELIGIBLE_REPLICA"
     assert _isr(sc) == ({LEADER, 3}, {LEADER, 3}) and _requests_in_flight(sc) == 0
-    sc.deliver_fetch(2)
+    sc.sync_metadata(LEADER)
+    req = sc.fetch_proposing(2)
     fs = sc.replica(LEADER).follower(2)
     assert (fs.fetch_offset, fs.broker_epoch) == (10, new_epoch)
-    req = _propose(sc, ProposeIsrExpand(LEADER, 2))
     assert _isr(sc) == ({LEADER, 3}, {LEADER, 2, 3})
     assert dict(req.added_broker_epochs) == {LEADER: sc.state.broker(LEADER).broker_epoch, 2: new_epoch, 3: None}
 
@@ -700,8 +699,7 @@ def test_PartitionTest_testHighWatermarkAdvanceShouldNotAdvanceWhenUnderMinISR()
     assert len(sc.replica(LEADER).isr) < 3 and sc.replica(LEADER).hwm == 0
     sc.deliver_fetch(2)
     assert sc.replica(LEADER).hwm == 0
-    sc.deliver_fetch(3)
-    req = _propose(sc, ProposeIsrExpand(LEADER, 3))
+    req = sc.fetch_proposing(3)
     assert len(sc.replica(LEADER).maximal_isr) == 3 and _requests_in_flight(sc) == 1
     assert sc.replica(LEADER).hwm == 0
     assert _answer(sc, req).error is None
@@ -749,8 +747,7 @@ def _expansion_in_flight_rf4() -> tuple[Scenario, AlterPartitionRequest]:
     """Replicas [1,2,3,4], ISR [1,2,3]; 4 fetches at the LEO and is proposed."""
     sc = _seeded((2, 3, 4), fetched={4: 10}, isr=(LEADER, 2, 3))
     assert sc.replica(LEADER).hwm == 0
-    sc.deliver_fetch(4)
-    req = _propose(sc, ProposeIsrExpand(LEADER, 4))
+    req = sc.fetch_proposing(4)
     assert _isr(sc) == ({LEADER, 2, 3}, {LEADER, 2, 3, 4})
     return sc, req
 

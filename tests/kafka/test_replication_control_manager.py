@@ -24,7 +24,7 @@ from __future__ import annotations
 import pytest
 
 from model import (KAFKA, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config,
-                   PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
+                   PartitionChangeRecord, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReplicateMetadata, UncleanLeaderElection,
                    Variant, why_not_enabled)
 
@@ -288,9 +288,9 @@ def test_ReplicationControlManagerTest_testAlterPartitionShouldRejectFencedBroke
     unfenced the same proposal succeeds: ISR [1,2,3,4], leader epoch kept, partition
     epoch +1.
 
-    Leader 1 proposes 3 after applying the partition change but before the fence
-    record that follows it (Kafka writes them in that order), so it does not know
-    3 is fenced."""
+    Leader 1 proposes 3, on 3's fetch, after applying the partition change but
+    before the fence record that follows it (Kafka writes them in that order), so
+    it does not know 3 is fenced."""
     sc = kafka_scenario((0, 1, 2, 3, 4), (1, 2, 3, 4))
     sc.deliver_fetch(3)
     le, pe = epochs(sc)
@@ -298,7 +298,7 @@ def test_ReplicationControlManagerTest_testAlterPartitionShouldRejectFencedBroke
     assert (sc.partition.replicas, sc.partition.isr, sc.partition.leader) == ((1, 2, 3, 4), {1, 2, 4}, 1)
     assert epochs(sc) == (le, pe + 1)
     sc.do(ReplicateMetadata(1, 1))
-    req = propose_in_flight(sc, ProposeIsrExpand(1, 3))
+    req = sc.fetch_proposing(3)
     assert req.isr == {1, 2, 3, 4}
     resp = deliver_alter_partition(sc, req)
     assert resp.error == "INELIGIBLE_REPLICA"
@@ -312,15 +312,15 @@ def test_ReplicationControlManagerTest_testAlterPartitionShouldRejectFencedBroke
 def test_ReplicationControlManagerTest_testAlterPartitionShouldRejectBrokersWithStaleEpoch():
     """ReplicationControlManagerTest.testAlterPartitionShouldRejectBrokersWithStaleEpoch
     (AlterPartition version 3 and later, which carry the members' broker epochs):
-    replicas [1,2,3,4], ISR shrunk to [1,2,3]. Leader 1 proposes 4 back; before the
+    replicas [1,2,3,4], ISR shrunk to [1,2,3]. Leader 1 proposes 4 back on its
+    fetch; before the
     request arrives broker 4 fails silently, registers again and is unfenced: the
     late request names 4's old broker epoch and is refused with INELIGIBLE_REPLICA.
     (Versions before 3 carry no broker epochs: not modelled.)"""
     sc = kafka_scenario((0, 1, 2, 3, 4), (1, 2, 3, 4))
     sc.shrink(1, 4)
     assert sc.partition.isr == {1, 2, 3}
-    sc.deliver_fetch(4)
-    req = propose_in_flight(sc, ProposeIsrExpand(1, 4))
+    req = sc.fetch_proposing(4)
     sc.restart(4, clean=False)
     assert sc.state.registration(4).broker_epoch not in (None, dict(req.added_broker_epochs)[4])
     assert not sc.state.registration(4).fenced

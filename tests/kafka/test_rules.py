@@ -297,18 +297,16 @@ def test_leader_applies_registration_of_the_partition_epoch_it_knows(follows: bo
 
 @ON_OFF
 def test_leader_does_not_propose_a_fenced_follower(follows: bool):
-    """Follower 3, out of the ISR, has caught up; the controller fences it and leader
-    1 applies that: Kafka's leader no longer proposes it; the chapters' leader does
-    (and the controller refuses)."""
+    """Follower 3, out of the ISR, is fenced by the controller and leader 1 applies
+    that; 3, still running, then fetches up to the leader's LEO: Kafka's leader does
+    not propose it; the chapters' leader does (and the controller refuses)."""
     sc = Scenario(config(Rule.LEADER_CHECKS_ISR_ELIGIBILITY, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
                          min_isr=1))
     sc.shrink(1, 3)
     sc.sync_all()
-    sc.deliver_fetch(3)
-    assert why_not_enabled(sc.state, ProposeIsrExpand(1, 3)) is None
     sc.fence(3)
     sc.sync_metadata(1)
-    assert (why_not_enabled(sc.state, ProposeIsrExpand(1, 3)) is None) != follows
+    assert (sc.fetch_proposing(3) is None) == follows
 
 
 @ON_OFF
@@ -327,16 +325,37 @@ def test_fetch_from_a_previous_broker_session_is_fenced(follows: bool):
 
 @ON_OFF
 def test_hwm_waits_for_a_caught_up_follower_outside_the_isr(follows: bool):
-    """Follower 3 was shrunk out, then fetched up to the leader's LEO: Kafka counts it
-    as caught up and the HWM waits for it; the chapters advance on ISR [1,2]."""
+    """Follower 3 was shrunk out, then fetched up to the leader's LEO while the
+    leader's shrink of 2 was in flight (so 3 was not proposed): Kafka counts it as
+    caught up and the HWM waits for it; the chapters advance on the Maximal ISR
+    [1,2]."""
     sc = Scenario(config(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS, follows, brokers=(1, 2, 3),
                          assignment=(1, 2, 3), min_isr=1))
     sc.shrink(1, 3)
     sc.sync_all()
-    sc.deliver_fetch(3)
+    sc.do_sending(ProposeIsrShrink(1, 2), AlterPartitionRequest)
+    assert sc.fetch_proposing(3) is None
     sc.produce(1)
     replicate_all(sc, 1, 2)
     assert sc.replica(1).hwm == (0 if follows else 1)
+
+
+@ON_OFF
+def test_the_leader_proposes_an_expansion_inside_the_fetch(follows: bool):
+    """Follower 3, shrunk out, fetches up to leader 1's LEO: Kafka's leader sends the
+    AlterPartition adding 3 while it serves the fetch, before the fetch's answer,
+    and never enables ProposeIsrExpand; the chapters' leader sends nothing until it
+    takes that step."""
+    sc = Scenario(config(Rule.EXPAND_ISR_ON_FETCH, follows, brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1))
+    sc.shrink(1, 3)
+    sc.sync_all()
+    req = sc.fetch_proposing(3)
+    enabled = why_not_enabled(sc.state, ProposeIsrExpand(1, 3)) is None
+    if follows:
+        assert req is not None and req.isr == {1, 2, 3} and not enabled
+    else:
+        assert req is None and enabled
+    assert sc.replica(1).maximal_isr == ({1, 2, 3} if follows else {1, 2})
 
 
 @ON_OFF

@@ -2,13 +2,13 @@
 (``kafka_bridge.partition``): where it agrees with the Kafka profile, and the four
 places its leader departed from the profile's model, each pinned on Kafka's side
 and, where the model takes the same calls, on the model's (README, "Kafka's
-Partition, driven alone"). Three of them are now rules of the profile, and the
-model agrees with Kafka's leader there: the ISR check removing every out-of-sync
+Partition, driven alone"). All four are now rules of the profile, and the model
+agrees with Kafka's leader there: the expansion proposed inside the follower's
+fetch (Rule.EXPAND_ISR_ON_FETCH), the ISR check removing every out-of-sync
 follower at once (Rule.SHRINK_ALL_OUT_OF_SYNC), a follower at the leader's LEO
 never out of sync (Rule.CAUGHT_UP_AT_LEADER_LEO), and the HWM a fetch is answered
 with (Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE); with the rule switched off (or under
-the chapters) the model still differs. The first, the expansion proposed inside
-the fetch, remains a departure."""
+the chapters) the model still differs."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def test_an_ineligible_replica_answer_rolls_the_expansion_back():
     assert (p.isr, p.maximal_isr, p.proposals) == ({1, 2}, {1, 2}, [])
 
 
-# ------------------------------------------------------------------ departure 1
+# ------------------------------------------------- departure 1: the expansion, now a rule
 
 def test_kafkas_leader_proposes_an_expansion_inside_the_followers_fetch():
     """``updateFollowerFetchState`` → ``maybeExpandIsr``: the AlterPartition is
@@ -107,17 +107,25 @@ def test_kafkas_leader_proposes_an_expansion_inside_the_followers_fetch():
     assert [(q.isr, q.leader_epoch, q.partition_epoch) for q in p.proposals] == [(((1, 10), (2, -1), (3, 12)), 1, 1)]
 
 
-def test_the_models_kafka_profile_proposes_the_expansion_in_a_step_of_its_own():
-    """The same fetches in the model leave no AlterPartition in flight: the
-    expansion is ``ProposeIsrExpand``, a later step (the departure above)."""
-    s = initial_state(Config(profile="kafka-4.4.0", brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2))
+@pytest.mark.parametrize("profile", [KAFKA, CHAPTERS])
+def test_the_models_kafka_profile_proposes_the_expansion_inside_the_fetch_too(profile: str):
+    """The same in the model: follower 3, shrunk out, fetches after a write. Under
+    Rule.EXPAND_ISR_ON_FETCH (found here) the fetch leaves Kafka's AlterPartition in
+    flight, naming the same members (follower 2's broker epoch unknown: None,
+    Kafka's -1), and ``ProposeIsrExpand`` is never enabled; the chapters send
+    nothing until that step of their own."""
+    s = _model(profile)
     s = step(s, ProposeIsrShrink(1, 3))
     s = _deliver(_deliver(s, ReceiveAlterPartition), ReceiveAlterPartitionResponse)
-    s = step(s, Produce(1, 1))
-    for follower in (2, 3, 3):
-        s = _fetch_round(s, follower)
-    assert (s.replica(1).isr, s.network.messages) == ({1, 2}, ())
-    assert ProposeIsrExpand(1, 3) in enabled_actions(s)
+    s = _fetch_round(step(s, Produce(1, 1)), 3)
+    sent = [m for m in s.network.messages if isinstance(m, AlterPartitionRequest)]
+    enabled = ProposeIsrExpand(1, 3) in enabled_actions(s)
+    if profile == KAFKA:
+        (req,) = sent
+        named = dict(req.added_broker_epochs)
+        assert (req.isr, sorted(named), named[2], enabled) == ({1, 2, 3}, [1, 2, 3], None, False)
+    else:
+        assert (sent, enabled) == ([], True)
 
 
 # ------------------------------------- departures 2 and 3: the ISR check, now rules

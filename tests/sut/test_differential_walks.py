@@ -26,8 +26,9 @@ import pytest
 
 import model
 from harness.random_walk import DEFAULT_WEIGHTS, choose
-from model import (KAFKA, CancelReassignment, Config, ControlledShutdown, DropMessage, FenceBroker,
-                   FetchResponse, Reassign, StartBroker, UncleanShutdown, UnfenceBroker)
+from model import (KAFKA, AlterPartitionRequest, CancelReassignment, Config, ControlledShutdown, DropMessage,
+                   FenceBroker, FetchResponse, Reassign, ReceiveFetchRequest, Rule, StartBroker, UncleanShutdown,
+                   UnfenceBroker)
 
 from difftools import expect_agreement, lockstep, probe_actions
 
@@ -82,8 +83,11 @@ def walk(config: Config, policy: str, seed: int, steps: int, stats: Counter) -> 
             action = choose(enabled, rng, "family")
         else:
             action = choose(enabled, rng, "weighted", LOW_CHURN)
+        first = ls.state.network.next_id
         expect_agreement(ls.step(action), label)
         stats[type(action).__name__] += 1
+        if isinstance(action, ReceiveFetchRequest) and isinstance(ls.state.network.get(first), AlterPartitionRequest):
+            stats["expansions inside a fetch"] += 1   # Rule.EXPAND_ISR_ON_FETCH
         stats["steps"] += 1
         stats["diverging responses"] += sum(
             1 for m in ls.state.network.messages
@@ -108,8 +112,10 @@ def test_sut_matches_model_step_for_step(name: str, policy: str):
         expected = ("StartBroker", "UnfenceBroker", "FenceBroker", "ControlledShutdown", "UncleanShutdown",
                     "ReplicateMetadata", "Reassign", "Produce", "SendFetch")
     else:
+        expansion = ("expansions inside a fetch" if config.follows(Rule.EXPAND_ISR_ON_FETCH)
+                     else "ProposeIsrExpand")
         expected = ("Produce", "SendFetch", "ReceiveFetchRequest", "ReceiveFetchResponse", "ReplicateMetadata",
-                    "ProposeIsrShrink", "ProposeIsrExpand", "ReceiveAlterPartition",
+                    "ProposeIsrShrink", expansion, "ReceiveAlterPartition",
                     "ReceiveAlterPartitionResponse", "FenceBroker", "StartBroker", "UnfenceBroker", "Consume",
                     "ListOffsets")
         assert stats["acked"] >= 50, stats

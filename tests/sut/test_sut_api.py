@@ -134,18 +134,19 @@ def test_mirrored_step_runs_model_scenarios_on_the_sut_too():
 def test_a_deep_copy_reads_its_own_metadata_under_the_kafka_profile():
     """A branch's leader checks ISR eligibility (Kafka's rule) against its own
     broker's metadata image, not the original's: after the copy, leader 1 learns
-    that broker 2 re-registered, and the expansion of 2 is enabled, as in the model."""
-    from model import (KAFKA, ControlledShutdown, ProposeIsrExpand, ReceiveFetchRequest, ReceiveFetchResponse,
-                       StartBroker, UnfenceBroker, why_not_enabled)
+    that broker 2 re-registered, and 2's fetch makes it propose the expansion
+    (Rule.EXPAND_ISR_ON_FETCH), as in the model."""
+    from model import KAFKA, AlterPartitionRequest, ControlledShutdown, ReceiveFetchRequest, StartBroker, UnfenceBroker
     config = Config(brokers=(1, 2, 3, 4), assignment=(2, 1, 3), min_isr=2, profile=KAFKA)
     trace = [FenceBroker(2), ControlledShutdown(2), StartBroker(2), ReplicateMetadata(2, 3), UnfenceBroker(2),
              ReplicateMetadata(1, 4), ReplicateMetadata(2, 1), ReplicateMetadata(3, 4), ReplicateMetadata(4, 4),
-             SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2)]
+             SendFetch(2), ReceiveFetchRequest(1)]
     c, s = Cluster(config), initial_state(config)
     for i, action in enumerate(trace):
         if i == 5:   # branch before broker 1 applies the re-registration
             c = copy.deepcopy(c)
         c.apply(action)
         s = model.step(s, action)
-    assert why_not_enabled(s, ProposeIsrExpand(1, 2)) is None
-    assert c.is_enabled(ProposeIsrExpand(1, 2))
+    expansion = s.network.get(2)
+    assert isinstance(expansion, AlterPartitionRequest) and (expansion.src, expansion.isr) == (1, {1, 2, 3})
+    assert c.network.get(2) == expansion
