@@ -39,14 +39,15 @@ from hypothesis.stateful import run_state_machine_as_test
 from harness import PropertyViolated, SutDiverged, machine_for
 from harness.reduce import reduce_counterexample
 from harness.replay import TraceNotEnabled, replay
-from model import KAFKA, PROFILES, Config, Rule
+from model import KAFKA, PROFILES, RULE_DOCS, Config, Rule
 
 
 def attribute(trace: tuple, config: Config, compare_sut: bool) -> list[str]:
-    """The rules in force in ``config`` without which ``trace`` no longer fails."""
+    """The rules in force in ``config`` without which ``trace`` no longer fails (a
+    rule switched off with the rules that require it, ``RuleDoc.requires``)."""
     needed = []
     for rule in sorted(config.rules, key=lambda r: r.name):
-        without = config.rules - {rule}
+        without = config.rules - {rule} - {r for r in config.rules if rule in RULE_DOCS[r].requires}
         try:
             if not replay(trace, attrs.evolve(config, rules=without), compare_sut=compare_sut).failed:
                 needed.append(rule.name)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import sys
 import warnings
 from collections import Counter
-from pathlib import Path
 from typing import Any, Optional
 
 import click
@@ -70,7 +69,7 @@ def _steps(actions: tuple) -> str:
 
 
 @main.command()
-@click.argument("corpus_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("corpus_dir", type=click.Path(file_okay=False))
 @click.option("--id", "ident", metavar="ID", help="counterexample id (or a unique prefix of one)")
 @click.option("--signature", "sig", metavar="SIG", help="replay the shortest counterexample of this signature")
 @click.option("--list", "listing", is_flag=True, help="list the corpus's counterexamples and signatures")
@@ -81,20 +80,23 @@ def _steps(actions: tuple) -> str:
               help="when the failure reproduces, also print the shortest trace delta debugging finds "
                    "within SECONDS that fails the same way, in the smallest configuration (fewer brokers, "
                    "fewer replicas, lower MinISR) where it still does (harness.reduce)")
-def replay(corpus_dir: Path, ident: Optional[str], sig: Optional[str], listing: bool, no_sut: bool,
+def replay(corpus_dir: str, ident: Optional[str], sig: Optional[str], listing: bool, no_sut: bool,
            show_steps: bool, reduce_seconds: Optional[float]) -> None:
-    """Replay a counterexample of the corpus at CORPUS_DIR; print its failure report."""
+    """Replay a counterexample of the corpus at CORPUS_DIR (a folder, or a URI:
+    s3://BUCKET/PATH, gs://, hdfs://); print its failure report."""
     from .corpus import CorpusError, CorpusWarning, read_counterexamples, find_by_id, shortest_of_signature, \
         unique_counterexamples, decode_counterexample
     from .replay import TraceNotEnabled, reproduces, replay as run_replay
     from .trace_codec import TraceDecodeError, state_to_json
 
-    if not corpus_dir.is_dir():
-        _err(f"{corpus_dir}: no such corpus directory")
+    from .corpus_fs import open_corpus
+    root, problem = open_corpus(corpus_dir)   # a folder path, or a URI (harness.corpus_fs)
+    if root is None:
+        _err(f"{corpus_dir}: " + ("no such corpus directory" if problem == "no such directory" else problem))
         sys.exit(2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CorpusWarning)
-        read = read_counterexamples(corpus_dir, warn=False)
+        read = read_counterexamples(root, warn=False)
     for problem in read.problems:
         click.echo(f"skipped: {problem}", err=True)
     if read.problems:

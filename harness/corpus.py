@@ -31,7 +31,11 @@ fsynced, then linked to their final name (never overwriting: an existing name
 bumps ``seq``; without hard links, renamed to a name unique to the write,
 ``part-<run_id>-<worker>-<seq>-<pid>-<n>-<uuid>.parquet``), so readers (which
 skip dot-files, as Spark and pyarrow datasets do) never see half a file and
-concurrent workers never collide.
+concurrent workers never collide. A corpus given as a URI (``s3://``, ``gs://``,
+``hdfs://``: ``harness.corpus_fs``) is written and read through pyarrow's file
+systems by the same functions: each part under a name unique to its write,
+uploaded once on an object store, written under the temp name and renamed on
+HDFS (``write_part``).
 
 Rows: one ``counterexamples`` row per failing property of the final exception
 (``failures_from_verdict`` of the ``Verdict`` it carries; signature and id rules in
@@ -70,8 +74,9 @@ import attrs
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .schema import (COUNTEREXAMPLES, PARTITION_COLUMN, RUNS, SCHEMA_VERSION, SCHEMAS, VERSION_KEY,
-                     Skipped, list_table, table_files)
+from .corpus_fs import Location, RemotePath, location, opened, publish_remote
+from .schema import (COUNTEREXAMPLES, PARTITION_COLUMN, RUNS, SCHEMA_VERSION, SCHEMAS, VERSION_KEY,  # noqa: F401
+                     Skipped, file_table, list_table, table_files)
 
 ENV_CORPUS = "REPLICHECK_CORPUS"
 
@@ -527,29 +532,52 @@ def _publish(tmp: Path, directory: Path, run_id: str, worker: str, seq: int) -> 
             seq += 1
         except OSError:  # a file system without hard links
             break
-    final = directory / f"part-{run_id}-{worker}-{seq:04d}-{os.getpid()}-{next(_PUBLISHED)}-{uuid.uuid4().hex}.parquet"
+    final = directory / _unique_name(run_id, worker, seq)
     os.rename(tmp, final)
     return final
 
 
-def write_part(root: Path | str, table: str, rows: list[dict[str, Any]], run_id: str, worker: str,
-               seq: int = 0, run_date: Optional[_dt.date] = None) -> Path:
+def _unique_name(run_id: str, worker: str, seq: int) -> str:
+    """A part's name no other write can make: ``part-<run_id>-<worker>-<seq>-<pid>-<n>-<uuid>.parquet``
+    (this process's pid, its n-th such write, a random uuid)."""
+    return f"part-{run_id}-{worker}-{seq:04d}-{os.getpid()}-{next(_PUBLISHED)}-{uuid.uuid4().hex}.parquet"
+
+
+def write_part(root: Path | str | Location, table: str, rows: list[dict[str, Any]], run_id: str, worker: str,
+               seq: int = 0, run_date: Optional[_dt.date] = None) -> Location:
     """Write ``rows`` (dicts of ``table``'s schema) as one Parquet file of
     ``table`` under ``root/table/run_date=…/``, durably and atomically; returns
-    its path. The file is written to a dot-prefixed temp name unique to this
+    its path (a ``Path``; a ``harness.corpus_fs.RemotePath`` for a corpus at a
+    URI). The file is written to a dot-prefixed temp name unique to this
     call (readers skip it), flushed and fsynced, then published (``_publish``:
     linked to ``part-<run_id>-<worker>-<seq>.parquet``, ``seq`` bumped past any
     existing file, or renamed to a unique name where there are no hard links)
     and the directory fsynced. Nothing is ever overwritten.
 
-    Raises OSError (ENOSPC: disk full; EACCES, EROFS: an unwritable corpus; …)
-    when the file cannot be written: then nothing is published and the temp
-    file is removed."""
+    At a URI (``harness.corpus_fs.location``) the file is serialized in memory
+    first, then published under a name unique to the write,
+    ``part-<run_id>-<worker>-<seq>-<pid>-<n>-<uuid>.parquet``: on an object
+    store uploaded once (it appears whole when the upload completes), elsewhere
+    (HDFS) written under the temp name and renamed
+    (``harness.corpus_fs.publish_remote``).
+
+    Raises OSError (ENOSPC: disk full; EACCES, EROFS: an unwritable corpus; a
+    store that cannot be reached; …) when the file cannot be written: then
+    nothing is published and the temp file is removed;
+    ``harness.corpus_fs.CorpusLocationError`` (a ValueError) for a URI that
+    cannot be opened."""
     run_date = run_date or utcnow().date()
-    directory = Path(root) / table / f"{PARTITION_COLUMN}={run_date.isoformat()}"
-    directory.mkdir(parents=True, exist_ok=True)
+    base = location(root)
     data = table_of(table, rows)
-    tmp = directory / f".part-{run_id}-{worker}-{seq:04d}.parquet.tmp-{os.getpid()}-{uuid.uuid4().hex}"
+    temp_name = f".part-{run_id}-{worker}-{seq:04d}.parquet.tmp-{os.getpid()}-{uuid.uuid4().hex}"
+    if isinstance(base, RemotePath):
+        out = pa.BufferOutputStream()
+        pq.write_table(data, out)
+        return publish_remote(base / table / f"{PARTITION_COLUMN}={run_date.isoformat()}",
+                              out.getvalue().to_pybytes(), _unique_name(run_id, worker, seq), temp_name)
+    directory = base / table / f"{PARTITION_COLUMN}={run_date.isoformat()}"
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / temp_name
     try:
         with open(tmp, "xb") as fh:
             pq.write_table(data, fh)
@@ -618,17 +646,17 @@ class CorpusWriter:
     counterexample ids on disk, in order; ``recorded`` every counterexample row
     recorded or added, written or not. Thread-safe."""
 
-    def __init__(self, root: Path | str, run_id: Optional[str] = None, worker: Optional[str] = None,
+    def __init__(self, root: Path | str | Location, run_id: Optional[str] = None, worker: Optional[str] = None,
                  run_date: Optional[_dt.date] = None, flush_every_s: float = FLUSH_EVERY_S,
                  err: Any = None) -> None:
-        self.root = Path(root)
+        self.root = location(root)
         self.run_id = run_id or new_run_id()
         self.worker = worker or worker_id()
         self.run_date = run_date or utcnow().date()
         self.flush_every_s = flush_every_s
         self.err = err
         self.rows: dict[str, list[dict[str, Any]]] = {COUNTEREXAMPLES: [], RUNS: []}
-        self.written: list[Path] = []
+        self.written: list[Location] = []
         self.written_ids: list[str] = []
         self.recorded: list[dict[str, Any]] = []
         #: Why the last write failed (None: it did not).
@@ -674,7 +702,7 @@ class CorpusWriter:
             self._arm_timer()
         return ces
 
-    def flush(self) -> list[Path]:
+    def flush(self) -> list[Location]:
         """Write every buffered row (one file per table); returns the files
         written. Raises the OSError of a failed write, after printing its
         counterexamples (class doc); the rows stay buffered."""
@@ -701,12 +729,12 @@ class CorpusWriter:
             self._timer = None
         self._write(raise_errors=False)
 
-    def _write(self, raise_errors: bool) -> list[Path]:
+    def _write(self, raise_errors: bool) -> list[Location]:
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            paths: list[Path] = []
+            paths: list[Location] = []
             failed: Optional[BaseException] = None
             for table in (COUNTEREXAMPLES, RUNS):
                 rows = self.rows[table]
@@ -798,7 +826,7 @@ class CorpusRead:
     each file or folder not read, with why)."""
 
     rows: list[dict[str, Any]]
-    files: list[Path]
+    files: list[Location]
     skipped: list[Skipped]
 
     @property
@@ -807,26 +835,32 @@ class CorpusRead:
         return [str(s) for s in self.skipped]
 
 
-def corpus_files(root: Path | str, table: str) -> list[Path]:
+def corpus_files(root: Path | str | Location, table: str) -> list[Location]:
     """The table's candidate data files (``harness.schema.list_table``): the
     ``*.parquet`` files of its ``run_date=YYYY-MM-DD`` folders, sorted; names
     starting with ``.`` or ``_`` (files being written) are not part of the
-    corpus. Whether each can be read is ``read_table_rows``'s question."""
-    files, _ = list_table(Path(root) / table)
+    corpus. Whether each can be read is ``read_table_rows``'s question.
+    ``root``: a folder path or a URI (``harness.corpus_fs.location``)."""
+    files, _ = list_table(location(root) / table)
     return sorted(files)
 
 
-def _partition_values(path: Path, base: Path) -> dict[str, str]:
-    """``{"run_date": "YYYY-MM-DD"}`` from the folders between ``base`` and ``path``."""
-    out = {}
-    for part in path.relative_to(base).parts[:-1]:
-        if "=" in part:
-            k, v = part.split("=", 1)
-            out[k] = v
-    return out
+def _partition_values(path: Location) -> dict[str, str]:
+    """``{"run_date": "YYYY-MM-DD"}`` from the partition folder holding ``path``
+    (``list_table`` reads no deeper)."""
+    k, sep, v = path.parent.name.partition("=")
+    return {k: v} if sep else {}
 
 
-def read_table_rows(root: Path | str, table: str, warn: bool = True) -> CorpusRead:
+def read_file_rows(path: Location, columns: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
+    """The rows of one corpus file (``columns`` only, when given) as dicts,
+    unchecked: for a reader that has chosen its files already (the live view).
+    Raises what pyarrow raises for a file it cannot read."""
+    with opened(path) as (_, source):
+        return pq.read_table(source, columns=None if columns is None else list(columns)).to_pylist()
+
+
+def read_table_rows(root: Path | str | Location, table: str, warn: bool = True) -> CorpusRead:
     """The rows of every readable file of ``table`` under the corpus ``root``:
     dicts in schema order (an older file's missing columns as None), plus
     ``run_date`` (``"YYYY-MM-DD"``, from the partition folder) and ``_file`` (the
@@ -840,23 +874,18 @@ def read_table_rows(root: Path | str, table: str, warn: bool = True) -> CorpusRe
     file of another schema (missing columns, a column of another type) or of a
     newer schema version — and, unless ``warn`` is false, warned as a
     ``CorpusWarning``. The other files are still read. Never raises for the
-    corpus's content; a missing ``root`` or table folder gives no rows."""
-    schema = SCHEMAS[table]
-    base = Path(root) / table
-    listing = table_files(root, table)
+    corpus's content; a missing ``root`` or table folder gives no rows.
+    ``root``: a folder path, or a URI pyarrow opens (``harness.corpus_fs``;
+    ``CorpusLocationError``, a ValueError, for one it cannot)."""
+    listing = table_files(location(root), table)
     result = CorpusRead([], [], list(listing.skipped))
     for path in listing.files:
         try:
-            data = pq.ParquetFile(path).read()
-            for f in schema:  # an older version lacks the newer columns: null
-                if f.name not in data.column_names:
-                    data = data.append_column(f.with_nullable(True), pa.nulls(data.num_rows, f.type))
-            rows = data.select([f.name for f in schema]).cast(
-                pa.schema([f.with_nullable(True) for f in schema])).to_pylist()
+            rows = file_table(path, table).to_pylist()
         except Exception as e:  # a data page corrupt behind a sound footer, a file gone since
             result.skipped.append(Skipped(path, f"cannot be read ({type(e).__name__}: {' '.join(str(e).split())})"))
             continue
-        extra = _partition_values(path, base)
+        extra = _partition_values(path)
         for r in rows:
             r.update(extra)
             r["_file"] = str(path)
@@ -871,12 +900,12 @@ def read_table_rows(root: Path | str, table: str, warn: bool = True) -> CorpusRe
     return result
 
 
-def read_counterexamples(root: Path | str, warn: bool = True) -> CorpusRead:
+def read_counterexamples(root: Path | str | Location, warn: bool = True) -> CorpusRead:
     """``read_table_rows(root, "counterexamples", warn)``."""
     return read_table_rows(root, COUNTEREXAMPLES, warn)
 
 
-def read_runs(root: Path | str, warn: bool = True) -> CorpusRead:
+def read_runs(root: Path | str | Location, warn: bool = True) -> CorpusRead:
     """``read_table_rows(root, "runs", warn)``."""
     return read_table_rows(root, RUNS, warn)
 

@@ -14,6 +14,7 @@ the factory, the profile it follows and whether the properties are checked.
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 KAFKA = "kafka"
@@ -80,11 +81,12 @@ def unavailable(name: str) -> Optional[str]:
     return kafka_bridge.unavailable()
 
 
-def executor_env(name: str) -> dict[str, str]:
-    """Environment variables another process (a Spark executor's Python worker)
-    needs to build the implementation ``name`` as this one does: for "kafka",
-    the folder of Kafka's jars (``kafka_bridge.jvm.LIB_ENV``, as an absolute
-    path) when it exists here; nothing otherwise."""
+def executor_folders(name: str) -> dict[str, Path]:
+    """The folders another process (a Spark executor's Python worker) needs to
+    build the implementation ``name`` as this one does, each by the environment
+    variable that names it there: for "kafka", ``kafka_bridge.jvm.LIB_ENV`` and
+    this process's folder of Kafka's jars (absolute) when it exists; nothing
+    otherwise. ``harness.spark_pool`` ships them with Spark."""
     if name != KAFKA:
         return {}
     try:
@@ -92,7 +94,7 @@ def executor_env(name: str) -> dict[str, str]:
     except ImportError:
         return {}
     folder = lib_dir()
-    return {LIB_ENV: str(folder.resolve())} if folder.is_dir() else {}
+    return {LIB_ENV: folder.resolve()} if folder.is_dir() else {}
 
 
 def reports_properties(name: Optional[str]) -> bool:

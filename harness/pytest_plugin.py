@@ -428,17 +428,21 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     from .corpus import read_counterexamples, unique_counterexamples
 
-    root = Path(directory)
-    if not root.is_dir():
-        raise pytest.UsageError(f"--replay-corpus {directory}: no such directory")
+    from .corpus_fs import open_corpus
+    root, problem = open_corpus(directory)   # a folder path, or a URI (harness.corpus_fs)
+    if root is None:
+        raise pytest.UsageError(f"--replay-corpus {directory}: {problem}")
     read = read_counterexamples(root, warn=False)
+    local = isinstance(root, Path)   # a remote corpus's items are placed at the rootdir
     for skipped in read.skipped:
         where = skipped.path.relative_to(root) if skipped.path.is_relative_to(root) else skipped.path
         name = f"unreadable[{where}]"
         items.append(UnreadableCorpusFileItem.from_parent(session, name=name, nodeid=f"{root.name}::{name}",
-                                                          path=root.resolve(), problem=str(skipped)))
+                                                          path=root.resolve() if local else config.rootpath,
+                                                          problem=str(skipped)))
     for row in unique_counterexamples(read.rows):
         label = "+".join(row["variants"] + row["sut_bugs"]) or "correct"
         name = f"{row['property']}[{label}-{row['counterexample_id'][:12]}]"
         items.append(CounterexampleItem.from_parent(session, name=name, nodeid=f"{root.name}::{name}",
-                                                    path=Path(row["_file"]).resolve(), row=row))
+                                                    path=Path(row["_file"]).resolve() if local else config.rootpath,
+                                                    row=row))

@@ -48,6 +48,7 @@ import attrs
 
 from .campaign import EXPLORE, Target, UnitResult, WorkUnit, preload, run_unit
 from .scheduler import NOT_SCHEDULED, VERDICTS, Progress, Scheduler, TargetResult
+from .corpus_fs import is_uri
 from .spark_checks import check_shared_corpus
 from .workers import DONE, LOST, PROGRESS, WorkerPool, check_workers
 
@@ -118,19 +119,21 @@ def run_campaign(targets: Sequence[Target], budget_s: float, workers: Optional[i
     (``harness.spark_checks.MASTER_FORMS``) to run the units as Spark tasks
     (``harness.spark_pool``; ``workers`` None: as many at once as the
     executors have cores; ``work`` importable on the executors), ``corpus_dir``
-    a folder every executor writes; None: local worker processes.
+    a folder every executor writes or a URI (``harness.corpus_fs``); None: local
+    worker processes.
 
     Returns when every target's search has ended or the budget is spent, or on
     Ctrl-C (``interrupted``: the units running are stopped, what they reported
     counts). ValueError names a bad ``budget_s``, ``workers`` (None only with
-    a ``master``), ``seed``, ``master`` or ``corpus_dir`` (a URI), an empty or
+    a ``master``), ``seed``, ``master`` or ``corpus_dir`` (a URI that cannot be
+    used: ``check_shared_corpus``), an empty or
     repeated target list; ``harness.spark_pool.SparkUnavailable`` says why
     Spark could not run the units. Both come before any unit runs."""
     check_budget(budget_s, workers if workers is not None or master is None else 1, seed)
     problem = None if corpus_dir is None else check_shared_corpus(corpus_dir, "corpus_dir")
     if problem is not None:
         raise ValueError(problem)
-    if master is not None and corpus_dir is not None:
+    if master is not None and corpus_dir is not None and not is_uri(corpus_dir):
         corpus_dir = os.path.abspath(corpus_dir)  # an executor's working folder is not the driver's
     called = started = time.time()
 
@@ -144,7 +147,8 @@ def run_campaign(targets: Sequence[Target], budget_s: float, workers: Optional[i
     pool: Any = None
     interrupted = False
     try:
-        pool = _start_pool(master, workers, work, log_path, corpus_dir)
+        pool = _start_pool(master, workers, work, log_path, corpus_dir,
+                           tuple(dict.fromkeys(t.name for t in targets if t.kind == "implementation")))
         # The budget is the search's: it starts once the workers are up (Spark's
         # start takes seconds; local worker processes start as units arrive).
         started = time.time()
@@ -181,14 +185,15 @@ def run_campaign(targets: Sequence[Target], budget_s: float, workers: Optional[i
 
 
 def _start_pool(master: Optional[str], workers: Optional[int], work: Callable[..., UnitResult],
-                log_path: Optional[str], corpus_dir: Optional[str]) -> Any:
+                log_path: Optional[str], corpus_dir: Optional[str], implementations: tuple[str, ...] = ()) -> Any:
     """The units' pool: ``workers`` local worker processes, or, with a Spark
-    ``master``, a ``harness.spark_pool.SparkPool`` (PySpark imported only then)."""
+    ``master``, a ``harness.spark_pool.SparkPool`` (PySpark imported only then)
+    shipping what the targets' ``implementations`` need."""
     if master is None:
         return WorkerPool(workers, work, setup=preload, log_path=log_path)  # type: ignore[arg-type]
     from .spark_pool import SparkPool
     return SparkPool(master, work, size=workers, setup=preload, log_path=log_path,
-                     corpus_dir=None if corpus_dir is None else str(corpus_dir))
+                     corpus_dir=None if corpus_dir is None else str(corpus_dir), implementations=implementations)
 
 
 def _apply(scheduler: Scheduler, kind: str, unit: WorkUnit, value: object, retry: bool = True) -> None:

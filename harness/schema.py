@@ -1,7 +1,7 @@
 """The counterexample corpus schema (Parquet, hive-partitioned by ``run_date``).
 
-This module depends on pyarrow and the model's action registry only
-(``model.actions``, data), so readers (``spark_reports``) take the schema and the
+This module depends on pyarrow, the model's action registry
+(``model.actions``, data) and ``harness.corpus_fs`` (pyarrow's file systems) only, so readers (``spark_reports``) take the schema and the
 action vocabulary from here and need nothing else of the model or the harness.
 Changes are additive only: a new column gets a new
 ``SCHEMA_VERSION``; readers accept every version up to theirs and refuse newer
@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from .corpus_fs import Location
 
 from model.actions import ACTIONS
 
@@ -193,7 +195,7 @@ class Skipped:
     """A file or folder of a corpus table that is not read: its path and why (one
     line). ``str()`` is the line every reader prints: ``PATH: REASON``."""
 
-    path: Path
+    path: "Location"   # a local Path, or a harness.corpus_fs.RemotePath (str(): its URI)
     reason: str
 
     def __str__(self) -> str:
@@ -206,7 +208,7 @@ class TableFiles:
     with its schema version in ``versions``) and everything else found there
     that cannot (``skipped``, in path order)."""
 
-    files: tuple[Path, ...]
+    files: tuple["Location", ...]
     versions: tuple[int, ...]
     skipped: tuple[Skipped, ...]
 
@@ -241,8 +243,11 @@ def partition_date(name: str) -> Optional[dt.date]:
     return date if date.isoformat() == value else None
 
 
-def list_table(table_dir: Path) -> tuple[list[Path], list[Skipped]]:
+def list_table(table_dir: "Location") -> tuple[list["Location"], list[Skipped]]:
     """The candidate data files of one table folder and what is skipped there.
+
+    ``table_dir``: a local ``Path`` or a ``harness.corpus_fs.RemotePath`` (a
+    corpus at a URI); the files come back as the same kind of path.
 
     A table is ``TABLE/run_date=YYYY-MM-DD/NAME.parquet``: hidden names (``.``
     or ``_`` first) are ignored; every other entry that is not such a file is
@@ -254,15 +259,20 @@ def list_table(table_dir: Path) -> tuple[list[Path], list[Skipped]]:
     than the partition folders, so a link to a parent folder cannot loop. A
     missing table folder has no files; one that is not a folder, or cannot be
     listed, is itself skipped."""
-    files: list[Path] = []
+    from .corpus_fs import lexists, listing
+
+    files: list = []
     skipped: list[Skipped] = []
-    if not os.path.lexists(table_dir):
+    try:
+        if not lexists(table_dir):
+            return files, skipped
+    except OSError as exc:   # a remote store that does not answer
+        skipped.append(Skipped(table_dir, f"folder cannot be read ({_one_line(exc)})"))
         return files, skipped
 
-    def entries(folder: Path) -> Optional[list[os.DirEntry]]:
+    def entries(folder) -> Optional[list[tuple[str, object, str]]]:
         try:
-            with os.scandir(folder) as it:
-                return sorted((e for e in it if not _hidden(e.name)), key=lambda e: e.name)
+            return listing(folder, _hidden)
         except NotADirectoryError:
             skipped.append(Skipped(folder, "not a folder: a corpus table is a folder of "
                                            f"{PARTITION_FORMAT} folders"))
@@ -270,37 +280,25 @@ def list_table(table_dir: Path) -> tuple[list[Path], list[Skipped]]:
             skipped.append(Skipped(folder, f"folder cannot be read ({_one_line(exc)})"))
         return None
 
-    def kind(entry: os.DirEntry) -> str:
-        """"dir", "file", or why the entry cannot be reached (a link loop, a
-        dangling link, no permission to look), following symbolic links."""
-        try:
-            mode = os.stat(entry.path).st_mode
-        except OSError as exc:   # ELOOP, ENOENT, EACCES
-            return f"cannot be reached ({_one_line(exc)})"
-        return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "not a regular file or folder"
-
-    for top in entries(table_dir) or ():
-        path = Path(top.path)
-        what = kind(top)
+    for name, path, what in entries(table_dir) or ():
         if what == "dir":
-            if partition_date(top.name) is None:
+            if partition_date(name) is None:
                 why = (f"not a partition folder: the value of {PARTITION_COLUMN} must be a date YYYY-MM-DD"
-                       if top.name.startswith(f"{PARTITION_COLUMN}=") else
+                       if name.startswith(f"{PARTITION_COLUMN}=") else
                        f"not a partition folder: expected {PARTITION_FORMAT}")
                 skipped.append(Skipped(path, why + "; its files are not read"))
                 continue
-            for entry in entries(path) or ():
-                inner, what = Path(entry.path), kind(entry)
+            for inner_name, inner, what in entries(path) or ():
                 if what == "dir":
                     skipped.append(Skipped(inner, "a folder inside a partition folder: not read"))
                 elif what != "file":
                     skipped.append(Skipped(inner, what))
-                elif not entry.name.endswith(".parquet"):
+                elif not inner_name.endswith(".parquet"):
                     skipped.append(Skipped(inner, "not a .parquet file"))
                 else:
                     files.append(inner)
         elif what == "file":
-            skipped.append(Skipped(path, "not a .parquet file" if not top.name.endswith(".parquet") else
+            skipped.append(Skipped(path, "not a .parquet file" if not name.endswith(".parquet") else
                                    f"a file outside the {PARTITION_FORMAT} folders"))
         else:
             skipped.append(Skipped(path, what))
@@ -333,8 +331,9 @@ def _type_name(t: pa.DataType) -> str:
     return str(t) if len(str(t)) <= 60 else str(t)[:57] + "…"
 
 
-def check_file(path: Path, table: str) -> tuple[Optional[int], Optional[str]]:
-    """``(version, None)`` when ``path`` is a readable Parquet file of ``table``
+def check_file(path: "Location", table: str) -> tuple[Optional[int], Optional[str]]:
+    """``(version, None)`` when ``path`` (a local ``Path`` or a
+    ``harness.corpus_fs.RemotePath``) is a readable Parquet file of ``table``
     (``version``: the schema version it was written with), else ``(None,
     reason)`` (one line): the file cannot be opened (permissions, a link loop),
     is empty, is not Parquet or is truncated; it lacks a ``REQUIRED_COLUMNS``
@@ -342,13 +341,24 @@ def check_file(path: Path, table: str) -> tuple[Optional[int], Optional[str]]:
     newer schema version than this reader's. Columns the file lacks, but
     ``REQUIRED_COLUMNS``, read as null. Reads the footer (and, without version
     metadata or statistics, the ``schema_version`` column) only."""
+    from .corpus_fs import opened
+
+    try:
+        with opened(path) as (size, source):
+            return _check_open(source, size, table)
+    except OSError as exc:
+        return None, f"cannot be read ({_one_line(exc)})"
+
+
+def _check_open(source, size: int, table: str) -> tuple[Optional[int], Optional[str]]:
+    """``check_file`` of an opened file (``harness.corpus_fs.opened``)."""
     import pyarrow.parquet as pq
 
     schema = SCHEMAS[table]
     try:
-        if os.stat(path).st_size == 0:
+        if size == 0:
             return None, "empty file (0 bytes): not a Parquet file"
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(source)
         found = pf.schema_arrow
     except OSError as exc:
         return None, f"cannot be read ({_one_line(exc)})"
@@ -395,10 +405,14 @@ def _file_version(pf) -> int:
     return max(version, int(best))
 
 
-def table_files(root: Path | str, table: str) -> TableFiles:
+def table_files(root: "Path | str | Location", table: str) -> TableFiles:
     """``list_table`` of ``root/table``, each candidate file checked with
-    ``check_file``: the readable files and everything skipped, with reasons."""
-    candidates, skipped = list_table(Path(root) / table)
+    ``check_file``: the readable files and everything skipped, with reasons.
+    ``root``: a folder path, or a URI (``harness.corpus_fs.location``: raises
+    its ``CorpusLocationError`` for one that cannot be opened)."""
+    from .corpus_fs import location
+
+    candidates, skipped = list_table(location(root) / table)
     files, versions = [], []
     for path in candidates:
         version, why = check_file(path, table)
@@ -408,3 +422,21 @@ def table_files(root: Path | str, table: str) -> TableFiles:
             files.append(path)
             versions.append(version)
     return TableFiles(tuple(files), tuple(versions), tuple(sorted(skipped, key=lambda s: str(s.path))))
+
+
+def file_table(path: "Location", table: str) -> pa.Table:
+    """One file of ``table`` (chosen by ``harness.schema.table_files``) as an
+    Arrow table of the schema's columns, in order, every one nullable (an older
+    file's missing columns as nulls). Raises what pyarrow raises for a file it
+    cannot read."""
+    import pyarrow.parquet as pq
+
+    from .corpus_fs import opened
+
+    schema = SCHEMAS[table]
+    with opened(path) as (_, source):
+        data = pq.ParquetFile(source).read()
+    for f in schema:  # an older version lacks the newer columns: null
+        if f.name not in data.column_names:
+            data = data.append_column(f.with_nullable(True), pa.nulls(data.num_rows, f.type))
+    return data.select([f.name for f in schema]).cast(pa.schema([f.with_nullable(True) for f in schema]))

@@ -15,15 +15,22 @@ MASTER_FORMS = ("local", "local[N]", "local[*]", "local[N,F]", "local[*,F]", "lo
                 "spark://HOST:PORT[,HOST:PORT…]", "yarn", "k8s://[https://]HOST:PORT")
 
 _LOCAL = re.compile(r"local(\[(\d+|\*)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]")
-#: A URI's scheme, as typed (``s3a://b/k``) or after a path type folded its
-#: slashes (``s3a:/b/k``); two letters at least, so ``C:/`` is not one.
-_URI = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):/+(.*)")
 
 
 def is_local_master(master: Optional[str]) -> bool:
     """Whether ``master`` runs Spark inside this machine's driver (``local``,
     ``local[N]``, … or None)."""
     return master is None or bool(_LOCAL.fullmatch(master)) and not master.startswith("local-cluster")
+
+
+def on_loopback(master: Optional[str]) -> bool:
+    """Whether ``master`` is a ``spark://`` master on this machine's loopback
+    (its first HOST 127.0.0.1, localhost or [::1]): its executors reach the
+    driver at 127.0.0.1."""
+    if master is None or not master.startswith("spark://"):
+        return False
+    host = master[len("spark://"):].split(",")[0].rpartition(":")[0]
+    return host in ("127.0.0.1", "localhost", "[::1]")
 
 
 def check_master(master: Optional[str], timeout_s: float = 3.0) -> Optional[str]:
@@ -58,16 +65,22 @@ def check_master(master: Optional[str], timeout_s: float = 3.0) -> Optional[str]
 
 def check_shared_corpus(corpus: object, option: str = "--corpus") -> Optional[str]:
     """Why ``corpus`` (a str or path) cannot be a campaign's corpus, or None:
-    it must be a folder path that every worker (a local worker process, a Spark
-    executor) writes: a local folder on one machine, a shared mount across
-    hosts. ``option`` names it in the line. A URI (``hdfs://``,
-    ``s3a://``, ``file://``, …) is refused: units write their rows through the
-    local file system (``harness.corpus.CorpusWriter``: temp file, fsync,
-    link), which object stores and HDFS do not offer."""
-    match = _URI.fullmatch(str(corpus))
-    if match is None:
+    every worker (a local worker process, a Spark executor) writes it, so it is
+    a folder path (a local folder on one machine, a shared mount across hosts)
+    or a URI pyarrow's file systems open (``harness.corpus_fs``: ``s3://``,
+    ``gs://``, ``hdfs://``; ``file:///PATH`` is that folder path). A URI is
+    checked by asking its store, within a few seconds: the line (``option`` and
+    the URI first) says that its scheme is unknown (``s3a://``: give
+    ``s3://``), that its file system cannot be set up (no libhdfs), that its
+    endpoint does not answer, that access is denied (missing or wrong
+    credentials), that its bucket does not exist, or that it names a file. Each
+    executor opens it again with its own environment (credentials, endpoint)."""
+    from .corpus_fs import CorpusLocationError, is_uri, location, probe
+    if not is_uri(corpus):
         return None
-    uri = f"{match.group(1)}://{match.group(2)}"
-    return (f"{option} {uri}: a URI; the corpus must be a folder path every worker can write (a local folder on "
-            f"one machine: local workers, local[N], a cluster on this machine; a shared mount such as NFS across "
-            f"hosts); hdfs://, s3a:// and other URIs are not supported yet")
+    try:
+        where = location(corpus)
+    except CorpusLocationError as exc:
+        return f"{option} {exc}"
+    problem = probe(where)
+    return None if problem is None else f"{option} {where}: {problem}"

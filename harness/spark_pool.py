@@ -7,8 +7,12 @@ worker processes.
 A submitted unit is a one-task Spark job, started from a driver thread of its
 own in a job group of its own (``setJobGroup(..., interruptOnCancel=True)``).
 The task runs ``setup()`` (``harness.campaign.preload``) once per Python
-worker, then ``work(unit, None, worker)`` (``harness.campaign.run_unit``), and
-returns the unit's ``UnitResult``: DONE. A failed task (an exception, its
+worker, then ``work(unit, progress, worker)`` (``harness.campaign.run_unit``),
+and returns the unit's ``UnitResult``: DONE. What the work passes to
+``progress`` while it runs reaches ``wait`` as PROGRESS, as from a local
+worker, over a TCP connection from the task to the driver
+(``harness.spark_progress``: executors always reach the driver; the corpus
+need not be a folder for it). A failed task (an exception, its
 Python worker or its executor lost) is LOST with one line saying why and
 where; Spark does not retry it (``spark.task.maxFailures`` 1), the scheduler
 decides (``harness.scheduler.Scheduler.lost``). ``worker`` names the executor:
@@ -21,15 +25,23 @@ the executors run the driver's Python (``spark.pyspark.python`` and
 ``PYSPARK_PYTHON`` = ``sys.executable``), which must exist at the same path on
 every executor host with the project's dependencies installed (Hypothesis,
 attrs, pyarrow; JPype for ``implementation:kafka``). Kafka's jars are not
-Spark's: ``kafka_bridge`` starts a JVM of its own in the Python worker (JPype),
-which reads them from ``$REPLICHECK_KAFKA_LIB``; the driver's folder of jars
-(``harness.implementations.executor_env``) is passed to the executors that way
-(``spark.executorEnv``), so it must exist at the same path on their hosts.
+the executor JVM's (``spark.jars`` would not reach them): ``kafka_bridge``
+starts a JVM of its own in the Python worker (JPype), which reads them from
+``$REPLICHECK_KAFKA_LIB``. For each of the ``implementations`` given, the
+driver's folders it needs (``harness.implementations.executor_folders``: for
+"kafka", the folder of Kafka's jars) go to the executors as one archive each
+(``SparkContext.addArchive``, stored uncompressed, unpacked by Spark into its
+files folder), and a task sets the variable to the unpacked folder
+(``pyspark.SparkFiles.get``) before ``setup()``: nothing of Kafka's needs to
+be on the executor hosts but JPype.
 
 The corpus. Units write their rows where the driver names (``corpus_dir``), so
-it must be a folder path shared by the driver and every executor: a local
+it must be a place the driver and every executor reach: a folder path (a local
 folder with ``local[N]`` or a cluster on this machine, a shared mount (NFS)
-otherwise. A URI (``hdfs://``, ``s3a://``) is refused before Spark starts
+otherwise), or a URI pyarrow opens (``s3://``, ``gs://``, ``hdfs://``:
+``harness.corpus_fs``), which each executor opens again with its own
+environment (credentials, endpoint). One that cannot be used (an unknown
+scheme, an unreachable store, a missing bucket) is refused before Spark starts
 (``harness.spark_checks.check_shared_corpus``).
 
 Output. Spark's driver log and the driver JVM's own output go to a file
@@ -38,12 +50,13 @@ or, without ``log_path``, nowhere; the console progress bar and the UI are off. 
 unit prints goes to ``log_path`` when its folder exists on the executor (else
 to the executor's own stderr file).
 
-Stopping. ``stop`` asks every running unit to stop through a file in the
-corpus folder (``.spark-stop/``, polled by the task): the unit unwinds as a
+Stopping. ``stop`` asks every running unit to stop over its task's connection
+to the driver (``harness.spark_progress``), or, for a task that could not
+connect, through a file in a folder corpus (``.spark-stop/``, polled by the
+task): the unit unwinds as a
 local worker does on SIGTERM, writing what it found; the job groups of units
 still running ``grace_s`` later are cancelled (the executor kills the Python
-worker ``spark.python.task.killTimeout`` after). No progress comes from a
-running task: ``wait`` reports DONE and LOST only.
+worker ``spark.python.task.killTimeout`` after).
 """
 
 from __future__ import annotations
@@ -62,13 +75,15 @@ import threading
 import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import attrs
 
-from .implementations import NAMES, executor_env
-from .spark_checks import check_master, check_shared_corpus, is_local_master
-from .workers import DONE, LOST, Event, Stopped, _stop_on_sigterm, check_workers
+from .corpus_fs import is_uri
+from .implementations import executor_folders
+from .spark_checks import check_master, check_shared_corpus, is_local_master, on_loopback
+from .spark_progress import Address, ProgressListener, ProgressSender
+from .workers import DONE, LOST, PROGRESS, Event, Stopped, _stop_on_sigterm, check_workers
 
 #: The packages a unit imports (``harness.campaign.run_unit`` and everything it
 #: loads, ``harness.campaign.preload``; ``kafka_bridge`` for an implementation),
@@ -104,7 +119,10 @@ class SparkUnavailable(RuntimeError):
 class _Task:
     """What a task needs, pickled to the executor: the work and setup
     functions (module-level, importable there), the unit, where its output
-    goes, the file whose existence asks it to stop, and whether Spark is local."""
+    goes, the file whose existence asks it to stop, whether Spark is local;
+    where its progress goes (``progress_to``, the driver's listener, None:
+    nowhere) under which ``key`` (its job group); the environment variables to
+    point at folders Spark shipped (``shipped``: (variable, Spark file name))."""
 
     work: Callable
     setup: Optional[Callable]
@@ -112,6 +130,9 @@ class _Task:
     log_path: Optional[str]
     stop_path: Optional[str]
     local: bool
+    progress_to: Optional[Address] = None
+    key: str = ""
+    shipped: tuple[tuple[str, str], ...] = ()
 
 
 @attrs.define
@@ -128,7 +149,9 @@ class SparkPool:
     importable on the executors (a function of ``SHIPPED``); ``log_path``: the
     units' output (appended; None: discarded), Spark's log beside it;
     ``corpus_dir``: the campaign's corpus (a shared folder path; the stop
-    files go there).
+    files go there); ``implementations``: the names
+    (``harness.implementations.NAMES``) the units build, whose folders are
+    shipped (module doc).
 
     Starts Spark (some seconds: the driver's JVM, the executors). ValueError
     names a bad ``master``, ``size`` or ``corpus_dir`` (before Spark starts);
@@ -137,7 +160,8 @@ class SparkPool:
 
     def __init__(self, master: str, work: Callable, size: Optional[int] = None, setup: Optional[Callable] = None,
                  log_path: Optional[str] = None, corpus_dir: Optional[str] = None,
-                 app_name: str = "replicheck-fuzz", register_s: float = REGISTER_S) -> None:
+                 app_name: str = "replicheck-fuzz", register_s: float = REGISTER_S,
+                 implementations: Sequence[str] = ()) -> None:
         problem = check_master(master) or (None if corpus_dir is None else check_shared_corpus(corpus_dir,
                                                                                              "corpus_dir"))
         if problem is not None:
@@ -153,11 +177,16 @@ class SparkPool:
         # Absolute: an executor's working folder is not the driver's.
         self._log_path = None if log_path is None else os.path.abspath(log_path)
         self._local = is_local_master(master)
-        self._stop_dir = None if corpus_dir is None else os.path.join(os.path.abspath(corpus_dir), STOP_FOLDER)
+        # Stop files only in a folder corpus; a task is asked over its connection first (spark_progress).
+        self._stop_dir = None if corpus_dir is None or is_uri(corpus_dir) else \
+            os.path.join(os.path.abspath(corpus_dir), STOP_FOLDER)
         self._stop_files: list[str] = []
         self._token = secrets.token_hex(4)
         self._groups = itertools.count()
         self._done: queue.Queue = queue.Queue()
+        self._by_group: dict[str, tuple[int, _Job]] = {}   # the running jobs, for their progress
+        self._listener: Optional[ProgressListener] = None
+        self._shipped: tuple[tuple[str, str], ...] = ()
         self._threads: list[threading.Thread] = []
         self._tmp = tempfile.mkdtemp(prefix="replicheck-spark-")
         self._previous_python = os.environ.get("PYSPARK_PYTHON")
@@ -165,6 +194,8 @@ class SparkPool:
         self._sc: Any = None
         try:
             self._sc = self._start(app_name)
+            self._shipped = self._ship(implementations)
+            self._listener = self._listen()
             cores = self._wait_for_executors(register_s)
         except BaseException:
             self._shutdown()
@@ -212,6 +243,35 @@ class SparkPool:
         sys.path[:] = path
         return sc
 
+    def _ship(self, implementations: Sequence[str]) -> tuple[tuple[str, str], ...]:
+        """Ship the folders the ``implementations`` need on the executors, one
+        archive each (``SparkContext.addArchive``); returns (variable, Spark
+        file name) of each."""
+        shipped = []
+        for name in dict.fromkeys(implementations):
+            for variable, folder in executor_folders(name).items():
+                alias = variable.lower().replace("_", "-")   # REPLICHECK_KAFKA_LIB: replicheck-kafka-lib
+                self._sc.addArchive(f"{folder_archive(folder, os.path.join(self._tmp, alias + '.zip'))}#{alias}")
+                shipped.append((variable, alias))
+        return tuple(shipped)
+
+    def _listen(self) -> ProgressListener:
+        """The driver's end of the tasks' progress, where Spark's own driver
+        listens (``spark.driver.bindAddress``, else ``spark.driver.host``), at
+        the address executors reach the driver by (``spark.driver.host``)."""
+        conf = self._sc.getConf()
+        host = conf.get("spark.driver.host", None) or socket.gethostname()
+        try:
+            return ProgressListener(conf.get("spark.driver.bindAddress", None) or host, self._progress, host)
+        except OSError as e:
+            raise SparkUnavailable(f"cannot listen for the tasks' progress on {host}: {e}") from e
+
+    def _progress(self, group: str, value: Any) -> None:
+        """A running task's progress value (a listener's thread)."""
+        running = self._by_group.get(group)
+        if running is not None:
+            self._done.put((*running, PROGRESS, value))
+
     def _conf(self) -> dict[str, str]:
         """The Spark settings of the campaign's application."""
         conf = {
@@ -223,14 +283,9 @@ class SparkPool:
             "spark.ui.showConsoleProgress": "false",
             "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{self._log4j_file()}",
         }
-        host = self.master[len("spark://"):].split(",")[0].rpartition(":")[0] \
-            if self.master.startswith("spark://") else ""
-        if (self._local or host in ("127.0.0.1", "localhost", "[::1]")) and "SPARK_LOCAL_IP" not in os.environ:
+        if (self._local or on_loopback(self.master)) and "SPARK_LOCAL_IP" not in os.environ:
             # A cluster on this machine: no host name look-up, no other interface.
             conf["spark.driver.host"] = conf["spark.driver.bindAddress"] = "127.0.0.1"
-        for name in NAMES:   # Kafka's jars: at the driver's path on every executor host
-            for key, value in executor_env(name).items():
-                conf[f"spark.executorEnv.{key}"] = value
         return conf
 
     def _log4j_file(self) -> str:
@@ -304,8 +359,10 @@ class SparkPool:
             raise ValueError(f"slot {slot} is busy")
         job = _Job(unit, f"replicheck-{self._token}-{next(self._groups)}")
         self._jobs[slot] = job
+        self._by_group[job.group] = (slot, job)
         task = _Task(self._work, self._setup, unit, self._log_path,
-                     None if self._stop_dir is None else os.path.join(self._stop_dir, job.group), self._local)
+                     None if self._stop_dir is None else os.path.join(self._stop_dir, job.group), self._local,
+                     None if self._listener is None else self._listener.address, job.group, self._shipped)
         # InheritableThread: the job group is a property of the JVM thread pinned to this Python thread.
         thread = InheritableThread(self._run, args=(slot, job, task), name=f"replicheck-{job.group}", daemon=True)
         self._threads = [t for t in self._threads if t.is_alive()] + [thread]
@@ -324,7 +381,8 @@ class SparkPool:
 
     def wait(self, timeout: Optional[float]) -> list[Event]:
         """What the busy slots' jobs did within ``timeout`` seconds (None: until
-        one of them ends): DONE with the unit's result, or LOST with why."""
+        one of them does something): PROGRESS with what the unit's work passed
+        to ``progress``, DONE with the unit's result, or LOST with why."""
         if not self.busy:
             return []
         try:
@@ -333,10 +391,15 @@ class SparkPool:
             return []
         events: list[Event] = []
         for slot, job, kind, value in [first, *self._drain()]:
-            if self._jobs[slot] is job:
-                self._jobs[slot] = None
+            if self._jobs[slot] is job:  # else a job already ended (progress sent just before its end)
+                if kind != PROGRESS:
+                    self._end(slot, job)
                 events.append(Event(kind, slot, job.unit, value))
         return events
+
+    def _end(self, slot: int, job: _Job) -> None:
+        self._jobs[slot] = None
+        self._by_group.pop(job.group, None)
 
     def _drain(self) -> list[tuple]:
         out = []
@@ -349,8 +412,9 @@ class SparkPool:
     def stop(self, why: str, grace_s: float = 0.0) -> list[Event]:
         """Stop the busy slots' units: each is asked to stop (its stop file: it
         unwinds and writes what it found), and the job groups of those still
-        running ``grace_s`` seconds later are cancelled. Returns DONE for a
-        unit that finished first, then LOST with ``why`` for every other."""
+        running ``grace_s`` seconds later are cancelled. Returns what the units
+        reported meanwhile (PROGRESS; DONE for a unit that finished first),
+        then LOST with ``why`` for every other."""
         busy = {i: job for i, job in enumerate(self._jobs) if job is not None}
         asked = self._ask_to_stop(busy.values())
         events: list[Event] = []
@@ -360,33 +424,40 @@ class SparkPool:
                 slot, job, kind, value = self._done.get(timeout=max(0.01, min(0.25, end - time.monotonic())))
             except queue.Empty:
                 continue
-            if busy.get(slot) is job:
-                del busy[slot]
-                self._jobs[slot] = None
-                events.append(Event(DONE, slot, job.unit, value) if kind == DONE else Event(LOST, slot, job.unit, why))
+            if busy.get(slot) is not job:
+                continue
+            if kind == PROGRESS:
+                events.append(Event(PROGRESS, slot, job.unit, value))
+                continue
+            del busy[slot]
+            self._end(slot, job)
+            events.append(Event(DONE, slot, job.unit, value) if kind == DONE else Event(LOST, slot, job.unit, why))
         for slot, job in busy.items():
             try:
                 self._sc.cancelJobGroup(job.group)
             except Exception:  # the context is gone: its jobs with it
                 pass
-            self._jobs[slot] = None
+            self._end(slot, job)
             events.append(Event(LOST, slot, job.unit, why))
         return events
 
     def _ask_to_stop(self, jobs: Any) -> bool:
-        """Create the stop file of each job (a task polls for it); whether all were."""
+        """Ask each job's task to stop: over its connection to the driver, else
+        through its stop file (a task polls for it); whether any was asked (the
+        others are cancelled after the grace)."""
         jobs = list(jobs)
-        if not jobs or self._stop_dir is None:
-            return False
+        unasked = [job for job in jobs if self._listener is None or not self._listener.stop(job.group)]
+        if not unasked or self._stop_dir is None:
+            return len(unasked) < len(jobs)
         try:
             os.makedirs(self._stop_dir, exist_ok=True)
-            for job in jobs:
+            for job in unasked:
                 path = os.path.join(self._stop_dir, job.group)
                 with open(path, "w"):
                     pass
                 self._stop_files.append(path)
         except OSError:
-            return False
+            return len(unasked) < len(jobs)
         return True
 
     def close(self, timeout: float = 5.0) -> None:
@@ -401,6 +472,7 @@ class SparkPool:
                 except Exception:
                     pass
         self._jobs = [None] * len(self._jobs)
+        self._by_group.clear()
         # A driver thread still calling into the JVM as it goes away would log py4j's errors.
         end = time.monotonic() + timeout
         for thread in self._threads:
@@ -409,6 +481,9 @@ class SparkPool:
 
     def _shutdown(self, timeout: float = 5.0) -> None:
         from pyspark import SparkContext
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
         try:
             if self._sc is not None:
                 self._sc.stop()
@@ -483,6 +558,17 @@ def python_zip(folder: str) -> str:
     return path
 
 
+def folder_archive(folder: "str | os.PathLike", path: str) -> str:
+    """Store the files of ``folder`` (not its subfolders) uncompressed in a zip
+    at ``path`` (jars are compressed already); returns ``path``."""
+    import zipfile
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        for file in sorted(Path(folder).iterdir()):
+            if file.is_file():
+                zf.write(file, file.name)
+    return path
+
+
 def _first_line(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
@@ -525,19 +611,37 @@ _SET_UP: set[str] = set()
 
 
 def _run_task(task: _Task) -> Any:
-    """A unit on an executor: ``setup()`` once per Python worker, then
-    ``work(unit, None, worker)``; its output to the task's log. Returns the
-    work's result, or None when the unit was asked to stop (``_stop_file``)."""
-    with _output_to(task.log_path), _stop_file(task.stop_path):
+    """A unit on an executor: the shipped folders' variables set, ``setup()``
+    once per Python worker, then ``work(unit, progress, worker)``, ``progress``
+    sending to the driver; its output to the task's log. Returns the work's
+    result, or None when the unit was asked to stop (``_stop_file``)."""
+    progress = None if task.progress_to is None else ProgressSender(task.progress_to, task.key)
+    with _output_to(task.log_path), _stop_file(task.stop_path, progress):
         try:
+            point_at_shipped(task.shipped)
             if task.setup is not None:
                 key = f"{task.setup.__module__}.{task.setup.__qualname__}"
                 if key not in _SET_UP:
                     task.setup()
                     _SET_UP.add(key)
-            return task.work(task.unit, None, executor_name(task.local))
+            return task.work(task.unit, progress, executor_name(task.local))
         except Stopped:
             return None
+        finally:
+            if progress is not None:
+                progress.close()
+
+
+def point_at_shipped(shipped: tuple[tuple[str, str], ...]) -> None:
+    """Set each (variable, Spark file name) of ``shipped`` to where Spark
+    unpacked that archive here (``pyspark.SparkFiles.get``; absolute: on a
+    standalone executor it is relative to the executor's folder), before
+    anything reads it (``kafka_bridge`` starting its JVM)."""
+    if not shipped:
+        return
+    from pyspark import SparkFiles
+    for variable, alias in shipped:
+        os.environ[variable] = os.path.abspath(SparkFiles.get(alias))
 
 
 def executor_name(local: bool) -> str:
@@ -595,19 +699,21 @@ def _output_to(log_path: Optional[str]) -> Iterator[None]:
 
 
 @contextmanager
-def _stop_file(stop_path: Optional[str]) -> Iterator[None]:
-    """Within, ``stop_path`` appearing (``SparkPool.stop``) raises ``Stopped`` in
+def _stop_file(stop_path: Optional[str], sender: Optional[ProgressSender] = None) -> Iterator[None]:
+    """Within, the driver asking this task to stop (``SparkPool.stop``: over the
+    ``sender``'s connection, or ``stop_path`` appearing) raises ``Stopped`` in
     this thread, as SIGTERM does in a local worker: the unit unwinds and
     writes what it found. Only in the main thread (where PySpark runs a task);
-    elsewhere, and without a path, it does nothing."""
-    if stop_path is None or threading.current_thread() is not threading.main_thread():
+    elsewhere, and with neither way, it does nothing."""
+    asked = sender.stop_requested if sender is not None and sender.connect() else None
+    if (stop_path is None and asked is None) or threading.current_thread() is not threading.main_thread():
         yield
         return
     done = threading.Event()
 
     def watch() -> None:
         while not done.wait(STOP_POLL_S):
-            if os.path.exists(stop_path):
+            if (asked is not None and asked.is_set()) or (stop_path is not None and os.path.exists(stop_path)):
                 os.kill(os.getpid(), signal.SIGTERM)
                 return
 

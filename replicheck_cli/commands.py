@@ -35,12 +35,12 @@ def _err(message: str) -> None:
 @click.option("--master", default=None, metavar="URL",
               help="run the units as Spark tasks on this master (spark://HOST:PORT, local[N], ...; checked by "
                    "connecting to it first) instead of local worker processes; --corpus must then be a folder path "
-                   "every executor writes (README: Campaigns on a Spark cluster)")
+                   "every executor writes, or a URI (README: Campaigns on a Spark cluster)")
 @click.option("--variant", "variants", multiple=True, metavar="NAME",
               help="only this protocol variant (repeatable; see model.Variant)")
 @click.option("--bug", "bugs", multiple=True, metavar="NAME", help="only this SUT bug (repeatable; see sut.bugs.Bug)")
-@click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("corpus"),
-              show_default=True, help="counterexample corpus directory")
+@click.option("--corpus", "corpus_dir", type=click.Path(file_okay=False), default="corpus",
+              show_default=True, help="counterexample corpus: a folder, or a URI (s3://BUCKET/PATH, gs://, hdfs://)")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("report"),
               show_default=True, help="where the HTML report goes")
 @click.option("--no-report", is_flag=True, help="skip the Spark report: the whole budget goes to the search")
@@ -63,7 +63,7 @@ def _err(message: str) -> None:
               help="how targets are searched: explore (the machine's policy driven by harness.explore, branching "
                    "from the protocol states it reached) or hypothesis (machine runs under Hypothesis)")
 def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs: tuple[str, ...],
-         corpus_dir: Path, report_dir: Path, no_report: bool, no_live: bool, no_correct: bool, seed: Optional[int],
+         corpus_dir: str, report_dir: Path, no_report: bool, no_live: bool, no_correct: bool, seed: Optional[int],
          implementation: Optional[str], correct_only: bool, engine: str, master: Optional[str]) -> None:
     """Run the fuzz campaign: the correct protocol + SUT, every protocol variant and
     every SUT bug (or only those named), each as a series of machine runs in
@@ -78,8 +78,8 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
 
     Exit status 0 when the correct protocol + SUT (or the implementation) never
     failed and every selected flaw was found; 1 otherwise; 2 on bad arguments
-    (--corpus or --report a folder that cannot be created and written, a URI
-    as --corpus, an unreachable --master among them) or an implementation that cannot be built here (the reason on one
+    (--corpus or --report a folder that cannot be created and written, a --corpus
+    URI that cannot be used, an unreachable --master among them) or an implementation that cannot be built here (the reason on one
     line, before any run starts); 130 when interrupted by Ctrl-C, 143 by SIGTERM (the workers
     stopped, what they found on disk, the kill matrix printed with the targets cut short as
     stopped)."""
@@ -104,7 +104,10 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
         _err(problem)
         raise SystemExit(2)
     from spark_reports.cli import writable_folder
-    for option, folder in (("--corpus", corpus_dir), ("--report", None if no_report else report_dir)):
+    from harness.corpus_fs import RemotePath, location
+    local_corpus = location(corpus_dir)   # checked above: a folder path (file:// too), or a URI that answered
+    for option, folder in (("--corpus", None if isinstance(local_corpus, RemotePath) else local_corpus),
+                           ("--report", None if no_report else report_dir)):
         problem = None if folder is None else writable_folder(folder, option)
         if problem is not None:
             _err(problem)

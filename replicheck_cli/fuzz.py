@@ -12,7 +12,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
     from harness.runner import CampaignResult
@@ -85,7 +85,7 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
     the campaign runs; a page that cannot be written is warned about once.
     ``master``: a Spark master URL: the units run as Spark tasks on its
     executors (``harness.spark_pool``; ``workers`` None: one per executor
-    core), ``corpus_dir`` a folder every executor writes; ``SparkUnavailable``
+    core), ``corpus_dir`` a folder every executor writes (or a URI); ``SparkUnavailable``
     says why they cannot.
 
     ValueError names a bad ``minutes``, ``workers``, ``seed``, ``engine``, variant,
@@ -119,9 +119,13 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
             raise ImplementationUnavailable(f"implementation {implementation} is unavailable: {why}")
     if seed is None:
         seed = secrets.randbits(32)
-    corpus = Path(corpus_dir).resolve()
+    from harness.corpus_fs import RemotePath, location
+    corpus = location(corpus_dir)
+    corpus = corpus if isinstance(corpus, RemotePath) else corpus.resolve()
     run_id = new_run_id()
-    log = corpus / "logs" / f"campaign-{run_id}.log"
+    # The logs are local files: beside a local corpus, else in the report folder.
+    logs = Path(live_dir or report_dir or ".").resolve() / "logs" if isinstance(corpus, RemotePath) else corpus / "logs"
+    log = logs / f"campaign-{run_id}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     budget_s = minutes * 60
     reserve_s = min(REPORT_RESERVE_S, budget_s / 2) if report_dir is not None else 0.0
@@ -158,11 +162,12 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
         term.raising = False   # from here on a SIGTERM is only noted: the results are printed
         if live_view is not None:
             live_view.finish(result)
-        return _finish(result, term.received, started, budget_s, corpus, report_dir, targets, run_id, log)
+        return _finish(result, term.received, started, budget_s, corpus, report_dir, targets, run_id, log, master)
 
 
-def _finish(result: "CampaignResult", received: list[int], started: float, budget_s: float, corpus: Path,
-            report_dir: Optional[str | os.PathLike], targets: list, run_id: str, log: Path) -> int:
+def _finish(result: "CampaignResult", received: list[int], started: float, budget_s: float, corpus: Any,
+            report_dir: Optional[str | os.PathLike], targets: list, run_id: str, log: Path,
+            master: Optional[str] = None) -> int:
     """Print the campaign's results (the kill matrix, the counts, the report, the
     final line); returns the exit status (``fuzz``)."""
     from .verdicts import counts_line, final_line, kill_matrix
@@ -172,14 +177,17 @@ def _finish(result: "CampaignResult", received: list[int], started: float, budge
     print("\nkill matrix (this campaign):\n" + kill_matrix(result), flush=True)
     print(counts_line(result), flush=True)
     if report_dir is not None and not result.interrupted and not received:
-        from .report_job import build_report_within
+        from .report_job import build_report_within, report_master
         left = started + budget_s - time.time()
-        outcome = build_report_within(corpus, Path(report_dir).resolve(), left, [t.label for t in targets], run_id)
+        outcome = build_report_within(corpus, Path(report_dir).resolve(), left, [t.label for t in targets], run_id,
+                                      master)
         if outcome.path is not None:
             print(f"\nreport: {outcome.path}  (Spark's log: {outcome.log})", flush=True)
         else:  # the campaign's verdict stands without the report
+            on = report_master(master)
             print(f"\nthe Spark report was not built: {outcome.problem}; Spark's log: {outcome.log}; build it with "
-                  f"`replicheck report {corpus} --out {report_dir}`", flush=True)
+                  f"`replicheck report {corpus} --out {report_dir}{'' if on == 'local[*]' else f' --master {on}'}`",
+                  flush=True)
     if log.exists() and log.stat().st_size:
         print(f"workers' output (warnings, errors): {log}", flush=True)
     elif log.exists():

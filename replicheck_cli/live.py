@@ -196,6 +196,17 @@ code{background:#f4f4f4;padding:0 .2em}
 """
 
 
+def _corpus_location(corpus_dir: str | os.PathLike) -> Any:
+    """The corpus as ``harness.corpus_fs.location`` gives it (a folder path, or a
+    URI pyarrow opens); a URI it cannot open (the campaign refused it already)
+    stays a path, which reads as no files."""
+    from harness.corpus_fs import CorpusLocationError, location
+    try:
+        return location(corpus_dir)
+    except CorpusLocationError:
+        return Path(corpus_dir)
+
+
 class LiveView:
     """``live.html`` in ``report_dir`` for the campaign ``run_id`` writing to
     ``corpus_dir``: ``start`` writes the first page (``running``), ``update``
@@ -216,7 +227,7 @@ class LiveView:
                  search_s: Optional[float] = None, seed: Optional[int] = None, workers: Optional[int] = None,
                  interval_s: float = WRITE_EVERY_S, background: bool = True, stream: Optional[TextIO] = None) -> None:
         self.path = Path(report_dir) / LIVE_FILE
-        self.corpus_dir = None if corpus_dir is None else Path(corpus_dir)
+        self.corpus_dir = None if corpus_dir is None else _corpus_location(corpus_dir)
         self.labels = list(targets)
         self.run_id = run_id
         self.budget_s = float(budget_s)
@@ -351,7 +362,7 @@ class LiveView:
 
     # ------------------------------------------------------------------ the corpus
 
-    def _new_files(self, table: str) -> list[Path]:
+    def _new_files(self, table: str) -> list[Any]:
         """This campaign's files of ``table`` not read yet (``part-<run_id>-…``)."""
         if self.corpus_dir is None or self.run_id is None:
             return []
@@ -363,12 +374,12 @@ class LiveView:
     def _read(self, table: str, columns: Sequence[str]) -> list[dict[str, Any]]:
         """The rows of this campaign's new files of ``table`` (each file once: they
         are never rewritten); a file that cannot be read is left out."""
-        import pyarrow.parquet as pq
+        from harness.corpus import read_file_rows
         rows: list[dict[str, Any]] = []
         for path in self._new_files(table):
             self._seen_files[table].add(str(path))
             try:
-                rows += pq.read_table(path, columns=list(columns)).to_pylist()
+                rows += read_file_rows(path, columns)
             except Exception:  # the report names unreadable files; the live view shows what it can
                 continue
         return [r for r in rows if r.get("run_id") == self.run_id]

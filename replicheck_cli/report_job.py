@@ -1,7 +1,8 @@
 """The campaign's Spark report, built in a process of its own: within the time
 left of the campaign's budget (stopped when it overruns), and with Spark's
 output — the JVM's start-up warnings, its logs — in a log file instead of the
-terminal."""
+terminal; on the campaign's standalone cluster when it ran on one
+(``report_master``)."""
 
 from __future__ import annotations
 
@@ -24,15 +25,23 @@ class ReportOutcome:
     log: Path
 
 
+def report_master(master: Optional[str]) -> str:
+    """The Spark master the report of a campaign run on ``master`` is built
+    on: a standalone cluster's (``spark://``), whose executors read the corpus
+    the campaign wrote (shared by then); else (None, ``local[N]``, ``yarn``,
+    ``k8s://``) ``local[*]``, on this machine."""
+    return master if master is not None and master.startswith("spark://") else "local[*]"
+
+
 def _build(conn: Connection, corpus_dir: str, out_dir: str, log: str, targets: Optional[list[str]],
-           run_id: Optional[str]) -> None:
+           run_id: Optional[str], master: str) -> None:
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
     try:
         from spark_reports.report import build_report
-        path = build_report(corpus_dir, out_dir, "local[*]", targets=targets, run_id=run_id)
+        path = build_report(corpus_dir, out_dir, master, targets=targets, run_id=run_id)
         conn.send((str(path), None))
     except Exception as e:
         import traceback
@@ -41,11 +50,13 @@ def _build(conn: Connection, corpus_dir: str, out_dir: str, log: str, targets: O
 
 
 def build_report_within(corpus_dir: Path, out_dir: Path, seconds: float, targets: Optional[Sequence[str]] = None,
-                        run_id: Optional[str] = None) -> ReportOutcome:
+                        run_id: Optional[str] = None, master: Optional[str] = None) -> ReportOutcome:
     """Build the report of ``corpus_dir`` into ``out_dir`` (``spark_reports.report
     .build_report`` with the campaign's ``targets`` labels and ``run_id``, so it
     lists the targets that did not run) in a child process, stopped after
-    ``seconds``; Spark's output goes to ``out_dir/spark.log``. Never raises for
+    ``seconds``, on ``report_master(master)`` (``master``: the campaign's Spark
+    master, None: local workers); Spark's output goes to
+    ``out_dir/spark.log``. Never raises for
     its arguments: an ``out_dir`` that cannot be created or written, or no time
     left (``seconds`` not > 0), is the outcome's ``problem``."""
     from spark_reports.cli import writable_folder
@@ -59,7 +70,7 @@ def build_report_within(corpus_dir: Path, out_dir: Path, seconds: float, targets
     receive, send = context.Pipe(duplex=False)
     process = context.Process(target=_build, name="replicheck-report", daemon=True,
                               args=(send, str(corpus_dir), str(out_dir), str(log),
-                                    None if targets is None else list(targets), run_id))
+                                    None if targets is None else list(targets), run_id, report_master(master)))
     process.start()
     send.close()
     try:

@@ -7,8 +7,8 @@ import os
 import tempfile
 from typing import Any, Optional
 
-# The master check, shared with the campaign on a cluster (harness.spark_pool).
-from harness.spark_checks import MASTER_FORMS, check_master  # noqa: F401
+# The master checks, shared with the campaign on a cluster (harness.spark_pool).
+from harness.spark_checks import MASTER_FORMS, check_master, on_loopback  # noqa: F401
 
 #: Defaults applied unless the caller passes the same key (underscores in
 #: keyword arguments stand for dots: ``spark_sql_shuffle_partitions=8``).
@@ -56,8 +56,10 @@ def session(master: Optional[str] = "local[*]", app_name: str = "replicheck-repo
     Defaults (each overridable through ``conf``, with dots or underscores):
     Spark UI off, console progress bars off, 4 shuffle partitions, UTC session
     time zone, ANSI mode on, Arrow for ``toPandas``, 4 GiB driver memory, and
-    error-only JVM logs. For a local master the driver binds to 127.0.0.1 (no
-    hostname look-up warnings) unless ``SPARK_LOCAL_IP`` is already set.
+    error-only JVM logs. For a local master, or a standalone one on loopback
+    (``spark://127.0.0.1:PORT``, whose executors reach the driver there), the
+    driver binds to 127.0.0.1 (no hostname look-up warnings) unless
+    ``SPARK_LOCAL_IP`` is already set.
 
     Settings that size the JVM (``spark.driver.memory``, Java options) only take
     effect when this call starts the JVM; an already running session is returned
@@ -68,7 +70,7 @@ def session(master: Optional[str] = "local[*]", app_name: str = "replicheck-repo
     merged: dict[str, str] = dict(DEFAULT_CONF)
     for key, value in conf.items():
         merged[key if "." in key else key.replace("_", ".")] = str(value).lower() if isinstance(value, bool) else str(value)
-    local = master is None or master.startswith("local")
+    local = master is None or master.startswith("local") or on_loopback(master)
     if local and "SPARK_LOCAL_IP" not in os.environ:
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     java_opts = f"-Dlog4j.configurationFile=file:{_log4j_file()}"

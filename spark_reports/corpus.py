@@ -17,6 +17,15 @@ column of another type, a newer version, a stray folder, ``run_date=notadate``,
 a folder that cannot be listed, a symbolic link loop — is skipped, and named
 with why in ``Corpus.skipped``; Spark reads the list of good files only, so one
 bad file never costs the others.
+
+A corpus at a URI that pyarrow's file systems open (``harness.corpus_fs``:
+``s3://``, ``gs://``, ``hdfs://``) is checked by the same rule, through
+pyarrow; then the driver reads the good files with pyarrow and hands Spark the
+Arrow tables (``spark.createDataFrame``), since Spark itself reads object
+stores only with the cloud connector jars (``hadoop-aws``, the GCS connector)
+on its classpath, which replicheck does not ship. The corpus then has to fit in
+the driver's memory (a few thousand rows take a few MB). Any other URI (``s3a://``
+with the connector configured) is listed and read by Spark itself, unchecked.
 """
 
 from __future__ import annotations
@@ -107,6 +116,35 @@ def _uri(path: Path) -> str:
     return "file://" + os.path.abspath(path)
 
 
+def _remote(text: str):
+    """The ``harness.corpus_fs.RemotePath`` of a URI pyarrow opens, else None
+    (a URI left to Spark). ``CorpusError`` when pyarrow knows the scheme but
+    cannot set up its file system (no libhdfs, a region that cannot be looked up)."""
+    from harness.corpus_fs import CorpusLocationError, RemotePath, location
+    try:
+        where = location(text)
+    except CorpusLocationError as exc:
+        if "unknown scheme" in str(exc) or "Hadoop's name" in str(exc):
+            return None
+        raise CorpusError(text, f"the corpus cannot be opened: {exc}") from None
+    return where if isinstance(where, RemotePath) else None
+
+
+def _missing(root) -> Optional[str]:
+    """Why the corpus at ``root`` (a local ``Path`` or a ``RemotePath``) cannot be
+    read at all, or None: it does not exist, is not a folder, or (remote) its
+    store cannot be reached, denies access, or has no such bucket."""
+    from harness.corpus_fs import exists_dir, probe
+    if isinstance(root, Path):
+        if not root.exists():
+            return "the corpus directory does not exist"
+        return None if root.is_dir() else "the corpus path is not a directory"
+    problem = probe(root)
+    if problem is not None:
+        return f"the corpus cannot be read: {problem}"
+    return None if exists_dir(root) else "the corpus directory does not exist"
+
+
 def _local_path(path: PathLike) -> Optional[Path]:
     """A local filesystem path for ``path`` (plain path or file:// URI), else None."""
     text = os.fspath(path)
@@ -126,7 +164,8 @@ class Corpus:
     ``notes`` says what is missing (no runs, only passing runs, …) in words for a
     report; ``newest_schema_version`` is the newest version among the files read;
     ``skipped`` (``harness.schema.Skipped``: path and reason) every file or folder
-    of the corpus not read, in path order (a remote corpus: none are checked).
+    of the corpus not read, in path order (a URI Spark lists itself: none are
+    checked).
     """
 
     path: str
@@ -198,6 +237,30 @@ def empty_corpus(spark, path: PathLike, notes: Iterable[str] = (), missing: bool
                   tuple(skipped)).register_views()
 
 
+def _arrow_table(files: Iterable[object], table: str, arrow_schema: pa.Schema) -> tuple[pa.Table, list[Skipped]]:
+    """The rows of ``files`` (remote corpus files that ``table_files`` found
+    readable) as one Arrow table of ``spark_schema``'s columns: the schema's,
+    plus ``run_date`` (date) from each file's partition folder; and the files
+    that could not be read after all (gone since, a page corrupt behind a sound
+    footer), skipped with why."""
+    from datetime import date
+
+    from harness.schema import file_table
+    from harness.corpus_fs import one_line
+    parts, skipped = [], []
+    for f in files:
+        try:
+            data = file_table(f, table)
+        except Exception as exc:
+            skipped.append(Skipped(f, f"cannot be read ({one_line(exc)})"))
+            continue
+        day = date.fromisoformat(f.parent.name.partition("=")[2])
+        parts.append(data.append_column(pa.field(PARTITION_COLUMN, pa.date32()),
+                                        pa.array([day] * data.num_rows, pa.date32())))
+    schema = pa.schema([f.with_nullable(True) for f in arrow_schema] + [pa.field(PARTITION_COLUMN, pa.date32())])
+    return (pa.concat_tables(parts) if parts else schema.empty_table()), skipped
+
+
 def _read_table(spark, location: str, arrow_schema: pa.Schema, files: Optional[Iterable[Path]] = None):
     """The table at ``location`` (a URI) with its explicit schema: every file
     Spark lists there, or only ``files`` (local paths below it) when given."""
@@ -208,14 +271,19 @@ def _read_table(spark, location: str, arrow_schema: pa.Schema, files: Optional[I
 
 
 def load_corpus(spark, path: PathLike, register: bool = True) -> Corpus:
-    """Load the corpus under ``path`` (a directory, or any URI Spark reads).
+    """Load the corpus under ``path`` (a directory, a URI pyarrow opens, or any
+    URI Spark reads).
 
     Of a local corpus, only the files ``harness.schema.table_files`` finds
     readable are handed to Spark; every other file or folder of the tables is
-    in ``Corpus.skipped`` with why. Raises ``CorpusError`` when the path does
-    not exist or is not a directory, or when neither table has a readable file
-    (``CorpusError.skipped`` then names what was skipped); of a remote corpus
-    (listed by Spark, unchecked), ``SchemaVersionError`` when it holds rows of a
+    in ``Corpus.skipped`` with why. Of a corpus at a URI pyarrow opens
+    (``s3://``, ``gs://``, ``hdfs://``), the same files are chosen the same way,
+    read by the driver with pyarrow and handed to Spark as Arrow tables (module
+    doc). Raises ``CorpusError`` when the path does
+    not exist or is not a directory (a URI: its store cannot be reached, denies
+    access, has no such bucket), or when neither table has a readable file
+    (``CorpusError.skipped`` then names what was skipped); of a URI only Spark
+    reads (listed by Spark, unchecked), ``SchemaVersionError`` when it holds rows of a
     newer schema version. A corpus with runs but no counterexamples (every run
     passed) gives an empty ``counterexamples`` (and ``steps``) DataFrame with the
     right schema and a note; likewise for a corpus without runs (lift then has
@@ -223,15 +291,17 @@ def load_corpus(spark, path: PathLike, register: bool = True) -> Corpus:
     """
     text = os.fspath(path)
     local = _local_path(path)
+    remote = None if local is not None else _remote(text)
     notes: list[str] = []
     skipped: tuple[Skipped, ...] = ()
     files: dict[str, Optional[tuple[Path, ...]]] = {COUNTEREXAMPLES: None, RUNS: None}
-    if local is not None:
-        if not local.exists():
-            raise CorpusError(text, "the corpus directory does not exist")
-        if not local.is_dir():
-            raise CorpusError(text, "the corpus path is not a directory")
-        tables = {t: table_files(local, t) for t in (COUNTEREXAMPLES, RUNS)}
+    arrow: dict[str, pa.Table] = {}
+    if local is not None or remote is not None:
+        root = local if local is not None else remote
+        problem = _missing(root)
+        if problem is not None:
+            raise CorpusError(text, problem)
+        tables = {t: table_files(root, t) for t in (COUNTEREXAMPLES, RUNS)}
         skipped = tables[COUNTEREXAMPLES].skipped + tables[RUNS].skipped
         files = {t: tables[t].files for t in tables}
         if not files[COUNTEREXAMPLES] and not files[RUNS]:
@@ -240,9 +310,17 @@ def load_corpus(spark, path: PathLike, register: bool = True) -> Corpus:
                                    f"({len(skipped)} file(s) or folder(s) skipped)", skipped)
         newest = max(t.newest_version for t in tables.values())
         present = {t: bool(files[t]) for t in files}
-        locations = {t: _uri(local / t) for t in files}
         counts = {t: len(files[t]) for t in files}
-    else:  # a remote URI: let Spark list it
+        if local is not None:
+            locations = {t: _uri(local / t) for t in files}
+        else:   # the driver reads them (module doc): Spark gets Arrow tables
+            locations = {t: str(remote / t) for t in files}
+            for t, schema in ((COUNTEREXAMPLES, COUNTEREXAMPLE_SCHEMA), (RUNS, RUN_SCHEMA)):
+                if files[t]:
+                    arrow[t], lost = _arrow_table(files[t], t, schema)
+                    skipped += tuple(lost)
+                    counts[t] -= len(lost)
+    else:  # a URI pyarrow does not open: let Spark list it
         base = text.rstrip("/")
         locations = {t: f"{base}/{t}" for t in (COUNTEREXAMPLES, RUNS)}
         present, counts, newest = {}, {COUNTEREXAMPLES: None, RUNS: None}, 0
@@ -265,10 +343,13 @@ def load_corpus(spark, path: PathLike, register: bool = True) -> Corpus:
         if not any(present.values()):
             raise CorpusError(text, f"empty or missing corpus: no data under {COUNTEREXAMPLES}/ or {RUNS}/")
 
-    ce = _read_table(spark, locations[COUNTEREXAMPLES], COUNTEREXAMPLE_SCHEMA, files[COUNTEREXAMPLES]) \
-        if present[COUNTEREXAMPLES] else _empty(spark, COUNTEREXAMPLE_SCHEMA)
-    runs = _read_table(spark, locations[RUNS], RUN_SCHEMA, files[RUNS]) if present[RUNS] \
-        else _empty(spark, RUN_SCHEMA)
+    def frame(t: str, schema: pa.Schema):
+        if not present[t]:
+            return _empty(spark, schema)
+        if t in arrow:
+            return spark.createDataFrame(arrow[t], spark_schema(schema))
+        return _read_table(spark, locations[t], schema, files[t])
+    ce, runs = frame(COUNTEREXAMPLES, COUNTEREXAMPLE_SCHEMA), frame(RUNS, RUN_SCHEMA)
     if not present[COUNTEREXAMPLES]:
         notes.append(f"no counterexamples: every recorded run passed (no data files under {COUNTEREXAMPLES}/)")
     if not present[RUNS]:

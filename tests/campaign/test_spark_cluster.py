@@ -1,9 +1,12 @@
 """A campaign on Spark (``run_campaign(..., master=URL)``, ``harness.spark_pool``):
-on a real standalone cluster — a master and two one-core workers on 127.0.0.1,
-started from the launch classes PySpark ships — its units run as Spark tasks on
-both executors, every verdict as the local pool gives it, the counterexamples
-and runs in the shared corpus, each row naming the executor that ran it. A bad
-master or a corpus given as a URI fails in one line before anything runs."""
+on a real standalone cluster — a master and two one-core workers on 127.0.0.1
+(``harness.spark_standalone``), started once for the module — its units run as
+Spark tasks on both executors, every verdict as the local pool gives it, the
+counterexamples and runs in the shared corpus, each row naming the executor
+that ran it, and the report is built on the same cluster; Kafka's jars reach
+the executors as Spark's files. A bad master or a corpus URI that cannot be
+used fails in one line before anything runs (a usable one:
+``test_remote_corpus_campaign``)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,6 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from click.testing import CliRunner
@@ -28,6 +30,7 @@ from harness.corpus import read_counterexamples, read_runs
 from harness.runner import run_campaign
 from harness.spark_checks import MASTER_FORMS
 from harness.spark_pool import executor_id, task_failure
+from harness.spark_standalone import LoopbackCluster, free_port
 from replicheck_cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,32 +45,6 @@ requires_java = pytest.mark.skipif(not _java(), reason="a Spark cluster needs Ja
                                                        "CI has Java 17")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _accepts(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
-def _wait(ready: Callable[[], bool], seconds: float, what: str, log: Path,
-          processes: list[subprocess.Popen]) -> None:
-    end = time.monotonic() + seconds
-    while not ready():
-        exited = [p.args[1] for p in processes if p.poll() is not None]
-        if time.monotonic() > end or exited:
-            tail = log.read_text(errors="replace")[-2000:] if log.exists() else "(no log)"
-            why = f"{what} within {seconds:g} s" if not exited else f"{what}: {', '.join(exited)} exited"
-            raise AssertionError(f"{why}; the log ends:\n{tail}")
-        time.sleep(0.2)
-
-
 # ---------------------------------------------------- before anything runs
 
 @pytest.fixture
@@ -78,7 +55,7 @@ def no_campaign(monkeypatch):
 
 
 def test_an_unreachable_master_is_one_line_before_anything_runs(no_campaign, tmp_path):
-    port = _free_port()
+    port = free_port()
     t0 = time.monotonic()
     result = CliRunner().invoke(main, ["fuzz", "--minutes", "1", "--master", f"spark://127.0.0.1:{port}",
                                        "--corpus", str(tmp_path / "corpus"), "--no-report"])
@@ -92,15 +69,12 @@ def test_an_unreachable_master_is_one_line_before_anything_runs(no_campaign, tmp
         (2, f"error: --master mesos://h:5050: not a Spark master URL; allowed: {', '.join(MASTER_FORMS)}\n")
 
 
-@pytest.mark.parametrize("corpus", ["s3a://bucket/corpus", "hdfs://namenode:8020/corpus", "file:///shared/corpus"])
+@pytest.mark.parametrize("corpus", ["s3a://bucket/corpus", "hdfs://namenode:8020/corpus", "foo://bucket/corpus"])
 def test_a_corpus_uri_is_one_line_and_nothing_is_made(no_campaign, tmp_path, monkeypatch, corpus):
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["fuzz", "--master", "local[2]", "--corpus", corpus])
-    scheme = corpus.split(":")[0]
     assert result.exit_code == 2 and result.stdout == "" and len(result.stderr.splitlines()) == 1
-    assert result.stderr.startswith(f"error: --corpus {scheme}://") and \
-        "a URI; the corpus must be a folder path every worker can write" in result.stderr and \
-        "hdfs://, s3a:// and other URIs are not supported yet" in result.stderr
+    assert result.stderr.startswith(f"error: --corpus {corpus}: ")  # Hadoop's s3a, no libhdfs here, unknown
     assert list(tmp_path.iterdir()) == []  # no folder made of the URI, no report folder
 
 
@@ -113,8 +87,9 @@ def test_run_campaign_checks_master_and_corpus_before_spark_starts(tmp_path, mon
     targets = [Target.parse("variant:NO_ELR")]
     with pytest.raises(ValueError) as e:
         run_campaign(targets, 10, None, corpus_dir="s3a://bucket/corpus", master="local[1]")
-    assert str(e.value).startswith("corpus_dir s3a://bucket/corpus: a URI;") and "\n" not in str(e.value)
-    port = _free_port()
+    assert str(e.value).startswith("corpus_dir s3a://bucket/corpus: s3a:// is Hadoop's name; give s3://") and \
+        "\n" not in str(e.value)
+    port = free_port()
     with pytest.raises(ValueError, match=rf"^--master spark://127.0.0.1:{port}: cannot connect within 3 s"):
         run_campaign(targets, 10, None, corpus_dir=str(tmp_path), master=f"spark://127.0.0.1:{port}")
     with pytest.raises(ValueError, match=r"^workers must be an integer >= 1, got None$"):
@@ -140,6 +115,33 @@ def test_fuzz_hands_the_master_to_the_campaign(monkeypatch, tmp_path, capsys):
     assert capsys.readouterr().out.splitlines()[0] == \
         f"replicheck fuzz: 1 target on the executors of local[2] (one unit per core), 1 min, seed 5, corpus " \
         f"{tmp_path.resolve()}"
+
+
+def test_the_report_follows_a_campaign_onto_a_standalone_master(monkeypatch, tmp_path, capsys):
+    import replicheck_cli.report_job as report_job
+    from harness.runner import CampaignResult
+    from harness.scheduler import CLEAN, TargetResult
+    from replicheck_cli.fuzz import fuzz
+    from replicheck_cli.report_job import ReportOutcome, report_master
+    assert [report_master(m) for m in (None, "local[2]", "yarn", "k8s://h:443", "spark://h:7077,g:7077")] == \
+        ["local[*]"] * 4 + ["spark://h:7077,g:7077"]
+    seen: dict = {}
+
+    def campaign(targets, budget_s, workers, **kwargs):
+        clean = TargetResult(Target("correct"), CLEAN, "no counterexample", units=1, runs=1, examples=3)
+        return CampaignResult((clean,), seed=5, run_id=kwargs["run_id"], workers=2, budget_s=budget_s, elapsed_s=9.0)
+
+    def report(corpus, out, seconds, targets, run_id, master=None):
+        seen["master"] = master
+        return ReportOutcome(None, "stopped here", out / "spark.log")
+    monkeypatch.setattr(harness.runner, "run_campaign", campaign)
+    monkeypatch.setattr(report_job, "build_report_within", report)
+    master = "spark://127.0.0.1:7077"
+    fuzz(minutes=1, correct_only=True, corpus_dir=tmp_path / "corpus", report_dir=tmp_path / "report", seed=5,
+         master=master, live=False)
+    assert seen == {"master": master}
+    assert f"build it with `replicheck report {tmp_path.resolve() / 'corpus'} --out {tmp_path / 'report'} " \
+           f"--master {master}`" in capsys.readouterr().out
 
 
 _PYTHON_FAILURE = """An error occurred while calling z:org.apache.spark.api.python.PythonRDD.collectAndServe.
@@ -233,59 +235,15 @@ def test_a_task_unwinds_when_asked_to_stop_its_output_in_the_log(tmp_path):
 
 # ------------------------------------------------------- on a real cluster
 
-@pytest.fixture
-def spark_cluster(tmp_path, request) -> str:
+@pytest.fixture(scope="module")
+def spark_cluster(tmp_path_factory) -> LoopbackCluster:
     """A standalone master and two workers (1 core, 1 GiB each) on 127.0.0.1,
-    free ports chosen now, each worker's SPARK_WORKER_DIR in ``tmp_path``; their
-    process groups (the executors within) killed at the end, pass or fail.
-    Returns the master URL."""
-    import pyspark
-
-    spark_home = Path(pyspark.__file__).resolve().parent
-    env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOCAL_IP": "127.0.0.1"}
-    processes: list[subprocess.Popen] = []
-
-    def stop() -> None:
-        for p in processes:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-        end = time.monotonic() + 5
-        for p in processes:
-            try:
-                p.wait(max(0.1, end - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            p.wait()
-
-    request.addfinalizer(stop)
-
-    def launch(name: str, *args: str, **extra: str) -> Path:
-        log = tmp_path / f"{name}.log"
-        with open(log, "wb") as out:
-            processes.append(subprocess.Popen([str(spark_home / "bin" / "spark-class"), *args], env={**env, **extra},
-                                              stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                              start_new_session=True))
-        return log
-
-    port = _free_port()
-    master_log = launch("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port",
-                        str(port), "--webui-port", "0")
-    _wait(lambda: _accepts(port), 60, "the Spark master did not listen", master_log, processes)
-    for i in range(2):
-        work_dir = tmp_path / f"worker{i}"
-        work_dir.mkdir()
-        launch(f"worker{i}", "org.apache.spark.deploy.worker.Worker", f"spark://127.0.0.1:{port}", "--host",
-               "127.0.0.1", "--cores", "1", "--memory", "1g", "--webui-port", "0", "--work-dir", str(work_dir),
-               SPARK_WORKER_DIR=str(work_dir))
-    _wait(lambda: master_log.read_text(errors="replace").count("Registering worker") >= 2, 60,
-          "two workers did not register with the master", master_log, processes)
-    return f"spark://127.0.0.1:{port}"
+    for every test of the module (started once: some seconds); their processes
+    killed at the end, pass or fail."""
+    if not _java():
+        pytest.skip("a Spark cluster needs Java")
+    with LoopbackCluster(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1, memory="1g") as cluster:
+        yield cluster
 
 
 #: The driver, in a process of its own: a SparkContext is one per process, and
@@ -307,7 +265,7 @@ print(json.dumps({"workers": result.workers, "elapsed_s": result.elapsed_s,
 def test_a_campaign_runs_its_units_on_both_executors(spark_cluster, tmp_path):
     corpus, log = tmp_path / "corpus", tmp_path / "corpus" / "logs" / "campaign-sparktest.log"
     log.parent.mkdir(parents=True)
-    driver = subprocess.run([sys.executable, "-c", _DRIVER, spark_cluster, str(corpus), str(log)], cwd=ROOT,
+    driver = subprocess.run([sys.executable, "-c", _DRIVER, spark_cluster.master, str(corpus), str(log)], cwd=ROOT,
                             env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}, capture_output=True, text=True,
                             timeout=150)
     assert driver.returncode == 0, driver.stderr[-3000:]
@@ -331,3 +289,77 @@ def test_a_campaign_runs_its_units_on_both_executors(spark_cluster, tmp_path):
     workers = {r["worker"] for r in runs + counterexamples}
     assert len({w.split("@")[0] for w in workers}) == 2 and all(w.startswith("executor-") for w in workers), workers
     assert not [p for p in corpus.rglob(".*")], "no temporary or stop file may be left behind"
+
+
+def _apps(cluster: LoopbackCluster) -> list[str]:
+    """The names of the applications that registered with the cluster's master, in order."""
+    return [line.split("Registering app ")[1].strip() for line in cluster.master_log.read_text().splitlines()
+            if "Registering app " in line]
+
+
+@requires_java
+def test_the_report_after_a_campaign_on_the_cluster_is_built_there(spark_cluster, tmp_path):
+    """``replicheck fuzz``'s report step (``build_report_within`` with the
+    campaign's master), on an empty corpus: where the report runs, cheaply
+    (a campaign's corpus takes a minute or more on this cluster)."""
+    from replicheck_cli.report_job import build_report_within
+    (tmp_path / "corpus").mkdir()
+    before = len(_apps(spark_cluster))
+    built = build_report_within(tmp_path / "corpus", tmp_path / "report", 120, ["correct"], "sparktest",
+                                spark_cluster.master)
+    assert (built.path, built.problem) == (tmp_path / "report" / "index.html", None), built.log.read_text()[-3000:]
+    assert _apps(spark_cluster)[before:] == ["replicheck-reports"]
+
+
+#: A Kafka campaign's driver: each unit's work, on the executor, says after
+#: its runs where its JVM's classpath and Spark's files folder are.
+_KAFKA_DRIVER = """
+import json, os, sys
+from harness.campaign import Target, run_unit
+from harness.runner import run_campaign
+master, corpus, log = sys.argv[1:4]
+
+def work(unit, progress, worker):
+    result = run_unit(unit, progress, worker)
+    from kafka_bridge.jvm import start
+    from pyspark import SparkFiles
+    jpype = start()   # started by the unit's first run already, unless it had none
+    classpath = str(jpype.java.lang.System.getProperty("java.class.path"))
+    os.write(1, (json.dumps({"classpath": classpath, "files": os.path.abspath(SparkFiles.getRootDirectory())})
+                 + "\\n").encode())
+    return result
+
+result = run_campaign([Target.parse("implementation:kafka")], 12.0, 1, seed=1, corpus_dir=corpus,
+                      run_id="sparkkafka", log_path=log, finish_s=2.0, master=master, work=work)
+print(json.dumps({t.target.label: [t.verdict, t.why] for t in result.targets}))
+"""
+
+
+@requires_java
+def test_kafkas_jars_reach_the_executors_as_sparks_files(spark_cluster, tmp_path):
+    from engines import require_kafka
+    from kafka_bridge.jvm import lib_dir
+    require_kafka()
+    corpus, log = tmp_path / "corpus", tmp_path / "corpus" / "logs" / "campaign-sparkkafka.log"
+    log.parent.mkdir(parents=True)
+    driver = subprocess.run([sys.executable, "-c", _KAFKA_DRIVER, spark_cluster.master, str(corpus), str(log)],
+                            cwd=ROOT, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}, capture_output=True,
+                            text=True, timeout=150)
+    assert driver.returncode == 0, driver.stderr[-3000:]
+    # Clean, or (a loaded machine) its one unit's start — the executor's first task: its Python worker,
+    # the code and the jars fetched, preload — took its whole share, leaving no run.
+    assert json.loads(driver.stdout.splitlines()[-1])["implementation:kafka"][0] in ("clean", "not run"), \
+        driver.stdout
+    units = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    assert units, log.read_text()[-3000:]
+    ours = str(lib_dir().resolve())
+    for unit in units:
+        # Each executor's JVM read Kafka's jars from the folder Spark unpacked them in, in its own files
+        # folder (under its worker's folder), not from the driver's.
+        # (JPype adds its own org.jpype.jar.)
+        classpath = [jar for jar in unit["classpath"].split(os.pathsep) if os.path.basename(jar) != "org.jpype.jar"]
+        folder = os.path.join(unit["files"], "replicheck-kafka-lib")
+        assert {os.path.basename(jar) for jar in classpath} == {jar.name for jar in lib_dir().glob("*.jar")}
+        assert all(os.path.dirname(jar) == folder for jar in classpath), (classpath, folder)
+        assert unit["files"].startswith(str(spark_cluster.folder))
+        assert not any(jar.startswith(ours) for jar in classpath)

@@ -22,7 +22,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "sut": ("model",),   # state, observation and outcome types and actions only: tests/sut/test_imports.py
     "kafka_bridge": ("sut", "model"),
     "harness": ("model", "properties", "sut", "kafka_bridge"),
-    "spark_reports": ("harness.schema", "harness.spark_checks"),
+    "spark_reports": ("harness.schema", "harness.spark_checks", "harness.corpus_fs"),
     "replicheck_cli": ("harness", "spark_reports", "model", "sut"),
 }
 #: harness loads Kafka's implementation by name, in this module only.

@@ -1,0 +1,143 @@
+"""A corpus at a URI (``harness.corpus_fs``), on a real S3-compatible server on
+loopback (moto): parts written once under their final names and read back by
+every reader, a bad object skipped with one line, and a URI that cannot be
+used refused in one line before anything runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from corpus_support import HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE, rows_for
+from harness.corpus import CorpusWriter, read_counterexamples, read_runs, write_part
+from harness.corpus_fs import RemotePath, location
+from harness.schema import COUNTEREXAMPLES, SCHEMA_VERSION
+from harness.spark_checks import check_shared_corpus
+from remote_store import free_port, keys, put, s3_bucket, s3_endpoint  # noqa: F401 (fixtures)
+from sut import Bug
+
+DAY = dt.date(2026, 1, 5)
+
+
+def run_row(run_id: str = "r1") -> dict:
+    return {"schema_version": SCHEMA_VERSION, "run_id": run_id, "test_id": "t", "worker": "w0", "profile": "p",
+            "variants": [], "sut_bugs": [], "started_at": dt.datetime(2026, 1, 5, tzinfo=dt.timezone.utc),
+            "duration_s": 1.5, "examples": 3, "steps": 40, "failed": True, "rule_counts": [("client", 4)],
+            "action_counts": [("Produce", 4)], "event_counts": [("hwm.advance", 2)]}
+
+
+class Recording:
+    """A file system proxy naming the calls made through it."""
+
+    def __init__(self, fs):
+        self.fs, self.calls = fs, []
+
+    def __getattr__(self, name):
+        value = getattr(self.fs, name)
+        if callable(value):
+            def call(*args, **kw):
+                self.calls.append((name, args[0] if args else None))
+                return value(*args, **kw)
+            return call
+        return value
+
+
+def test_parts_are_uploaded_once_under_their_final_names_and_read_back(s3_bucket, s3_endpoint):
+    uri = f"s3://{s3_bucket}/corpus"
+    rows = rows_for(HWM_TRACE, HWM_CONFIG, run_id="r1", worker="w0")
+    writer = CorpusWriter(uri, run_id="r1", worker="w0", run_date=DAY)
+    writer.add_counterexamples(rows)
+    writer.add_run(run_row())
+    written = writer.flush()
+    assert all(isinstance(p, RemotePath) and str(p).startswith(f"{uri}/") for p in written)
+    # Only the final parts, each once: no temp object was ever left behind or renamed.
+    assert keys(s3_endpoint, s3_bucket) == sorted(str(p)[len(f"s3://{s3_bucket}/"):] for p in written)
+    assert all(k.split("/")[-1].startswith("part-r1-w0-0000-") for k in keys(s3_endpoint, s3_bucket))
+
+    ces, runs = read_counterexamples(uri), read_runs(uri)
+    assert not ces.skipped and not runs.skipped
+    assert [r["counterexample_id"] for r in ces.rows] == [r["counterexample_id"] for r in rows]
+    assert ces.rows[0]["run_date"] == DAY.isoformat() and ces.rows[0]["_file"] == str(written[0])
+    assert ces.rows[0]["steps"] == rows[0]["steps"] and ces.rows[0]["timeline"] == rows[0]["timeline"]
+    (run,) = runs.rows
+    assert (run["run_id"], run["steps"], run["event_counts"]) == ("r1", 40, {"hwm.advance": 2})
+    # Another write of the same worker and seq never replaces the first.
+    again = write_part(uri, COUNTEREXAMPLES, rows, "r1", "w0", 0, DAY)
+    assert again not in written and len(read_counterexamples(uri).files) == 2
+
+
+def test_an_object_store_part_is_one_upload_to_its_final_name(s3_bucket):
+    where = location(f"s3://{s3_bucket}/corpus")
+    recording = Recording(where.fs)
+    path = write_part(RemotePath(where.prefix, where.path, recording), COUNTEREXAMPLES,
+                      rows_for(HWM_TRACE, HWM_CONFIG), "r1", "w0", 0, DAY)
+    # No temp name and no rename: on S3 a rename is a copy, and the upload is atomic already.
+    assert recording.calls == [("open_output_stream", path.path)]
+
+
+def test_a_bad_object_is_skipped_with_one_line_and_the_others_are_read(s3_bucket, s3_endpoint):
+    from harness.cli import main
+    uri = f"s3://{s3_bucket}/corpus"
+    good = rows_for(HWM_TRACE, HWM_CONFIG)
+    write_part(uri, COUNTEREXAMPLES, good, "r1", "w0", 0, DAY)
+    write_part(uri, COUNTEREXAMPLES, rows_for(PRODUCE_TRACE, PRODUCE_CONFIG, frozenset({Bug.PRODUCE_IGNORES_MIN_ISR})),
+               "r1", "w1", 0, DAY)
+    folder = f"corpus/{COUNTEREXAMPLES}/run_date={DAY.isoformat()}"
+    put(s3_endpoint, s3_bucket, f"{folder}/part-corrupt.parquet", b"PAR1 this is not parquet")
+    put(s3_endpoint, s3_bucket, f"{folder}/part-empty.parquet", b"")
+    put(s3_endpoint, s3_bucket, f"{folder}/README.md", b"notes")
+    put(s3_endpoint, s3_bucket, f"{folder}/.part-being-written.parquet.tmp-1-x", b"half")
+
+    read = read_counterexamples(uri, warn=False)
+    assert len(read.files) == 2 and len(read.rows) == 2
+    base = f"{uri}/{COUNTEREXAMPLES}/run_date={DAY.isoformat()}"
+    assert read.problems == [
+        f"{base}/README.md: not a .parquet file",
+        f"{base}/part-corrupt.parquet: not a readable Parquet file, or a truncated one "
+        + read.problems[1].split("truncated one ", 1)[1],
+        f"{base}/part-empty.parquet: empty file (0 bytes): not a Parquet file",
+    ]
+    assert "\n" not in "".join(read.problems)
+
+    listed = CliRunner().invoke(main, ["replay", uri, "--list"])
+    assert listed.exit_code == 3, listed.output
+    assert [line for line in listed.stderr.splitlines() if line.startswith("skipped: ")] == \
+        [f"skipped: {p}" for p in read.problems]
+    assert "2 counterexample(s)" in listed.stdout
+    ident = next(r["counterexample_id"] for r in read.rows if r["variants"])
+    replayed = CliRunner().invoke(main, ["replay", uri, "--id", ident[:12]])
+    assert replayed.exit_code == 1, replayed.output   # it fails as recorded
+    assert f"file:       {base}/part-r1-w0-0000-" in replayed.stdout
+
+
+def test_a_uri_that_cannot_be_used_is_one_line(s3_bucket, s3_endpoint, monkeypatch):
+    assert check_shared_corpus(f"s3://{s3_bucket}/corpus") is None
+    assert check_shared_corpus("/some/folder") is None and check_shared_corpus("file:///some/folder") is None
+    cases = {
+        "foo://host/corpus": "--corpus foo://host/corpus: unknown scheme foo://; give a folder path or a URI of "
+                             "s3://, gs://, hdfs://, file://",
+        "s3a://b/corpus": "--corpus s3a://b/corpus: s3a:// is Hadoop's name; give s3:// (pyarrow's file systems: "
+                          "s3://, gs://, hdfs://, file://)",
+        "s3://no-such-bucket/corpus": "--corpus s3://no-such-bucket/corpus: the bucket no-such-bucket does not exist "
+                                      "(or is not visible with these credentials)",
+    }
+    for uri, line in cases.items():
+        assert check_shared_corpus(uri) == line
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{free_port()}")
+    start = time.monotonic()
+    line = check_shared_corpus(f"s3://{s3_bucket}/corpus")
+    assert line.startswith(f"--corpus s3://{s3_bucket}/corpus: cannot reach its endpoint (OSError: ")
+    assert "\n" not in line and time.monotonic() - start < 15
+
+
+def test_fuzz_refuses_a_bad_corpus_uri_in_one_line_and_makes_nothing(s3_bucket, tmp_path, monkeypatch):
+    from replicheck_cli.commands import main
+    monkeypatch.chdir(tmp_path)
+    for uri in ("foo://host/corpus", "s3://no-such-bucket/corpus"):
+        result = CliRunner().invoke(main, ["fuzz", "--minutes", "1", "--corpus", uri, "--no-report"])
+        assert result.exit_code == 2 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+        assert result.stderr.startswith(f"error: --corpus {uri}: ")
+    assert list(tmp_path.iterdir()) == []
