@@ -59,6 +59,20 @@ class FetchAnswer(NamedTuple):
     high_watermark: int
 
 
+class FollowerState(NamedTuple):
+    """What the leader's ``Replica`` records of one follower's fetches
+    (``ReplicaState``, set by ``Replica.updateFetchStateOrThrow``): its LEO (the
+    fetch offset; -1 unknown), the leader's LEO at its last fetch (the largest
+    such; -1 unknown), the time of its last fetch and its last caught-up time
+    (ms on the partition's clock), its broker epoch (None unknown)."""
+
+    log_end_offset: int
+    last_fetch_leader_log_end_offset: int
+    last_fetch_time_ms: int
+    last_caught_up_time_ms: int
+    broker_epoch: Optional[int]
+
+
 class AlterPartitionProposal(NamedTuple):
     """An AlterPartition the leader submitted: the proposed ISR with each member's
     broker epoch (-1: unknown; ``Partition.addBrokerEpochToIsr``), and the leader
@@ -179,6 +193,30 @@ class KafkaPartition:
     def maximal_isr(self) -> frozenset[int]:
         """The Maximal ISR: the committed ISR and a pending expansion (§6.5.2)."""
         return frozenset(int(b) for b in self._partition.partitionState().maximalIsr())
+
+    def follower_state(self, follower: int) -> Optional[FollowerState]:
+        """The leader's record of ``follower`` (``Partition.getReplica``), None for a
+        broker outside the replicas."""
+        replica = self._partition.getReplica(follower)
+        if not replica.isDefined():
+            return None
+        state = replica.get().stateSnapshot()
+        epoch = state.brokerEpoch()
+        return FollowerState(int(state.logEndOffset()), int(state.lastFetchLeaderLogEndOffset()),
+                             int(state.lastFetchTimeMs()), int(state.lastCaughtUpTimeMs()),
+                             int(epoch.get()) if epoch.isPresent() else None)
+
+    def is_caught_up(self, follower: int) -> bool:
+        """Kafka's ``ReplicaState.isCaughtUp`` now: at the leader's LEO, or caught up
+        within replica.lag.time.max.ms on the partition's clock."""
+        replica = self._partition.getReplica(follower)
+        return bool(replica.isDefined() and replica.get().stateSnapshot().isCaughtUp(
+            self.log_end_offset, self._shim.time().milliseconds(), REPLICA_LAG_TIME_MAX_MS))
+
+    @property
+    def now_ms(self) -> int:
+        """The partition's clock (ms)."""
+        return int(self._shim.time().milliseconds())
 
     @property
     def leader_epoch_start_offset(self) -> Optional[int]:

@@ -128,6 +128,47 @@ def test_the_models_kafka_profile_proposes_the_expansion_inside_the_fetch_too(pr
         assert (sent, enabled) == ([], True)
 
 
+# ------------------------------------------------ the caught-up bookkeeping
+
+def test_kafkas_caught_up_bookkeeping_is_the_models_with_the_clock_stopped():
+    """``Replica.updateFetchStateOrThrow``, on Kafka's leader and in the model's
+    Kafka profile (Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS), for follower 3 outside
+    the ISR: a fetch behind the leader's LEO leaves it not caught up and records
+    the leader's LEO (2); after a write, a fetch at that recorded LEO makes it
+    caught up (its last caught-up time is its previous fetch's, which is now: the
+    clock has not moved) and records the new LEO (3). The model's flag is Kafka's
+    "last caught up within replica.lag.time.max.ms" with a clock that stands still
+    (README, the Kafka profile's clock)."""
+    p = leader(isr=frozenset({1, 2}))
+    p.append(1)
+    p.append(2)
+    fetch(p, 2, 2)
+    s = _model()
+    s = _deliver(_deliver(step(s, ProposeIsrShrink(1, 3)), ReceiveAlterPartition), ReceiveAlterPartitionResponse)
+    s = step(step(s, Produce(1, 1)), Produce(1, 2))
+    s = _fetch_round(_fetch_round(s, 2), 2)
+
+    def both(offset: int) -> tuple:
+        kafka = p.follower_state(3)
+        model = s.replica(1).follower(3)
+        return ((kafka.log_end_offset, kafka.last_fetch_leader_log_end_offset,
+                 kafka.last_caught_up_time_ms == p.now_ms),
+                (model.fetch_offset, model.last_fetch_leader_leo, model.caught_up))
+
+    fetch(p, 3, 0)
+    s = _fetch_round(s, 3)
+    assert both(0) == ((0, 2, False), (0, 2, False))
+    p.append(3)
+    fetch(p, 2, 3)
+    s = _fetch_round(_fetch_round(step(s, Produce(1, 3)), 2), 2)
+    fetch(p, 3, 2)
+    s = _fetch_round(s, 3)
+    assert both(2) == ((2, 3, True), (2, 3, True))
+    assert p.is_caught_up(3) and p.high_watermark == s.replica(1).hwm == 3   # reached before 3 caught up
+    p.lag()
+    assert not p.is_caught_up(3)   # what the model's clock-less flag cannot say: the lag expiring
+
+
 # ------------------------------------- departures 2 and 3: the ISR check, now rules
 
 def _kafka_after_a_write_nobody_fetched() -> KafkaPartition:
