@@ -24,6 +24,8 @@ from typing import Any, Callable, Optional
 
 import attrs
 
+from .corpus_fs import one_line
+
 #: How a unit searches (``WorkUnit.engine``): ``explore``, the machine's policy
 #: driven by ``harness.explore`` (no Hypothesis engine: about 4x the checked steps
 #: per second, branching from the states it reached); ``hypothesis``, runs of the
@@ -283,11 +285,6 @@ class UnitResult(SearchTally):
         return self.found is None if self.target.runs_whole_share else self.found is not None
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
 def _run_settings() -> Any:
     """One machine run of the campaign. No explain phase: it replays a failing
     machine many times to annotate lines, while the report names the violation.
@@ -373,7 +370,7 @@ def run_unit(unit: WorkUnit, progress: Optional[Callable[[UnitResult], None]] = 
             except CheckFailed as e:
                 failure = e
             except Exception as e:
-                error = f"run {run} of {target.key} raised {_one_line(e)}"
+                error = f"run {run} of {target.key} raised {one_line(e, limit=None)}"
             stats = machine.run_stats
             # Every counterexample row of the unit; only those on disk are named
             # (the writer wrote them when the run ended, CorpusWriter.record).
@@ -385,7 +382,7 @@ def run_unit(unit: WorkUnit, progress: Optional[Callable[[UnitResult], None]] = 
             # disagreement like any other; elsewhere a harness error is the
             # harness's failure, not a verdict on the target.
             if isinstance(failure, HarnessFailure) and target.kind != "implementation":
-                error = f"harness error in run {run} of {target.key}: {_one_line(failure)}"
+                error = f"harness error in run {run} of {target.key}: {one_line(failure, limit=None)}"
             elif failure is not None:
                 result = _with_failure(result, failure, stats, run_started_s, result.examples - stats.examples, rows)
             if error is not None:
@@ -422,7 +419,7 @@ def _flush(writer: Any) -> Optional[str]:
     try:
         writer.flush()
     except Exception as e:
-        return (f"could not write the corpus to {writer.root}: {_one_line(e)} (its counterexamples are printed "
+        return (f"could not write the corpus to {writer.root}: {one_line(e, limit=None)} (its counterexamples are printed "
                 f"replayable, harness.corpus.replayable_text)")
     return None
 

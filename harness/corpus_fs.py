@@ -165,11 +165,21 @@ def _open(scheme: str, uri: str) -> tuple[Any, str]:
     return fs, path
 
 
-def one_line(exc: BaseException) -> str:
-    """An exception on one short line: its type and its message's first line
-    (pyarrow's errors go on with the native library's details)."""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    first = first if len(first) <= 300 else first[:297] + "…"
+def error_text(exc: BaseException) -> str:
+    """The exception on one line; for an OS error its message without the path
+    (the line names the path already)."""
+    text = os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def one_line(exc: BaseException, limit: Optional[int] = 300) -> str:
+    """An exception on one line: its type and its message's first non-blank line
+    (pyarrow's errors go on with the native library's details, Spark's with a
+    stack), cut at ``limit`` characters (None: whole)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    if limit is not None and len(first) > limit:
+        first = first[:limit - 3] + "…"
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
@@ -267,8 +277,7 @@ def _local_kind(path: str) -> str:
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:   # ELOOP, ENOENT, EACCES
-        from .schema import _one_line
-        return f"cannot be reached ({_one_line(exc)})"
+        return f"cannot be reached ({error_text(exc)})"
     return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "not a regular file or folder"
 
 

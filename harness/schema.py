@@ -30,17 +30,15 @@ Layout under a corpus directory::
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import pyarrow as pa
 
-if TYPE_CHECKING:
-    from .corpus_fs import Location
-
 from model.actions import ACTIONS
+
+from .corpus_fs import Location, error_text, lexists, listing, location, opened
 
 SCHEMA_VERSION = 4
 
@@ -195,7 +193,7 @@ class Skipped:
     """A file or folder of a corpus table that is not read: its path and why (one
     line). ``str()`` is the line every reader prints: ``PATH: REASON``."""
 
-    path: "Location"   # a local Path, or a harness.corpus_fs.RemotePath (str(): its URI)
+    path: Location   # a local Path, or a harness.corpus_fs.RemotePath (str(): its URI)
     reason: str
 
     def __str__(self) -> str:
@@ -208,7 +206,7 @@ class TableFiles:
     with its schema version in ``versions``) and everything else found there
     that cannot (``skipped``, in path order)."""
 
-    files: tuple["Location", ...]
+    files: tuple[Location, ...]
     versions: tuple[int, ...]
     skipped: tuple[Skipped, ...]
 
@@ -221,13 +219,6 @@ def _hidden(name: str) -> bool:
     """Files being written (``.part-….tmp-…``) and Spark's or Hadoop's own
     (``_SUCCESS``, ``.crc``) are not part of the corpus: never read, never named."""
     return name.startswith((".", "_"))
-
-
-def _one_line(exc: BaseException) -> str:
-    """The exception on one line; for an OS error its message without the path
-    (the line names the path already)."""
-    text = os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def partition_date(name: str) -> Optional[dt.date]:
@@ -243,7 +234,7 @@ def partition_date(name: str) -> Optional[dt.date]:
     return date if date.isoformat() == value else None
 
 
-def list_table(table_dir: "Location") -> tuple[list["Location"], list[Skipped]]:
+def list_table(table_dir: Location) -> tuple[list[Location], list[Skipped]]:
     """The candidate data files of one table folder and what is skipped there.
 
     ``table_dir``: a local ``Path`` or a ``harness.corpus_fs.RemotePath`` (a
@@ -259,15 +250,13 @@ def list_table(table_dir: "Location") -> tuple[list["Location"], list[Skipped]]:
     than the partition folders, so a link to a parent folder cannot loop. A
     missing table folder has no files; one that is not a folder, or cannot be
     listed, is itself skipped."""
-    from .corpus_fs import lexists, listing
-
     files: list = []
     skipped: list[Skipped] = []
     try:
         if not lexists(table_dir):
             return files, skipped
     except OSError as exc:   # a remote store that does not answer
-        skipped.append(Skipped(table_dir, f"folder cannot be read ({_one_line(exc)})"))
+        skipped.append(Skipped(table_dir, f"folder cannot be read ({error_text(exc)})"))
         return files, skipped
 
     def entries(folder) -> Optional[list[tuple[str, object, str]]]:
@@ -277,7 +266,7 @@ def list_table(table_dir: "Location") -> tuple[list["Location"], list[Skipped]]:
             skipped.append(Skipped(folder, "not a folder: a corpus table is a folder of "
                                            f"{PARTITION_FORMAT} folders"))
         except OSError as exc:
-            skipped.append(Skipped(folder, f"folder cannot be read ({_one_line(exc)})"))
+            skipped.append(Skipped(folder, f"folder cannot be read ({error_text(exc)})"))
         return None
 
     for name, path, what in entries(table_dir) or ():
@@ -331,7 +320,7 @@ def _type_name(t: pa.DataType) -> str:
     return str(t) if len(str(t)) <= 60 else str(t)[:57] + "…"
 
 
-def check_file(path: "Location", table: str) -> tuple[Optional[int], Optional[str]]:
+def check_file(path: Location, table: str) -> tuple[Optional[int], Optional[str]]:
     """``(version, None)`` when ``path`` (a local ``Path`` or a
     ``harness.corpus_fs.RemotePath``) is a readable Parquet file of ``table``
     (``version``: the schema version it was written with), else ``(None,
@@ -341,13 +330,11 @@ def check_file(path: "Location", table: str) -> tuple[Optional[int], Optional[st
     newer schema version than this reader's. Columns the file lacks, but
     ``REQUIRED_COLUMNS``, read as null. Reads the footer (and, without version
     metadata or statistics, the ``schema_version`` column) only."""
-    from .corpus_fs import opened
-
     try:
         with opened(path) as (size, source):
             return _check_open(source, size, table)
     except OSError as exc:
-        return None, f"cannot be read ({_one_line(exc)})"
+        return None, f"cannot be read ({error_text(exc)})"
 
 
 def _check_open(source, size: int, table: str) -> tuple[Optional[int], Optional[str]]:
@@ -361,9 +348,9 @@ def _check_open(source, size: int, table: str) -> tuple[Optional[int], Optional[
         pf = pq.ParquetFile(source)
         found = pf.schema_arrow
     except OSError as exc:
-        return None, f"cannot be read ({_one_line(exc)})"
+        return None, f"cannot be read ({error_text(exc)})"
     except Exception as exc:  # ArrowInvalid and the like: not Parquet, truncated
-        return None, f"not a readable Parquet file, or a truncated one ({_one_line(exc)})"
+        return None, f"not a readable Parquet file, or a truncated one ({error_text(exc)})"
     missing = [name for name in REQUIRED_COLUMNS[table] if name not in found.names]
     if missing:
         return None, f"not a replicheck {table} file (missing columns {', '.join(missing)})"
@@ -375,7 +362,7 @@ def _check_open(source, size: int, table: str) -> tuple[Optional[int], Optional[
     try:
         version = _file_version(pf)
     except Exception as exc:
-        return None, f"cannot be read ({_one_line(exc)})"
+        return None, f"cannot be read ({error_text(exc)})"
     if version > SCHEMA_VERSION:
         return None, (f"refused: written with corpus schema version {version}, newer than the version "
                       f"{SCHEMA_VERSION} this replicheck reads; upgrade replicheck to read it")
@@ -405,13 +392,11 @@ def _file_version(pf) -> int:
     return max(version, int(best))
 
 
-def table_files(root: "Path | str | Location", table: str) -> TableFiles:
+def table_files(root: Path | str | Location, table: str) -> TableFiles:
     """``list_table`` of ``root/table``, each candidate file checked with
     ``check_file``: the readable files and everything skipped, with reasons.
     ``root``: a folder path, or a URI (``harness.corpus_fs.location``: raises
     its ``CorpusLocationError`` for one that cannot be opened)."""
-    from .corpus_fs import location
-
     candidates, skipped = list_table(location(root) / table)
     files, versions = [], []
     for path in candidates:
@@ -424,14 +409,12 @@ def table_files(root: "Path | str | Location", table: str) -> TableFiles:
     return TableFiles(tuple(files), tuple(versions), tuple(sorted(skipped, key=lambda s: str(s.path))))
 
 
-def file_table(path: "Location", table: str) -> pa.Table:
+def file_table(path: Location, table: str) -> pa.Table:
     """One file of ``table`` (chosen by ``harness.schema.table_files``) as an
     Arrow table of the schema's columns, in order, every one nullable (an older
     file's missing columns as nulls). Raises what pyarrow raises for a file it
     cannot read."""
     import pyarrow.parquet as pq
-
-    from .corpus_fs import opened
 
     schema = SCHEMAS[table]
     with opened(path) as (_, source):

@@ -79,7 +79,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 import attrs
 
-from .corpus_fs import is_uri
+from .corpus_fs import is_uri, one_line
 from .implementations import executor_folders
 from .spark_checks import check_master, check_shared_corpus, is_local_master, on_loopback
 from .spark_progress import Address, ProgressListener, ProgressSender
@@ -227,7 +227,7 @@ class SparkPool:
             with _output_to(jvm_output) if jvm_output is not None else nullcontext():
                 sc = SparkContext(conf=conf)
         except Exception as e:
-            raise SparkUnavailable(f"Spark did not start with master {self.master}: {_first_line(e)}") from e
+            raise SparkUnavailable(f"Spark did not start with master {self.master}: {one_line(e, limit=None)}") from e
         finally:
             # PySpark's own Ctrl-C handler cancels every job at once (the tasks'
             # Python workers killed); the runner's KeyboardInterrupt stops the
@@ -569,11 +569,6 @@ def folder_archive(folder: "str | os.PathLike", path: str) -> str:
     return path
 
 
-def _first_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-
-
 _LOST_TASK = re.compile(r"most recent failure: Lost task \S+ in stage \S+ \(TID \d+\) \((?P<host>\S+) executor "
                         r"(?P<executor>[^)]+)\): (?P<cause>.*)")
 _JAVA_CLASS = re.compile(r"^(?:[a-z_$][\w$]*\.)+[A-Z][\w$]*: ")
@@ -586,7 +581,7 @@ def task_failure(exc: BaseException) -> str:
     text = str(exc)
     match = _LOST_TASK.search(text)
     where = f" on executor {match['executor']} ({match['host']})" if match else ""
-    cause = match["cause"].strip() if match else _first_line(exc)
+    cause = match["cause"].strip() if match else one_line(exc, limit=None)
     if "PythonException" in cause:
         # The traceback follows on the next lines; its last unindented line is the exception.
         tail = text[match.end():] if match else text

@@ -211,7 +211,7 @@ class KafkaPartition:
         within replica.lag.time.max.ms on the partition's clock."""
         replica = self._partition.getReplica(follower)
         return bool(replica.isDefined() and replica.get().stateSnapshot().isCaughtUp(
-            self.log_end_offset, self._shim.time().milliseconds(), REPLICA_LAG_TIME_MAX_MS))
+            self.log_end_offset, self.now_ms, REPLICA_LAG_TIME_MAX_MS))
 
     @property
     def now_ms(self) -> int:

@@ -417,16 +417,26 @@ def can_join_isr(state: ClusterState, leader: int, follower: int) -> Optional[st
     return None
 
 
+def alter_partition_in_flight(state: ClusterState, leader: int) -> Optional[str]:
+    """Why ``leader`` may propose no ISR change now (an AlterPartition of its is in
+    flight: a request unanswered or a pending ISR), or None."""
+    r = state.replica(leader)
+    assert r is not None
+    if r.pending_request is not None or r.pending_isr is not None:
+        return f"leader {leader} has an AlterPartition in flight"
+    return None
+
+
 def why_not_expand(state: ClusterState, leader: int, follower: int) -> Optional[str]:
     """Why running leader ``leader`` may not propose adding ``follower`` to its ISR
     now, or None: no AlterPartition in flight, ``follower`` a replica outside the
     ISR, and in sync (``can_join_isr``). Rule.EXPAND_ISR_ON_FETCH asks it while
     the leader serves the follower's fetch (Partition.maybeExpandIsr,
     canAddReplicaToIsr); the chapters' ``ProposeIsrExpand`` at any step."""
+    if (e := alter_partition_in_flight(state, leader)):
+        return e
     r = state.replica(leader)
     assert r is not None
-    if r.pending_request is not None or r.pending_isr is not None:
-        return f"leader {leader} has an AlterPartition in flight"
     image = state.broker(leader).image
     if follower in r.isr or image is None or follower not in image.replicas:
         return f"{follower} is not an out-of-sync replica of leader {leader}"

@@ -238,10 +238,7 @@ def _g_leader_idle(s: ClusterState, leader: int) -> Optional[str]:
         return e
     if not rep.is_leader(s, leader):
         return f"broker {leader} does not host a running leader"
-    r = s.replica(leader)
-    if r.pending_request is not None or r.pending_isr is not None:  # type: ignore[union-attr]
-        return f"leader {leader} has an AlterPartition in flight"
-    return None
+    return rep.alter_partition_in_flight(s, leader)
 
 
 def _g_shrink(s: ClusterState, a: ProposeIsrShrink) -> Optional[str]:

@@ -165,9 +165,7 @@ class Enablement:
         p = self._running_leader(leader)  # type: ignore[arg-type]
         if p is None:
             return None, f"broker {leader} does not host a running leader"
-        if p.in_flight_request is not None or p.partition_state.is_inflight:
-            return None, f"leader {leader} has an AlterPartition in flight"
-        return p, None
+        return p, p.alter_partition_in_flight()
 
     def _g_shrink(self, a: ProposeIsrShrink) -> Reason:
         p, e = self._g_leader_idle(a.leader)

@@ -428,13 +428,20 @@ class Partition:
             return f"follower {follower} is fenced or in another broker epoch in this broker's metadata"
         return None
 
+    def alter_partition_in_flight(self) -> Optional[str]:
+        """Why this leader may propose no ISR change now (an AlterPartition in
+        flight: ``in_flight_request`` or a pending state), or None."""
+        if self.in_flight_request is not None or self.partition_state.is_inflight:
+            return f"leader {self.broker_id} has an AlterPartition in flight"
+        return None
+
     def why_not_expand(self, follower: int) -> Optional[str]:
         """Why this leader may not propose adding ``follower`` to the ISR now, or
         None: no AlterPartition in flight, ``follower`` a replica outside the ISR, in
         sync (``is_follower_in_sync``). Kafka's ``canAddReplicaToIsr`` and
         ``needsExpandIsr``, asked inside the fetch under Kafka's rule."""
-        if self.in_flight_request is not None or self.partition_state.is_inflight:
-            return f"leader {self.broker_id} has an AlterPartition in flight"
+        if (e := self.alter_partition_in_flight()):
+            return e
         if follower in self.in_sync_replicas or follower not in self.assignment:
             return f"{follower} is not an out-of-sync replica of leader {self.broker_id}"
         return self.is_follower_in_sync(follower)
