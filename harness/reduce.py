@@ -42,8 +42,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequenc
 
 import attrs
 
-from model import (MIN_BROKERS, ActionNotEnabled, Config, Produce, ReplicateMetadata, initial_state,
-                   kind_of, step)
+from model import (MIN_BROKERS, ActionNotEnabled, AdvanceTime, Config, ProposeIsrShrink, ProposeIsrShrinkMany,
+                   Produce, ReplicateMetadata, Rule, initial_state, kind_of, step, why_not_enabled)
+from model.clock import expiry_delays
 
 from .replay import ReplayResult, TraceNotEnabled, replay
 
@@ -88,6 +89,24 @@ def _claim(own: Sequence[Any], extra: list[int], state: Any, ids: dict[int, int]
     return bool(found)
 
 
+#: Steps whose enablement the clock decides (Rule.REPLICA_LAG_TIME): the ISR check.
+_TIMED = (ProposeIsrShrink, ProposeIsrShrinkMany)
+
+
+def _wait_for(state: Any, action: Any) -> Optional[AdvanceTime]:
+    """Under Rule.REPLICA_LAG_TIME, the shortest wait the model offers
+    (``clock.expiry_delays``) after which the ISR check ``action`` is enabled, or
+    None: a shrink whose followers the new run has not yet found out of sync (a
+    step removed before it moved a caught-up time, a chapters' trace carried over
+    to Kafka's rules) happens when time lets it."""
+    if not isinstance(action, _TIMED) or not state.config.follows(Rule.REPLICA_LAG_TIME):
+        return None
+    for ms in expiry_delays(state):
+        if why_not_enabled(step(state, AdvanceTime(ms)), action) is None:
+            return AdvanceTime(ms)
+    return None
+
+
 def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
            sent: Optional[Sequence[tuple]] = None, lenient: bool = False) -> Optional[tuple]:
     """The steps of ``trace`` flagged in ``keep``, re-based as the module says.
@@ -100,7 +119,8 @@ def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
     configuration the trace ran in). A step's messages map to the ones of their
     class and sender its new run sends; a step not enabled whose messages an
     earlier step already sent (under another profile) is left out, and its
-    messages map to those (``_claim``)."""
+    messages map to those (``_claim``); a shrink not enabled yet waits for the
+    moment the clock lets it (``_wait_for``)."""
     if len(keep) != len(trace):
         raise ValueError(f"keep has {len(keep)} flags for a trace of {len(trace)} steps")
     return reorder(trace, [i for i, kept in enumerate(keep) if kept], config, sent, lenient)
@@ -128,6 +148,10 @@ def reorder(trace: Sequence[Any], order: Sequence[int], config: Config,
             action = Produce(action.broker, state.history.next_value)
         if lenient and isinstance(action, ReplicateMetadata) and action.broker in state.config.brokers:
             action = ReplicateMetadata(action.broker, min(action.count, state.pending_metadata(action.broker)))
+        wait = _wait_for(state, action) if why_not_enabled(state, action) is not None else None
+        if wait is not None:
+            state = step(state, wait)
+            out.append(wait)
         new_id = state.network.next_id
         try:
             state = step(state, action)

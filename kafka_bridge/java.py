@@ -88,6 +88,8 @@ class Kafka:
         self.Long = JClass("java.lang.Long")
         self.LeaderAndIsr = JClass("org.apache.kafka.metadata.LeaderAndIsr")
         self.ApiException = JClass("org.apache.kafka.common.errors.ApiException")
+        self.UnexpectedAppendOffsetException = JClass(
+            "org.apache.kafka.server.storage.log.UnexpectedAppendOffsetException")
         self.Option = JClass("scala.Option")
 
     def ints(self, xs: Iterable[int]) -> Any:

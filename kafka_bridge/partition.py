@@ -1,6 +1,7 @@
-"""Apache Kafka's own ``kafka.cluster.Partition`` as a partition leader, driven
-call by call without a broker: the leader's ISR and HWM logic of the release
-``model.KAFKA_RELEASE`` (the issue's fourth component).
+"""Apache Kafka's own ``kafka.cluster.Partition`` as a partition leader or
+follower, driven call by call without a broker: the leader's ISR and HWM logic
+of the release ``model.KAFKA_RELEASE`` (the issue's fourth component), the
+follower's log (append, HWM, truncation) and the replica's crashes and restarts.
 
 ``KafkaPartition`` holds one broker's replica in Kafka's ``Partition`` over a
 real ``UnifiedLog`` in a temporary folder, set up by the bridge's shim
@@ -10,25 +11,29 @@ own ``PartitionTest`` sets it up: the clock, the broker's metadata
 ``AlterPartitionManager`` (each request waits until the bridge answers it) are
 the bridge's; there is no ``LogManager`` (the log is handed to the partition).
 
-It is not yet a part the SUT's brokers can put in place of ``sut.partition.
+One ``KafkaPartition`` is one broker's replica through the broker's whole life:
+leader (``make_leader``, ``append``, ``fetch``, ``maybe_shrink_isr``, the
+AlterPartition answers), follower (``make_follower``, ``process_fetch_answer``:
+``append_as_follower``, ``update_high_watermark``, ``truncate_on_diverging_epoch``),
+``flush``, ``unclean_shutdown`` (lossy or not), ``controlled_shutdown`` and
+``restart``, with the log's records, epoch cache, HWM and recovery point readable
+at every point. The partition's clock starts at ``CLOCK_BASE_MS``: model time
+``t`` is Kafka time ``CLOCK_BASE_MS + t``.
+
+It is not yet a part the SUT's brokers put in place of ``sut.partition.
 Partition`` in lockstep with the model (README, "Kafka's Partition, driven
-alone"). The Kafka profile now proposes an expansion inside the follower's fetch
-as Kafka does (``Rule.EXPAND_ISR_ON_FETCH``), and its ISR check removes every
-out-of-sync follower at once and never one at the leader's LEO
-(``Rule.SHRINK_ALL_OUT_OF_SYNC``: ``ProposeIsrShrinkMany``;
-``Rule.CAUGHT_UP_AT_LEADER_LEO``), but without a clock: which followers are out
-of sync is the run's choice, and a lockstep would have to set this clock so that
-Kafka's check (``maybeShrinkIsr``: last caught-up time older than
-replica.lag.time.max.ms) finds exactly that choice, which the order of the
-followers' last caught-up times does not always allow.
+alone"). What stood in the way on the model's side is gone: the Kafka profile
+has Kafka's clock (``Rule.REPLICA_LAG_TIME``), so its ISR check finds exactly the
+followers Kafka's ``maybeShrinkIsr`` finds, at the same moments.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import weakref
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Sequence
 
 from sut.metadata import PartitionRegistration
 
@@ -37,6 +42,21 @@ from .java import TOPIC_NAME, kafka
 
 #: Kafka's replica.lag.time.max.ms in the shim (its default, 30 s).
 REPLICA_LAG_TIME_MAX_MS = 30_000
+
+#: Where the partition's clock (the shim's ``ManualTime``, ms) starts. The model's
+#: clock starts at 0: model time ``t`` is Kafka time ``CLOCK_BASE_MS + t``
+#: (``KafkaPartition.set_now_ms(CLOCK_BASE_MS + t)``).
+CLOCK_BASE_MS = 1_000_000
+
+#: Where the replicas' folders go: a memory file system (tmpfs) where there is one.
+#: Nothing here needs a disk (a lossy crash is made on the files themselves), and
+#: there Kafka's fsyncs (each flush, each epoch checkpoint) cost microseconds, not
+#: the milliseconds of a disk.
+FOLDER_ROOT: Optional[str] = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+#: Kafka's UNDEFINED_EPOCH and UNDEFINED_EPOCH_OFFSET (an EpochEndOffset's "unknown").
+UNDEFINED_EPOCH = -1
+UNDEFINED_EPOCH_OFFSET = -1
 
 
 class KafkaPartitionError(Exception):
@@ -85,19 +105,22 @@ class AlterPartitionProposal(NamedTuple):
 
 class KafkaPartition:
     """One broker's replica of the partition in Kafka's ``Partition`` (see the
-    module doc). ``broker_id`` hosts it, in ``broker_epoch``; ``min_isr`` is the
-    topic's MinISR. Offsets are Kafka's: the LEO and HWM are exclusive ends."""
+    module doc), through the broker's life: a new replica has an empty log and no
+    role until ``make_leader`` or ``make_follower``. ``broker_id`` hosts it, in
+    ``broker_epoch``; ``min_isr`` is the topic's MinISR. Offsets are Kafka's: the
+    LEO, HWM and recovery point are exclusive ends. Records are (offset, leader
+    epoch, value) tuples."""
 
     def __init__(self, broker_id: int, broker_epoch: int, min_isr: int) -> None:
         k = self._k = kafka()
-        self.folder = tempfile.mkdtemp(prefix="replicheck-partition-")
-        weakref.finalize(self, shutil.rmtree, self.folder, True)
+        self.folder = tempfile.mkdtemp(prefix="replicheck-partition-", dir=FOLDER_ROOT)
         self.broker_id = broker_id
-        # the log's scheduled tasks run at once, on the caller's thread, as the epoch cache's do
+        # the log's scheduled tasks run at once, on the caller's thread (the shim's ImmediateScheduler)
         self._shim = k.PartitionShim(k.File(self.folder), TOPIC_NAME, k.topic_id, broker_id, min_isr,
-                                     k.PartitionShim.ManualTime(), k.scheduler)
+                                     k.PartitionShim.ManualTime())
+        weakref.finalize(self, _dispose, self._shim, self.folder)
         self._shim.setBrokerEpoch(broker_epoch)
-        self._partition = self._shim.partition()
+        self._partition: Any = self._shim.partition()   # None while the broker is down
 
     # ------------------------------------------------------------ the broker's view
 
@@ -112,6 +135,15 @@ class KafkaPartition:
         past replica.lag.time.max.ms)."""
         self._shim.time().advance(ms)
 
+    def set_now_ms(self, ms: int) -> None:
+        """Set the partition's clock to ``ms`` (absolute Kafka time, ms: what
+        ``now_ms`` reads; it starts at ``CLOCK_BASE_MS``, and model time ``t`` is
+        ``CLOCK_BASE_MS + t``). Raises ValueError for a moment before ``now_ms``: no
+        broker's clock goes back."""
+        if ms < self.now_ms:
+            raise ValueError(f"the clock cannot go back from {self.now_ms} to {ms} ms")
+        self._shim.time().setMilliseconds(ms)
+
     # ------------------------------------------------------------ Kafka's calls
 
     def _call(self, fn: Any, *args: Any) -> Any:
@@ -119,16 +151,27 @@ class KafkaPartition:
             return fn(*args)
         except self._k.ApiException as e:
             raise KafkaPartitionError(str(self._k.Errors.forException(e).name()), str(e.getMessage())) from None
+        except self._k.UnexpectedAppendOffsetException as e:
+            # not an ApiException: Kafka's error for it is UNKNOWN_SERVER_ERROR
+            raise KafkaPartitionError(str(self._k.Errors.forException(e).name()),
+                                      f"UnexpectedAppendOffsetException: {e.getMessage()}") from None
+
+    def _running(self) -> Any:
+        """The broker's ``Partition``; RuntimeError while the broker is down."""
+        if self._partition is None:
+            raise RuntimeError(f"broker {self.broker_id} is down: restart() it first")
+        return self._partition
 
     def make_leader(self, reg: PartitionRegistration) -> bool:
         """``Partition.makeLeader`` with ``reg``; whether this broker became the leader."""
-        return bool(self._call(self._partition.makeLeader, registration_of(reg), False, None,
+        return bool(self._call(self._running().makeLeader, registration_of(reg), False, None,
                                self._k.Option.apply(self._k.topic_id), self._k.Option.empty()))
 
     def append(self, value: int) -> int:
         """An acks=all produce of one record of ``value`` (``appendRecordsToLeader``);
         its offset. Raises KafkaPartitionError (NOT_ENOUGH_REPLICAS below MinISR,
         NOT_LEADER_OR_FOLLOWER)."""
+        self._running()
         return int(self._call(self._shim.appendToLeader, value))
 
     def fetch(self, follower: int, broker_epoch: int, leader_epoch: int, fetch_offset: int,
@@ -136,6 +179,7 @@ class KafkaPartition:
         """A replica fetch of ``follower`` (``fetchRecords``, updating its fetch state:
         the HWM may advance and an expansion be proposed). Raises KafkaPartitionError
         (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, ...)."""
+        self._running()
         info = self._call(self._shim.fetch, follower, broker_epoch, leader_epoch, fetch_offset,
                           -1 if last_fetched_epoch is None else last_fetched_epoch)
         diverging = info.divergingEpoch()
@@ -146,7 +190,182 @@ class KafkaPartition:
 
     def maybe_shrink_isr(self) -> None:
         """The leader's periodic ISR check (``maybeShrinkIsr``)."""
-        self._call(self._partition.maybeShrinkIsr)
+        self._call(self._running().maybeShrinkIsr)
+
+    # ------------------------------------------------------------ the follower's calls
+
+    def make_follower(self, reg: PartitionRegistration) -> bool:
+        """``Partition.makeFollower`` with ``reg``: whether the leader epoch is new
+        (Kafka's answer; ReplicaManager restarts the fetcher only then). False, and
+        nothing changed, for a partition epoch older than the replica's."""
+        return bool(self._call(self._running().makeFollower, registration_of(reg), False, None,
+                               self._k.Option.apply(self._k.topic_id), self._k.Option.empty()))
+
+    def append_as_follower(self, records: Sequence[tuple[int, int, int]], leader_epoch: int) -> int:
+        """Append a fetch answer's records, (offset, leader epoch, value) as
+        ``FetchAnswer.records`` has them, to this follower's log
+        (``Partition.appendRecordsToFollowerOrFutureReplica``, as
+        ``ReplicaFetcherThread.processPartitionData`` calls it); the log end offset
+        (exclusive) after.
+
+        Each record goes in a batch of its own whose partitionLeaderEpoch is the
+        record's epoch: that is how the leader wrote them (``append``: one record per
+        produce, one batch each), so the follower's log holds the leader's batches;
+        and a log is cut at batch boundaries only (truncation and recovery remove
+        a whole batch; a flush ends at one), so with a batch per record every offset
+        is one, as in a log of records. ``leader_epoch`` is the fetch's current
+        leader epoch: batches of a later epoch are not appended, nor any after them
+        (``UnifiedLog.append``, KAFKA-18723). Offsets are the records' own (Kafka
+        takes them as given, gaps included); one below the log end offset raises
+        KafkaPartitionError UNKNOWN_SERVER_ERROR (``UnexpectedAppendOffsetException``;
+        a fetcher marks the partition failed)."""
+        self._running()
+        offsets = self._k.longs([r[0] for r in records])
+        epochs = self._k.ints([r[1] for r in records])
+        values = self._k.longs([r[2] for r in records])
+        return int(self._call(self._shim.appendAsFollower, offsets, epochs, values, leader_epoch))
+
+    def update_high_watermark(self, leader_high_watermark: int) -> Optional[int]:
+        """The follower takes the leader's HWM from a fetch answer, after appending
+        its records (``UnifiedLog.maybeUpdateHighWatermark``, the call
+        ``ReplicaFetcherThread.processPartitionData`` makes): the HWM becomes
+        ``leader_high_watermark`` bounded by the log start offset below and the log
+        end offset above, also when that is lower than the HWM before. The new HWM
+        if it changed, None if not."""
+        self._running()
+        new = self._shim.log().maybeUpdateHighWatermark(leader_high_watermark)
+        return int(new.get()) if new.isPresent() else None
+
+    def truncate_to(self, offset: int) -> bool:
+        """Truncate the log to ``offset`` (exclusive end; ``Partition.truncateTo``,
+        which LogManager carries out as ``UnifiedLog.truncateTo``): records at or
+        above it go with their epoch cache entries, and the HWM and recovery point
+        are capped by the new log end offset. At or beyond the log end offset no
+        record goes, but the epoch cache still loses its entries starting at or
+        above the log end offset (a leader epoch with no record yet). Whether
+        records went."""
+        self._running()
+        return bool(self._call(self._shim.truncateTo, offset))
+
+    def truncation_offset(self, epoch: int, end_offset: int) -> int:
+        """Where this follower truncates on the leader's diverging epoch ``(epoch,
+        end_offset)`` (the bridge's restatement of ``AbstractFetcherThread.
+        getOffsetTruncationState``, which needs a whole fetcher thread): with its own
+        end offset for ``epoch`` (``end_offset_for_epoch``) of that very epoch, the
+        least of the two end offsets and its log end offset; of an earlier epoch
+        (the follower does not know ``epoch``), its own end offset and log end offset
+        alone (Kafka then fetches again from there: truncation in rounds); without
+        one, the leader's end offset and its log end offset. An undefined end offset
+        gives the fetch offset (the log end offset); an undefined epoch, the leader's
+        end offset and the log end offset."""
+        leo = self.log_end_offset
+        if end_offset == UNDEFINED_EPOCH_OFFSET:
+            return leo
+        if epoch == UNDEFINED_EPOCH:
+            return min(end_offset, leo)
+        own = self.end_offset_for_epoch(epoch)
+        if own is None:
+            return min(end_offset, leo)
+        own_epoch, own_end = own
+        if own_epoch != epoch:
+            return min(own_end, leo)
+        return min(own_end, end_offset, leo)
+
+    def truncate_on_diverging_epoch(self, epoch: int, end_offset: int) -> int:
+        """A fetch answer carried the diverging epoch ``(epoch, end_offset)``:
+        truncate where ``truncation_offset`` says (``AbstractFetcherThread.
+        truncateOnFetchResponse`` → ``ReplicaFetcherThread.truncate`` →
+        ``Partition.truncateTo``); the offset, which is the next fetch offset. The
+        HWM is not taken from such an answer."""
+        offset = self.truncation_offset(epoch, end_offset)
+        self.truncate_to(offset)
+        return offset
+
+    def process_fetch_answer(self, answer: FetchAnswer, fetch_offset: int, leader_epoch: int) -> None:
+        """What the follower's fetcher does with ``answer`` to its fetch at
+        ``fetch_offset`` in ``leader_epoch`` (``AbstractFetcherThread.
+        processFetchRequest``): on a diverging epoch, ``truncate_on_diverging_epoch``;
+        otherwise ``ReplicaFetcherThread.processPartitionData``: the fetch offset must
+        be the log end offset (RuntimeError if not: Kafka's IllegalStateException),
+        then ``append_as_follower`` and ``update_high_watermark``. (The leader's log
+        start offset, which processPartitionData also takes, is always 0 here.) An
+        answer to another fetch offset or leader epoch than the fetcher's current
+        ones is the caller's to drop, as AbstractFetcherThread drops it."""
+        if answer.diverging_epoch is not None:
+            self.truncate_on_diverging_epoch(*answer.diverging_epoch)
+            return
+        if fetch_offset != self.log_end_offset:
+            raise RuntimeError(f"Offset mismatch: fetched offset = {fetch_offset}, "
+                               f"log end offset = {self.log_end_offset}")
+        if answer.records:   # Kafka appends no batch of an empty answer
+            self.append_as_follower(answer.records, leader_epoch)
+        self.update_high_watermark(answer.high_watermark)
+
+    def flush(self) -> None:
+        """Flush the log to its end (``UnifiedLog.flush``): the recovery point
+        becomes the log end offset."""
+        self._running()
+        self._shim.flush()
+
+    # ------------------------------------------------------------ crashes and restarts
+
+    def unclean_shutdown(self, lossy: bool) -> None:
+        """The broker dies: its ``Partition`` is gone (calls other than reads and
+        ``restart`` raise RuntimeError until ``restart``), with the AlterPartition
+        requests waiting for answers. ``lossy`` (the machine died): every record at
+        or above the recovery point is lost; else (the process died) none.
+
+        On disk (the shim's ``uncleanShutdown``): the files are closed as they are,
+        no clean-shutdown marker is written, and Kafka's background checkpoints —
+        the HWM (ReplicaManager's, every 5 s), the recovery point and log start
+        offset (LogManager's, every 60 s) — are taken as of the crash, which is
+        what the model assumes (a Kafka broker may restart with older ones: a lower
+        HWM, an earlier recovery point). A lossy crash cuts the segment file at the
+        recovery point, leaving the leader epoch checkpoint (synced at every epoch
+        assignment) with the lost records' entries. The folder is then read back at
+        once as the next start will read it (``UnifiedLog.create`` after an unclean
+        shutdown: Kafka's recovery, which finds the log end in the files and drops
+        the epoch entries at or above it), so the reads here show the replica a
+        restart will have: its records, epoch cache, HWM (the checkpoint's, at most
+        the log end offset, as ``Partition.createLog`` sets it) and recovery point
+        (the checkpoint's, at most the log end offset)."""
+        self._running()
+        self._call(self._shim.uncleanShutdown, lossy)
+        self._partition = None
+
+    def controlled_shutdown(self) -> None:
+        """The broker stops cleanly (the end of a controlled shutdown:
+        ``ReplicaManager.shutdown`` checkpoints the HWM; ``LogManager.shutdown``
+        flushes and closes the log, checkpoints the recovery point and writes the
+        clean-shutdown marker). The log is read back at once as the next start will
+        (``UnifiedLog.create`` after a clean shutdown: no recovery; the recovery
+        point is the log end offset). Calls as after ``unclean_shutdown``."""
+        self._running()
+        self._call(self._shim.controlledShutdown)
+        self._partition = None
+
+    def restart(self, broker_epoch: int) -> None:
+        """The broker starts again, registered in ``broker_epoch``: a new
+        ``Partition`` (as ReplicaManager creates one: no leader, leader epoch -1,
+        partition epoch 0, no follower state) over the log read back at the
+        shutdown; it acts on its next ``make_leader`` or ``make_follower``. This
+        broker's view of the other brokers (``set_broker``) is kept. RuntimeError if
+        the broker is running."""
+        if self._partition is not None:
+            raise RuntimeError(f"broker {self.broker_id} is running")
+        self._shim.restart(broker_epoch)
+        self._partition = self._shim.partition()
+
+    @property
+    def is_running(self) -> bool:
+        """Whether the broker is up (False between a shutdown and ``restart``)."""
+        return self._partition is not None
+
+    @property
+    def last_shutdown_clean(self) -> bool:
+        """Whether the last read of the log from its folder found the clean-shutdown
+        marker (True for a new replica)."""
+        return bool(self._shim.lastLoadClean())
 
     # ------------------------------------------------------------ AlterPartition
 
@@ -175,28 +394,112 @@ class KafkaPartition:
         self._call(submitted.future.completeExceptionally, self._k.Errors.valueOf(error).exception())
 
     # ------------------------------------------------------------ state
+    # The reads below work while the broker is down too, and show what its restart
+    # will have: the log read back from the folder, and a Partition's beginning (not
+    # the leader, no leader, leader epoch -1, partition epoch 0, no ISR, no follower
+    # state).
 
     @property
     def log_end_offset(self) -> int:
+        """The log end offset (exclusive: the next record's offset)."""
         return int(self._shim.log().logEndOffset())
 
     @property
     def high_watermark(self) -> int:
+        """The replica's HWM (exclusive end)."""
         return int(self._shim.log().highWatermark())
 
     @property
+    def recovery_point(self) -> int:
+        """The recovery point (exclusive end): records below it are flushed and
+        survive a lossy crash (the model's ``flushed``). ``UnifiedLog.recoveryPoint``."""
+        return int(self._shim.log().recoveryPoint())
+
+    @property
+    def log_start_offset(self) -> int:
+        """The log start offset (``UnifiedLog.logStartOffset``; 0 here: nothing deletes records)."""
+        return int(self._shim.log().logStartOffset())
+
+    @property
+    def records(self) -> tuple[tuple[int, int, int], ...]:
+        """The log's records as (offset, leader epoch, value), from the log start
+        offset to the log end offset (``UnifiedLog.read``); a record's leader epoch
+        is its batch's partitionLeaderEpoch."""
+        return tuple((int(o), int(e), int(v)) for o, e, v in self._shim.logRecords())
+
+    @property
+    def epoch_entries(self) -> tuple[tuple[int, int], ...]:
+        """The leader epoch cache as (epoch, start offset), oldest first
+        (``LeaderEpochFileCache.epochEntries``)."""
+        return tuple((int(e), int(o)) for e, o in self._shim.epochEntries())
+
+    @property
+    def latest_epoch(self) -> Optional[int]:
+        """The epoch cache's latest epoch (``UnifiedLog.latestEpoch``), None when
+        empty: the last fetched epoch a follower's fetcher puts in its first request
+        and after a truncation (after appending, the fetcher takes the epoch of the
+        last appended batch). A leader's epoch with no record yet counts."""
+        epoch = self._shim.log().latestEpoch()
+        return int(epoch.get()) if epoch.isPresent() else None
+
+    def end_offset_for_epoch(self, epoch: int) -> Optional[tuple[int, int]]:
+        """``UnifiedLog.endOffsetForEpoch``: (the largest epoch at most ``epoch`` in
+        the cache, its end offset, exclusive: the next epoch's start offset, or the
+        log end offset for the latest one), the shape of ``FetchAnswer.
+        diverging_epoch``; for an epoch below every cached one, (``epoch``, the first
+        entry's start offset); None when Kafka has no answer (empty cache,
+        UNDEFINED_EPOCH)."""
+        found = self._shim.log().endOffsetForEpoch(epoch)
+        if not found.isPresent():
+            return None
+        answer = found.get()
+        return int(answer.epoch()), int(answer.offset())
+
+    @property
+    def is_leader(self) -> bool:
+        """Whether this broker leads the partition (``Partition.isLeader``)."""
+        return self._partition is not None and bool(self._partition.isLeader())
+
+    @property
+    def leader(self) -> Optional[int]:
+        """The leader this replica acts on (``Partition.leaderReplicaIdOpt``), None
+        for none (a new Partition, or the broker down)."""
+        if self._partition is None:
+            return None
+        leader = self._partition.leaderReplicaIdOpt()
+        return int(leader.get()) if leader.isDefined() else None
+
+    @property
+    def leader_epoch(self) -> int:
+        """The leader epoch the replica acts on (``Partition.getLeaderEpoch``; -1
+        before its first makeLeader / makeFollower, and while the broker is down)."""
+        return -1 if self._partition is None else int(self._partition.getLeaderEpoch())
+
+    @property
+    def partition_epoch(self) -> int:
+        """The partition epoch the replica acts on (``Partition.getPartitionEpoch``;
+        0 before its first makeLeader / makeFollower, and while the broker is down)."""
+        return 0 if self._partition is None else int(self._partition.getPartitionEpoch())
+
+    @property
     def isr(self) -> frozenset[int]:
-        """The committed ISR (``partitionState.isr``)."""
+        """The committed ISR (``partitionState.isr``; a follower's is empty)."""
+        if self._partition is None:
+            return frozenset()
         return frozenset(int(b) for b in self._partition.partitionState().isr())
 
     @property
     def maximal_isr(self) -> frozenset[int]:
         """The Maximal ISR: the committed ISR and a pending expansion (§6.5.2)."""
+        if self._partition is None:
+            return frozenset()
         return frozenset(int(b) for b in self._partition.partitionState().maximalIsr())
 
     def follower_state(self, follower: int) -> Optional[FollowerState]:
         """The leader's record of ``follower`` (``Partition.getReplica``), None for a
-        broker outside the replicas."""
+        broker outside the replicas (or while the broker is down)."""
+        if self._partition is None:
+            return None
         replica = self._partition.getReplica(follower)
         if not replica.isDefined():
             return None
@@ -209,16 +512,33 @@ class KafkaPartition:
     def is_caught_up(self, follower: int) -> bool:
         """Kafka's ``ReplicaState.isCaughtUp`` now: at the leader's LEO, or caught up
         within replica.lag.time.max.ms on the partition's clock."""
+        if self._partition is None:
+            return False
         replica = self._partition.getReplica(follower)
         return bool(replica.isDefined() and replica.get().stateSnapshot().isCaughtUp(
             self.log_end_offset, self.now_ms, REPLICA_LAG_TIME_MAX_MS))
 
     @property
     def now_ms(self) -> int:
-        """The partition's clock (ms)."""
+        """The partition's clock (absolute Kafka time, ms; model time ``t`` is
+        ``CLOCK_BASE_MS + t``)."""
         return int(self._shim.time().milliseconds())
 
     @property
     def leader_epoch_start_offset(self) -> Optional[int]:
+        """The leader's Leader Epoch Start Offset (``leaderEpochStartOffsetOpt``: its
+        log end offset when it took its leader epoch), None on a follower."""
+        if self._partition is None:
+            return None
         start = self._partition.leaderEpochStartOffsetOpt()
         return int(start.get()) if start.isDefined() else None
+
+
+def _dispose(shim: Any, folder: str) -> None:
+    """Close a dropped replica's log files (a file in memory stays until its last
+    handle is closed), then remove its folder."""
+    try:
+        shim.dispose()
+    except Exception:   # the JVM may be gone at exit
+        pass
+    shutil.rmtree(folder, True)

@@ -16,6 +16,7 @@ from .initial import initial_state
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset
 from .observation import (BrokerObservation, ListOffsetsResult, Observation, Outcome, ReplicaObservation, observe,
                       observe_replica, outcome)
+from .clock import REPLICA_LAG_TIME_MAX_MS, is_caught_up
 from .replica import hwm_quorum
 from .state import (NO_LEADER, NO_LEADER_CHANGE, AckedWrite, AlterPartitionRequest,
                     AlterPartitionResponse, Broker, BrokerRegistration, BrokerStatus, ClusterState,

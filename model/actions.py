@@ -106,6 +106,14 @@ class ProposeIsrExpand:
 
 
 @attrs.frozen
+class AdvanceTime:
+    """The brokers' clock moves ``ms`` milliseconds on (Kafka's ``Time``; only
+    under Rule.REPLICA_LAG_TIME, ``model.clock``): followers not caught up within
+    replica.lag.time.max.ms since become out of sync."""
+    ms: int
+
+
+@attrs.frozen
 class ReceiveAlterPartition:
     msg: int
 
@@ -167,7 +175,8 @@ class ListOffsets:
 Action = Union[
     StartBroker, UnfenceBroker, FenceBroker, ControlledShutdown, UncleanShutdown, Flush,
     ReplicateMetadata, SendFetch, ReceiveFetchRequest, ReceiveFetchResponse,
-    ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
+    ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
+    ReceiveAlterPartitionResponse,
     Reassign, CancelReassignment, UncleanRecovery, UncleanLeaderElection, DropMessage,
     Produce, Consume, ListOffsets,
 ]
@@ -236,6 +245,8 @@ ACTIONS: tuple[ActionKind, ...] = (
                broker_fields=("leader", "followers"), weight=0.3),
     ActionKind(ProposeIsrExpand, "isr", sends="AlterPartitionRequest", broker_fields=("leader", "follower"),
                weight=3.0, family_weight=3),
+    # Not swarmed, as ProposeIsrShrinkMany: only the Kafka profile has a clock.
+    ActionKind(AdvanceTime, "isr", weight=1.0, family_weight=2),
     ActionKind(ReceiveAlterPartition, "isr", sends="AlterPartitionResponse", receives="AlterPartitionRequest",
                weight=4.0, family_weight=3),
     ActionKind(ReceiveAlterPartitionResponse, "isr", receives="AlterPartitionResponse", weight=4.0,

@@ -34,8 +34,13 @@ def initial_state(config: Config) -> ClusterState:
         if b not in config.assignment:
             return None
         if b == leader:
-            # A new leader's ISR members count as caught up (Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS).
-            followers = tuple((f, FollowerState(caught_up=True)) for f in sorted(partition.isr - {leader})) \
+            # A new leader's ISR members count as caught up (Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS),
+            # with the clock as of now, 0 ms (Rule.REPLICA_LAG_TIME).
+            if config.follows(Rule.REPLICA_LAG_TIME):
+                caught = FollowerState(last_caught_up_ms=0)
+            else:
+                caught = FollowerState(caught_up=True)
+            followers = tuple((f, caught) for f in sorted(partition.isr - {leader})) \
                 if config.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS) else ()
             return Replica(role=Role.LEADER, leader=leader, leader_epoch=INITIAL_LEADER_EPOCH,
                            partition_epoch=INITIAL_PARTITION_EPOCH, leso=0, isr=partition.isr,

@@ -85,7 +85,8 @@ class Observation:
     ``Config.brokers`` order; partition: its partition registration (replicas,
     leader, leader epoch, partition epoch, ISR, ELR, LastKnownELR, adding,
     removing); metadata_end_offset: the metadata log's end (exclusive); brokers:
-    in ``Config.brokers`` order; messages: in flight, by id.
+    in ``Config.brokers`` order; messages: in flight, by id; now_ms: the brokers'
+    clock (ms from the start; it moves only under Rule.REPLICA_LAG_TIME).
     """
 
     registrations: tuple[BrokerRegistration, ...]
@@ -93,6 +94,7 @@ class Observation:
     metadata_end_offset: int
     brokers: tuple[BrokerObservation, ...]
     messages: tuple[Message, ...]
+    now_ms: int = 0
 
 
 def observe_replica(r: Optional[Replica]) -> Optional[ReplicaObservation]:
@@ -115,7 +117,7 @@ def observe(state: ClusterState) -> Observation:
         metadata_end_offset=len(state.controller.metadata_log),
         brokers=tuple(BrokerObservation(b.id, b.status, b.broker_epoch, b.metadata_offset, b.image,
                                         observe_replica(b.replica)) for b in state.brokers),
-        messages=state.network.messages)
+        messages=state.network.messages, now_ms=state.now_ms)
 
 
 # ------------------------------------------------------------------- outcomes

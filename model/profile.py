@@ -60,6 +60,7 @@ class Rule(enum.Enum):
     SHRINK_ALL_OUT_OF_SYNC = "Partition.maybeShrinkIsr, getOutOfSyncReplicas, prepareIsrShrink"
     CAUGHT_UP_AT_LEADER_LEO = "ReplicaState.isCaughtUp (leaderEndOffset == logEndOffset)"
     EXPAND_ISR_ON_FETCH = "Partition.updateFollowerFetchState, maybeExpandIsr"
+    REPLICA_LAG_TIME = "ReplicaState.isCaughtUp, Replica.updateFetchStateOrThrow, resetReplicaState"
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
@@ -253,9 +254,9 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "resetReplicaState",
         "The HWM is the lowest fetch offset over the Maximal ISR.",
         "Followers outside the Maximal ISR that are caught up (within replica.lag.time.max.ms) and "
-        "ISR-eligible hold the HWM too. The model has no clock: a follower is caught up once a fetch in "
-        "the current leader epoch reached the leader's LEO (or the LEO of its previous fetch), and stays "
-        "so until the leader shrinks it out, its epoch changes or it becomes ineligible.",
+        "ISR-eligible hold the HWM too. Without a clock (Rule.REPLICA_LAG_TIME off) a follower is caught up "
+        "once a fetch in the current leader epoch reached the leader's LEO (or the LEO of its previous "
+        "fetch), and stays so until the leader shrinks it out, its epoch changes or it becomes ineligible.",
         "The HWM waits for a follower that is about to join the ISR."),
     Rule.FETCH_ERROR_ORDER: RuleDoc(
         "§2.2.2, §2.10",
@@ -287,9 +288,9 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "A shrink proposal removes one lagging follower (ProposeIsrShrink); followers lagging together "
         "leave the ISR in as many AlterPartitions.",
         "The leader's periodic ISR check removes, in one AlterPartition, every ISR follower out of sync at "
-        "that moment. The model has no clock: which followers are out of sync at a check is the run's "
-        "choice, so ProposeIsrShrinkMany removes any two or more ISR followers that may be out of sync "
-        "(see CAUGHT_UP_AT_LEADER_LEO) at once; ProposeIsrShrink is the check finding one.",
+        "that moment: ProposeIsrShrinkMany removes two or more at once, ProposeIsrShrink is the check finding "
+        "one. With the clock (Rule.REPLICA_LAG_TIME) the check finds exactly the followers out of sync now; "
+        "without it, any two or more that may be out of sync (see CAUGHT_UP_AT_LEADER_LEO).",
         "Several followers leave the ISR in one partition change: when it takes the ISR below MinISR, every "
         "removed follower joins the ELR, where one at a time those removed while the ISR kept MinISR members "
         "do not. Found by driving Kafka's own kafka.cluster.Partition (kafka_bridge.partition)."),
@@ -302,8 +303,8 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "A follower whose LEO, as the leader last heard it, equals the leader's LEO is caught up however long "
         "since its last fetch, and is never shrunk out. The leader's next write ends that: the follower is "
         "then out of sync as soon as its last caught-up time (its last fetch at the LEO) is older than "
-        "replica.lag.time.max.ms, in the model at any time after the write. A follower whose LEO the leader "
-        "does not know may be shrunk out at any time.",
+        "replica.lag.time.max.ms (Rule.REPLICA_LAG_TIME; without the clock, at any time after the write). "
+        "Without the clock, a follower whose LEO the leader does not know may be shrunk out at any time.",
         "A follower that stops fetching while fully caught up keeps its ISR seat until the leader writes "
         "again (or the controller fences it): a leader taking no writes never shrinks its ISR. Found by "
         "driving Kafka's own kafka.cluster.Partition (kafka_bridge.partition)."),
@@ -320,6 +321,25 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "A follower joins on the fetch that brings it in sync, with no step of its own; one that came in "
         "sync while a change was in flight waits for its next fetch. Found by driving Kafka's own "
         "kafka.cluster.Partition (kafka_bridge.partition)."),
+    Rule.REPLICA_LAG_TIME: RuleDoc(
+        "§2.9, §2.7",
+        "server/src/main/java/org/apache/kafka/server/replica/ReplicaState.java: isCaughtUp; Replica.java: "
+        "updateFetchStateOrThrow, resetReplicaState; " + _CORE + "cluster/Partition.scala: makeLeader, "
+        "getOutOfSyncReplicas, maybeIncrementLeaderHW, updateFollowerFetchState",
+        "A follower is out of sync when it has not caught up within replica.lag.time.max.ms; the chapters "
+        "measure no time, so the leader may find any lagging follower out of sync at any moment.",
+        "The brokers share a clock (AdvanceTime moves it). The leader records, per follower, the time of "
+        "its last fetch and its last caught-up time: a fetch at the leader's LEO sets the latter to now, a "
+        "fetch at the leader's LEO of the previous fetch to that fetch's time. A new leader epoch dates the "
+        "ISR members caught up now and the others never. A follower is caught up while at the leader's LEO "
+        "or caught up within replica.lag.time.max.ms (30 s, Kafka's default); the ISR check removes exactly "
+        "the ISR followers not caught up, and the HWM waits for caught-up eligible followers outside the "
+        "Maximal ISR. A follower's fetch moves the HWM only when it moved the follower's LEO.",
+        "Which followers leave the ISR, and when, follows from the order of their fetches and writes: a "
+        "follower that caught up later than another is never shrunk out without it. Time moves only to a "
+        "moment at which a recorded caught-up time expires, or by one millisecond, so a run has few choices "
+        "of time.",
+        requires=(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS, Rule.CAUGHT_UP_AT_LEADER_LEO, Rule.SHRINK_ALL_OUT_OF_SYNC)),
 }
 
 #: Rules in force per profile.

@@ -8,6 +8,7 @@ from typing import Optional
 
 import attrs
 
+from .clock import after_fetch, is_caught_up
 from .config import Variant
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset
 from .profile import Rule
@@ -68,15 +69,24 @@ def hwm_quorum(state: ClusterState, broker: int) -> frozenset[int]:
     """The replicas leader ``broker``'s HWM waits for (§2.7, §6.5.2): itself and its
     Maximal ISR, and under Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS the caught-up,
     ISR-eligible followers outside it (Partition.maybeIncrementLeaderHW,
-    shouldWaitForReplicaToJoinIsr)."""
+    shouldWaitForReplicaToJoinIsr; caught up now under Rule.REPLICA_LAG_TIME)."""
     r = state.replica(broker)
     assert r is not None
     cfg = state.config
     quorum = r.isr if cfg.has(Variant.NO_MAXIMAL_ISR) else r.maximal_isr
     if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
         quorum = quorum | {f for f, fs in r.followers
-                           if f not in quorum and fs.caught_up and isr_eligible(state, broker, f)}
+                           if f not in quorum and follower_caught_up(state, r, fs) and isr_eligible(state, broker, f)}
     return quorum | {broker}
+
+
+def follower_caught_up(state: ClusterState, r: Replica, fs: FollowerState) -> bool:
+    """Whether leader replica ``r`` counts follower state ``fs`` caught up
+    (Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS): on the clock under
+    Rule.REPLICA_LAG_TIME (``ReplicaState.isCaughtUp``), else its flag."""
+    if state.config.follows(Rule.REPLICA_LAG_TIME):
+        return is_caught_up(state.now_ms, r.leo, fs)
+    return fs.caught_up
 
 
 def maybe_advance_hwm(state: ClusterState, broker: int) -> ClusterState:
@@ -131,15 +141,29 @@ def _reset_followers(state: ClusterState, r: Replica, image: PartitionMetadata, 
     """The leader's follower states in a new leader epoch (Replica.resetReplicaState).
     The chapters: a new leader knows nothing; a re-elected one keeps what it knew
     but the last-fetch markers (§2.10.3). Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS:
-    ISR members count as caught up, as of the leader's LESO."""
+    ISR members count as caught up, as of the leader's LESO. Rule.REPLICA_LAG_TIME:
+    ISR members caught up and fetched now, the others never; a re-elected leader
+    keeps each follower's LEO and broker epoch, and the leader's LEO at the last
+    fetch is the LESO."""
     cfg = state.config
     caught = cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS)
+    clock, now = cfg.follows(Rule.REPLICA_LAG_TIME), state.now_ms
+    if new_leader and clock:
+        return tuple((f, FollowerState(last_caught_up_ms=now)) for f in sorted(image.isr - {image.leader}))
+    if not new_leader and cfg.has(Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH):
+        return keep
+    if clock:
+        out = {f: FollowerState(fs.fetch_offset, fs.broker_epoch, last_fetch_leader_leo=r.leo)
+               for f, fs in keep}
+        for f in image.replicas:
+            if f != image.leader:
+                fs = out.get(f, FollowerState(last_fetch_leader_leo=r.leo))
+                out[f] = attrs.evolve(fs, last_fetch_ms=now, last_caught_up_ms=now) if f in image.isr else fs
+        return _known(tuple(sorted(out.items())))
     if new_leader:
         if not caught:
             return ()
         return tuple((f, FollowerState(caught_up=True)) for f in sorted(image.isr - {image.leader}))
-    if cfg.has(Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH):
-        return keep
     if not caught:
         return tuple((f, attrs.evolve(fs, last_fetch_leader_epoch=None)) for f, fs in keep)
     out = {f: attrs.evolve(fs, last_fetch_leader_epoch=None, caught_up=f in image.isr,
@@ -206,6 +230,9 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True) -> Cluster
                              pending_isr=None, pending_request=in_flight, followers=keep)
         else:
             r = attrs.evolve(r, followers=keep)
+            if cfg.follows(Rule.REPLICA_LAG_TIME):
+                # Kafka skips makeLeader, and its HWM recomputation, for this registration
+                return set_replica(state, broker, r)
         state = set_replica(state, broker, r)
         return _after_leader_isr_change(state, broker)
 
@@ -285,7 +312,10 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
     updateFetchStateOrThrow). Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS: the fetch
     marks the follower caught up when it reached the leader's LEO, or the LEO of
     its previous fetch. Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE: the answer carries the
-    HWM from before this fetch advanced it (Partition.fetchRecords reads first)."""
+    HWM from before this fetch advanced it (Partition.fetchRecords reads first).
+    Rule.REPLICA_LAG_TIME: the fetch records the clock's times (``clock.
+    after_fetch``) and moves the HWM only when it moved the follower's LEO
+    (Partition.updateFollowerFetchState)."""
     leader = req.dst
     r = state.replica(leader)
 
@@ -321,8 +351,12 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
     state = _note_caught_up(state, req)
     # The request's epoch equals the leader's unless fencing is off (a zombie fetch).
     fs = FollowerState(req.fetch_offset, req.broker_epoch, req.leader_epoch)
-    if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
-        prev = r.follower(req.src) or FollowerState()
+    prev = r.follower(req.src) or FollowerState()
+    clock = cfg.follows(Rule.REPLICA_LAG_TIME)
+    if clock:
+        caught_ms, fetch_ms, leader_leo = after_fetch(prev, req.fetch_offset, r.leo, state.now_ms)
+        fs = attrs.evolve(fs, last_fetch_leader_leo=leader_leo, last_fetch_ms=fetch_ms, last_caught_up_ms=caught_ms)
+    elif cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
         before = prev.last_fetch_leader_leo
         caught_up = prev.caught_up or req.fetch_offset >= r.leo or (before is not None and req.fetch_offset >= before)
         fs = attrs.evolve(fs, caught_up=caught_up, last_fetch_leader_leo=max(r.leo, -1 if before is None else before))
@@ -330,7 +364,8 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
     state = set_replica(state, leader, set_follower(r, req.src, fs))
     if cfg.follows(Rule.EXPAND_ISR_ON_FETCH) and why_not_expand(state, leader, req.src) is None:
         state = propose_isr(state, leader, r.isr | {req.src})
-    state = maybe_advance_hwm(state, leader)
+    if not clock or prev.fetch_offset != req.fetch_offset:
+        state = maybe_advance_hwm(state, leader)
     r = state.replica(leader)
     assert r is not None
     hwm = hwm_read if cfg.follows(Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE) else r.hwm
@@ -445,16 +480,33 @@ def why_not_expand(state: ClusterState, leader: int, follower: int) -> Optional[
 
 def can_leave_isr(state: ClusterState, leader: int, follower: int) -> Optional[str]:
     """Why the leader's ISR check cannot find ISR member ``follower`` out of sync
-    (§2.9), or None when it may: the model has no clock, so any follower may have
-    lagged past replica.lag.time.max.ms. Rule.CAUGHT_UP_AT_LEADER_LEO: not one whose
-    LEO, as the leader last heard it, is the leader's LEO (Partition.
-    isFollowerOutOfSync, ReplicaState.isCaughtUp)."""
+    (§2.9), or None when it may: without a clock any follower may have lagged past
+    replica.lag.time.max.ms. Rule.CAUGHT_UP_AT_LEADER_LEO: not one whose LEO, as
+    the leader last heard it, is the leader's LEO (Partition.isFollowerOutOfSync,
+    ReplicaState.isCaughtUp). Rule.REPLICA_LAG_TIME: exactly one caught up now is
+    not (use ``out_of_sync`` for the whole set a check finds)."""
     r = state.replica(leader)
     assert r is not None
     fs = r.follower(follower)
+    if state.config.follows(Rule.REPLICA_LAG_TIME):
+        if is_caught_up(state.now_ms, r.leo, fs):
+            return (f"follower {follower} is caught up at {state.now_ms} ms "
+                    f"(last caught up {None if fs is None else fs.last_caught_up_ms} ms)")
+        return None
     if state.config.follows(Rule.CAUGHT_UP_AT_LEADER_LEO) and fs is not None and fs.fetch_offset == r.leo:
         return f"follower {follower} is at leader {leader}'s LEO {r.leo}: caught up, never out of sync"
     return None
+
+
+def out_of_sync(state: ClusterState, leader: int) -> frozenset[int]:
+    """The ISR followers leader ``leader``'s ISR check finds out of sync now under
+    Rule.REPLICA_LAG_TIME (Partition.getOutOfSyncReplicas: every ISR follower not
+    caught up; none while an AlterPartition is in flight)."""
+    r = state.replica(leader)
+    assert r is not None
+    if alter_partition_in_flight(state, leader):
+        return frozenset()
+    return frozenset(f for f in r.isr - {leader} if can_leave_isr(state, leader, f) is None)
 
 
 def propose_isr(state: ClusterState, leader: int, proposed: frozenset[int]) -> ClusterState:
@@ -464,7 +516,8 @@ def propose_isr(state: ClusterState, leader: int, proposed: frozenset[int]) -> C
     the leader's own and the followers' from fetch state (None, Kafka's -1, when
     unknown; Partition.addBrokerEpochToIsr). Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS:
     a follower shrunk out has lagged past replica.lag.time.max.ms, so it is no
-    longer caught up."""
+    longer caught up. Rule.REPLICA_LAG_TIME: the clock says so; the HWM is not
+    recomputed (Kafka's prepareIsrExpand, prepareIsrShrink)."""
     b = state.broker(leader)
     r = b.replica
     assert r is not None and b.broker_epoch is not None
@@ -481,6 +534,9 @@ def propose_isr(state: ClusterState, leader: int, proposed: frozenset[int]) -> C
     msg_id = state.network.next_id
     state = send(state, lambda i: AlterPartitionRequest(i, leader, b.broker_epoch, r.leader_epoch,  # type: ignore[arg-type]
                                                         r.partition_epoch, proposed, epochs))
+    if cfg.follows(Rule.REPLICA_LAG_TIME):
+        # the clock says who is caught up; Kafka's proposal does not touch the HWM
+        return set_replica(state, leader, attrs.evolve(r, pending_isr=proposed, pending_request=msg_id))
     followers = r.followers
     if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
         out = r.isr - proposed
@@ -501,7 +557,8 @@ def handle_alter_partition_response(state: ClusterState, broker: int, resp: Alte
     INELIGIBLE_REPLICA rolls back; other errors, and a stale success, leave the
     change pending until new metadata; a success with the partition epoch the
     leader knows is applied (Partition.handleAlterPartitionError,
-    handleAlterPartitionUpdate)."""
+    handleAlterPartitionUpdate). Rule.REPLICA_LAG_TIME: a rollback leaves the HWM
+    for the next event that recomputes it."""
     r = state.replica(broker)
     if r is None or r.pending_request != resp.request_id:
         return state
@@ -514,6 +571,9 @@ def handle_alter_partition_response(state: ClusterState, broker: int, resp: Alte
         if keep and resp.error not in ROLLBACK_ERRORS:
             return set_replica(state, broker, answered)
         r = attrs.evolve(r, pending_isr=None, pending_request=None)
+        if cfg.follows(Rule.REPLICA_LAG_TIME):
+            # handleAlterPartitionError rolls back without recomputing the HWM
+            return set_replica(state, broker, r)
     elif resp.leader_epoch != r.leader_epoch or resp.partition_epoch < r.partition_epoch or (
             resp.partition_epoch == r.partition_epoch and not keep):
         return set_replica(state, broker, answered) if (one or keep) else state

@@ -212,10 +212,14 @@ class FollowerState:
     last_fetch_leader_epoch: the leader epoch in which that fetch was received;
       cleared (None) whenever the leader moves to a new leader epoch (§2.10.3), so
       non-None means "fetched in the current leader epoch" (§6.5.4 condition 3).
-    caught_up, last_fetch_leader_leo: only under Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS
-      (else False / None): Kafka's lastCaughtUpTimeMs is "now" (the model has no
-      clock, see the rule), and the leader's LEO at the last fetch served "now"
+    caught_up: only under Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS without the clock
+      (else False): Kafka's lastCaughtUpTimeMs is "now" (see the rule).
+    last_fetch_leader_leo: only under Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS (else
+      None): the leader's LEO at the follower's last fetch, the largest so far
       (Replica.updateFetchStateOrThrow, lastFetchLeaderLogEndOffset).
+    last_fetch_ms, last_caught_up_ms: only under Rule.REPLICA_LAG_TIME (else None):
+      the time of the last fetch and the last caught-up time on the brokers'
+      clock (ms; None: never, Kafka's 0; ``model.clock``).
     """
 
     fetch_offset: Optional[int] = None
@@ -223,6 +227,8 @@ class FollowerState:
     last_fetch_leader_epoch: Optional[int] = None
     caught_up: bool = False
     last_fetch_leader_leo: Optional[int] = None
+    last_fetch_ms: Optional[int] = None
+    last_caught_up_ms: Optional[int] = None
 
 
 @attrs.frozen
@@ -453,13 +459,16 @@ class History:
 
 @attrs.frozen(cache_hash=True)
 class ClusterState:
-    """The whole model state. ``brokers`` is in ``config.brokers`` order."""
+    """The whole model state. ``brokers`` is in ``config.brokers`` order.
+    ``now_ms``: the brokers' clock in ms from the start (moves only under
+    Rule.REPLICA_LAG_TIME, ``model.clock``)."""
 
     config: Config
     controller: ControllerState
     brokers: tuple[Broker, ...]
     network: Network
     history: History
+    now_ms: int = 0
 
     def broker(self, broker_id: int) -> Broker:
         return self.brokers[self.config.position(broker_id)]

@@ -9,9 +9,10 @@ from typing import AbstractSet, Callable, Iterator, Optional
 
 import attrs
 
+from . import clock
 from . import controller as ctl
 from . import replica as rep
-from .actions import (Action, CancelReassignment, Consume, ControlledShutdown, DropMessage,
+from .actions import (Action, AdvanceTime, CancelReassignment, Consume, ControlledShutdown, DropMessage,
                       FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
                       ProposeIsrShrinkMany, Produce,
                       Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
@@ -247,7 +248,20 @@ def _g_shrink(s: ClusterState, a: ProposeIsrShrink) -> Optional[str]:
     r = s.replica(a.leader)
     if a.follower == a.leader or a.follower not in r.isr:  # type: ignore[union-attr]
         return f"{a.follower} is not a follower in leader {a.leader}'s ISR"
-    return rep.can_leave_isr(s, a.leader, a.follower)
+    if (e := rep.can_leave_isr(s, a.leader, a.follower)):
+        return e
+    return _g_check_finds(s, a.leader, {a.follower})
+
+
+def _g_check_finds(s: ClusterState, leader: int, followers: set[int]) -> Optional[str]:
+    """Rule.REPLICA_LAG_TIME: the ISR check removes exactly the followers out of
+    sync now (Partition.getOutOfSyncReplicas), not a part of them."""
+    if not s.config.follows(Rule.REPLICA_LAG_TIME):
+        return None
+    found = rep.out_of_sync(s, leader)
+    if found != followers:
+        return f"leader {leader}'s ISR check finds {sorted(found)} out of sync now, not {sorted(followers)}"
+    return None
 
 
 def _e_shrink(s: ClusterState, a: ProposeIsrShrink) -> ClusterState:
@@ -271,7 +285,7 @@ def _g_shrink_many(s: ClusterState, a: ProposeIsrShrinkMany) -> Optional[str]:
             return f"{f} is not a follower in leader {a.leader}'s ISR"
         if (e := rep.can_leave_isr(s, a.leader, f)):
             return e
-    return None
+    return _g_check_finds(s, a.leader, set(a.followers))
 
 
 def _e_shrink_many(s: ClusterState, a: ProposeIsrShrinkMany) -> ClusterState:
@@ -292,6 +306,18 @@ def _g_expand(s: ClusterState, a: ProposeIsrExpand) -> Optional[str]:
 def _e_expand(s: ClusterState, a: ProposeIsrExpand) -> ClusterState:
     r = s.replica(a.leader)
     return rep.propose_isr(s, a.leader, r.isr | {a.follower})  # type: ignore[union-attr]
+
+
+def _g_advance_time(s: ClusterState, a: AdvanceTime) -> Optional[str]:
+    if not s.config.follows(Rule.REPLICA_LAG_TIME):
+        return "the brokers' clock does not move (Rule.REPLICA_LAG_TIME is off)"
+    if not isinstance(a.ms, int) or a.ms < 1:
+        return f"ms must be a positive number of milliseconds, got {a.ms!r}"
+    return None
+
+
+def _e_advance_time(s: ClusterState, a: AdvanceTime) -> ClusterState:
+    return attrs.evolve(s, now_ms=s.now_ms + a.ms)
 
 
 def _g_receive_alter(s: ClusterState, a: ReceiveAlterPartition) -> Optional[str]:
@@ -437,6 +463,7 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     ProposeIsrShrink: (_g_shrink, _e_shrink),
     ProposeIsrShrinkMany: (_g_shrink_many, _e_shrink_many),
     ProposeIsrExpand: (_g_expand, _e_expand),
+    AdvanceTime: (_g_advance_time, _e_advance_time),
     ReceiveAlterPartition: (_g_receive_alter, _e_receive_alter),
     ReceiveAlterPartitionResponse: (lambda s, a: _g_receive_to(s, a.msg, AlterPartitionResponse),
                                     _e_receive_alter_response),
@@ -533,6 +560,9 @@ def _candidates(state: ClusterState, classes: Optional[AbstractSet[type]] = None
             for f in image.replicas:
                 if f not in r.isr:  # type: ignore[union-attr]
                     yield ProposeIsrExpand(b, f)
+    if state.config.follows(Rule.REPLICA_LAG_TIME):
+        for ms in clock.expiry_delays(state):
+            yield AdvanceTime(ms)
     for m in msgs:
         if isinstance(m, AlterPartitionRequest):
             yield ReceiveAlterPartition(m.id)

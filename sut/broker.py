@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional
 from model import BrokerStatus, Config
 
 from .bugs import Bug
+from .clock import ManualTime
 from .epoch_cache import LeaderEpochFileCache
 from .controller import QuorumController
 from .purgatory import ClientResponses
@@ -41,7 +42,8 @@ class BrokerLifecycleManager:
 class BrokerServer:
     def __init__(self, broker_id: int, config: Config, controller: QuorumController, network: InMemoryNetwork,
                  responses: ClientResponses, bugs: frozenset,
-                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache) -> None:
+                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache,
+                 time: Optional[ManualTime] = None) -> None:
         self.broker_id = broker_id
         self.controller = controller
         self.bugs = bugs
@@ -50,7 +52,7 @@ class BrokerServer:
         self.image = MetadataImage()
         # a bound method, not a closure: copy.deepcopy rebinds it to the copied broker
         self.replica_manager = ReplicaManager(broker_id, config, network, responses, bugs, self.lifecycle,
-                                              self.metadata_image, epoch_cache)
+                                              self.metadata_image, epoch_cache, time)
 
     def metadata_image(self) -> MetadataImage:
         """The broker's current metadata image (Kafka's ``KRaftMetadataCache``)."""

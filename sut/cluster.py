@@ -10,7 +10,7 @@ by the ``Enablement`` mixin (``enablement.py``). It keeps no ghost history.
 
 from __future__ import annotations
 
-from model import (ActionNotEnabled, AlterPartitionResponse,
+from model import (ActionNotEnabled, AdvanceTime, AlterPartitionResponse,
                    CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
                    FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
@@ -21,6 +21,7 @@ from model import ListOffsetsResult, Observation, Outcome
 from . import observe as _observe
 from .broker import BrokerServer
 from .bugs import Bug
+from .clock import ManualTime
 from .components import PYTHON, Components
 from .enablement import Enablement, Reason
 from .network import InMemoryNetwork
@@ -53,6 +54,7 @@ class Cluster(Enablement):
         ProposeIsrShrink: ("_g_shrink", "_e_shrink"),
         ProposeIsrShrinkMany: ("_g_shrink_many", "_e_shrink_many"),
         ProposeIsrExpand: ("_g_expand", "_e_expand"),
+        AdvanceTime: ("_g_advance_time", "_e_advance_time"),
         ReceiveAlterPartition: ("_g_receive_alter", "_e_receive_alter"),
         ReceiveAlterPartitionResponse: ("_g_receive_alter_response", "_e_receive_alter_response"),
         Reassign: ("_g_reassign", "_e_reassign"),
@@ -80,9 +82,11 @@ class Cluster(Enablement):
         self.network = InMemoryNetwork()
         self.responses = ClientResponses()
         self.consumer_position = 0   # the consumer's next offset
+        self.time = ManualTime()      # the brokers' clock, moved by AdvanceTime
         self.controller = components.controller(config, self.network, bugs, components.change_builder)
         self.brokers: dict[int, BrokerServer] = {
-            b: BrokerServer(b, config, self.controller, self.network, self.responses, bugs, components.epoch_cache)
+            b: BrokerServer(b, config, self.controller, self.network, self.responses, bugs, components.epoch_cache,
+                            self.time)
             for b in config.brokers}
         self._bootstrap()
 
@@ -188,6 +192,9 @@ class Cluster(Enablement):
 
     def _e_expand(self, a: ProposeIsrExpand) -> None:
         self.brokers[a.leader].replica_manager.maybe_expand_isr(a.follower)
+
+    def _e_advance_time(self, a: AdvanceTime) -> None:
+        self.time.sleep(a.ms)
 
     def _e_receive_alter(self, a: ReceiveAlterPartition) -> None:
         req = self.network.take(a.msg)

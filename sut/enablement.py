@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from model import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config, Consume,
+from model import (NO_LEADER, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config,
+                   Consume,
                    ControlledShutdown, DropMessage, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
@@ -173,7 +174,26 @@ class Enablement:
             return e
         if a.follower == a.leader or a.follower not in p.in_sync_replicas:  # type: ignore[union-attr]
             return f"{a.follower} is not a follower in leader {a.leader}'s ISR"
-        return p.is_follower_out_of_sync(a.follower)  # type: ignore[union-attr]
+        if (why := p.is_follower_out_of_sync(a.follower)):  # type: ignore[union-attr]
+            return why
+        return self._check_finds(p, {a.follower})  # type: ignore[arg-type]
+
+    def _check_finds(self, p: Partition, followers: set[int]) -> Reason:
+        """With the clock, the ISR check removes exactly the followers it finds out
+        of sync now (``getOutOfSyncReplicas``)."""
+        if not self.config.follows(Rule.REPLICA_LAG_TIME):
+            return None
+        found = p.out_of_sync_replicas()
+        if found != followers:
+            return f"the ISR check finds {sorted(found)} out of sync now, not {sorted(followers)}"
+        return None
+
+    def _g_advance_time(self, a: AdvanceTime) -> Reason:
+        if not self.config.follows(Rule.REPLICA_LAG_TIME):
+            return "the clock does not move without Kafka's lag-time rule"
+        if not isinstance(a.ms, int) or a.ms < 1:
+            return f"ms must be a positive number of milliseconds, got {a.ms!r}"
+        return None
 
     def _g_shrink_many(self, a: ProposeIsrShrinkMany) -> Reason:
         """Kafka's ``maybeShrinkIsr`` removes every follower it finds out of sync in
@@ -191,7 +211,7 @@ class Enablement:
                 return f"{f} is not a follower in leader {a.leader}'s ISR"
             if (why := p.is_follower_out_of_sync(f)):
                 return why
-        return None
+        return self._check_finds(p, set(a.followers))
 
     def _g_expand(self, a: ProposeIsrExpand) -> Reason:
         if self.config.follows(Rule.EXPAND_ISR_ON_FETCH):

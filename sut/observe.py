@@ -46,7 +46,7 @@ def replica(p: Optional[Partition]) -> Optional[ReplicaObservation]:
     state = p.partition_state
     followers = tuple(
         (b, FollowerState(r.log_end_offset, r.broker_epoch, r.last_fetch_leader_epoch, r.caught_up,
-                          r.last_fetch_leader_leo))
+                          r.last_fetch_leader_leo, r.last_fetch_ms, r.last_caught_up_ms))
         for b, r in sorted(p.remote_replicas.items()) if not r.is_empty)
     maximal = state.isr if state.proposed_isr is None else state.isr | state.proposed_isr
     return ReplicaObservation(**common, leso=p.leader_epoch_start_offset, isr=state.isr,
@@ -67,4 +67,4 @@ def observation(c: "Cluster") -> Observation:
                               metadata_offset=s.image.offset, image=registration(s.image.partition),
                               replica=replica(s.replica_manager.partition))
             for b, s in ((b, c.brokers[b]) for b in order)),
-        messages=tuple(c.network.in_flight.values()))
+        messages=tuple(c.network.in_flight.values()), now_ms=c.time.milliseconds())

@@ -14,6 +14,7 @@ from model import NO_LEADER, Config, EpochEndOffset, Rule
 
 from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
+from .clock import REPLICA_LAG_TIME_MAX_MS, ManualTime
 from .epoch_cache import LeaderEpochFileCache
 from .errors import (FENCED_LEADER_EPOCH, INELIGIBLE_REPLICA, NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE,
                      UNKNOWN_LEADER_EPOCH)
@@ -36,12 +37,14 @@ class Replica:
     leader epoch the fetch was sent in — cleared whenever the leader moves to a
     new leader epoch, so set means "fetched in the current epoch" (§6.5.4).
 
-    Under Kafka's caught-up rule also whether it is caught up (Kafka's
-    ``lastCaughtUpTimeMs`` is "now"; the SUT, like the model, has no clock) and the
-    leader's LEO at its last fetch served "now" (``lastFetchLeaderLogEndOffset``)."""
+    Under Kafka's caught-up rule also the leader's LEO at its last fetch
+    (``lastFetchLeaderLogEndOffset``) and, with the clock (Kafka's lag-time rule),
+    the times of its last fetch and last catching up (``lastFetchTimeMs``,
+    ``lastCaughtUpTimeMs``; None: never); without it, whether it is caught up
+    (the flag stands for ``lastCaughtUpTimeMs`` being "now")."""
 
     __slots__ = ("broker_id", "log_end_offset", "broker_epoch", "last_fetch_leader_epoch", "caught_up",
-                 "last_fetch_leader_leo")
+                 "last_fetch_leader_leo", "last_fetch_ms", "last_caught_up_ms")
 
     def __init__(self, broker_id: int) -> None:
         self.broker_id = broker_id
@@ -53,6 +56,8 @@ class Replica:
         self.last_fetch_leader_epoch: Optional[int] = None
         self.caught_up = caught_up
         self.last_fetch_leader_leo: Optional[int] = None
+        self.last_fetch_ms: Optional[int] = None
+        self.last_caught_up_ms: Optional[int] = None
 
     @property
     def has_fetched(self) -> bool:
@@ -61,13 +66,34 @@ class Replica:
     @property
     def is_empty(self) -> bool:
         return (self.log_end_offset is None and self.broker_epoch is None and self.last_fetch_leader_epoch is None
-                and not self.caught_up and self.last_fetch_leader_leo is None)
+                and not self.caught_up and self.last_fetch_leader_leo is None and self.last_fetch_ms is None
+                and self.last_caught_up_ms is None)
+
+    def is_caught_up(self, leader_end_offset: int, now_ms: int) -> bool:
+        """Kafka's ``ReplicaState.isCaughtUp``: at the leader's LEO, or caught up
+        within replica.lag.time.max.ms of ``now_ms``."""
+        if self.log_end_offset == leader_end_offset:
+            return True
+        return self.last_caught_up_ms is not None and now_ms - self.last_caught_up_ms <= REPLICA_LAG_TIME_MAX_MS
 
     def update_fetch_state(self, fetch_offset: int, broker_epoch: int, leader_epoch: int,
-                           leader_end_offset: Optional[int] = None) -> None:
+                           leader_end_offset: Optional[int] = None, now_ms: Optional[int] = None) -> None:
         """Kafka's ``updateFetchStateOrThrow``; ``leader_end_offset`` (the leader's LEO
-        when the fetch was served) only under the caught-up rule."""
-        if leader_end_offset is not None:
+        when the fetch was served) only under the caught-up rule, ``now_ms`` only
+        with the clock: a fetch at the leader's LEO caught up now, one at the
+        leader's LEO of the previous fetch caught up at that fetch's time."""
+        if now_ms is not None:
+            assert leader_end_offset is not None
+            last_fetch_leo = -1 if self.last_fetch_leader_leo is None else self.last_fetch_leader_leo
+            caught = -1 if self.last_caught_up_ms is None else self.last_caught_up_ms
+            if fetch_offset >= leader_end_offset:
+                caught = max(caught, now_ms)
+            elif fetch_offset >= last_fetch_leo:
+                caught = max(caught, -1 if self.last_fetch_ms is None else self.last_fetch_ms)
+            self.last_caught_up_ms = None if caught < 0 else caught
+            self.last_fetch_ms = now_ms
+            self.last_fetch_leader_leo = max(last_fetch_leo, leader_end_offset)
+        elif leader_end_offset is not None:
             before = self.last_fetch_leader_leo
             self.caught_up = self.caught_up or fetch_offset >= leader_end_offset or (
                 before is not None and fetch_offset >= before)
@@ -78,7 +104,8 @@ class Replica:
 
     def __repr__(self) -> str:
         return (f"Replica({self.broker_id}, leo={self.log_end_offset}, be={self.broker_epoch}, "
-                f"lfle={self.last_fetch_leader_epoch}, caught_up={self.caught_up})")
+                f"lfle={self.last_fetch_leader_epoch}, caught_up={self.caught_up}, "
+                f"last_caught_up_ms={self.last_caught_up_ms})")
 
 
 # ------------------------------------------------------------ partition state
@@ -153,8 +180,10 @@ class Partition:
     def __init__(self, broker_id: int, config: Config, delayed_produce: DelayedProducePurgatory,
                  alter_partition_manager: AlterPartitionManager, bugs: frozenset,
                  metadata_cache: Callable[[], MetadataImage],
-                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache) -> None:
+                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache,
+                 time: Optional[ManualTime] = None) -> None:
         self.broker_id = broker_id
+        self.time = ManualTime() if time is None else time   # the brokers' clock
         self.alter_partition_manager = alter_partition_manager
         self.config = config
         self.metadata_cache = metadata_cache
@@ -192,7 +221,7 @@ class Partition:
             if b != self.broker_id and b not in remotes:
                 remotes[b] = Replica(b)
 
-    def make_leader(self, reg: PartitionRegistration, changed: bool = True) -> None:
+    def make_leader(self, reg: PartitionRegistration, changed: bool = True) -> bool:
         """Kafka's ``makeLeader``: act as leader of ``reg`` (§2.10.1–§2.10.3). A new leader assigns its epoch
         at the LEO (the LESO) in the epoch cache and starts with no follower state.
         A leader in a new epoch does the same but keeps its followers' fetch
@@ -202,22 +231,31 @@ class Partition:
         change (§2.10.2) — under Kafka's rule, any changed registration whose
         partition epoch is not older. Callers then run ``on_isr_changed``.
         Under Kafka's caught-up rule the ISR members count as caught up
-        (``resetReplicaState``)."""
+        (``resetReplicaState``); with the clock they caught up and fetched now,
+        the others never. Returns whether it acted on ``reg`` (Kafka skips an
+        older partition epoch)."""
         was_leader = self.is_leader
         self._update_assignment(reg.replicas)
         caught = self.config.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS)
+        clock = self.config.follows(Rule.REPLICA_LAG_TIME)
+        now = self.time.milliseconds()
         if not was_leader:
             self.role = ReplicaRole.LEADER
             self.leader_id = self.broker_id
             self._new_leader_epoch(reg)
             for b, remote in self.remote_replicas.items():
-                remote.reset_replica_state(caught_up=caught and b in reg.isr)
+                remote.reset_replica_state(caught_up=caught and not clock and b in reg.isr)
+                if clock and b in reg.isr:
+                    remote.last_caught_up_ms = now
         elif reg.leader_epoch != self.leader_epoch:
             leso = self.log.log_end_offset
             for b, remote in self.remote_replicas.items():
                 if b in reg.isr or Bug.OUT_OF_SYNC_FOLLOWER_STATE_NOT_RESET not in self.bugs:
                     remote.last_fetch_leader_epoch = None
-                if caught:
+                if clock:
+                    remote.last_fetch_leader_leo = leso
+                    remote.last_fetch_ms = remote.last_caught_up_ms = now if b in reg.isr else None
+                elif caught:
                     remote.caught_up = b in reg.isr
                     remote.last_fetch_leader_leo = leso if b in reg.isr else None
             self._new_leader_epoch(reg)
@@ -226,6 +264,9 @@ class Partition:
                 and self.config.follows(Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH)):
             self.partition_epoch = reg.partition_epoch
             self.partition_state = CommittedPartitionState(reg.isr)
+        else:
+            return False
+        return True
 
     def _new_leader_epoch(self, reg: PartitionRegistration) -> None:
         self.leader_epoch = reg.leader_epoch
@@ -290,8 +331,11 @@ class Partition:
                 new_hw = remote.log_end_offset
         if self.config.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
             # shouldWaitForReplicaToJoinIsr
+            clock = self.config.follows(Rule.REPLICA_LAG_TIME)
+            now = self.time.milliseconds()
             for b, remote in self.remote_replicas.items():
-                if b not in members and remote.caught_up and self.is_replica_isr_eligible(b):
+                caught_up = remote.is_caught_up(log.log_end_offset, now) if clock else remote.caught_up
+                if b not in members and caught_up and self.is_replica_isr_eligible(b):
                     if remote.log_end_offset is None:
                         return False
                     new_hw = min(new_hw, remote.log_end_offset)
@@ -364,11 +408,15 @@ class Partition:
         if remote is None:
             remote = self.remote_replicas[src] = Replica(src)
         leader_end = log.log_end_offset if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS) else None
+        clock = cfg.follows(Rule.REPLICA_LAG_TIME)
         read_hwm = log.high_watermark   # Kafka reads the records and the HWM first
-        remote.update_fetch_state(fetch_offset, broker_epoch, leader_epoch, leader_end)
+        previous_leo = remote.log_end_offset
+        remote.update_fetch_state(fetch_offset, broker_epoch, leader_epoch, leader_end,
+                                  self.time.milliseconds() if clock else None)
         if cfg.follows(Rule.EXPAND_ISR_ON_FETCH) and self.why_not_expand(src) is None:
             self.maybe_expand_isr(src)   # updateFollowerFetchState: maybeExpandIsr, then the HWM
-        self.maybe_increment_leader_hw()
+        if not clock or previous_leo != fetch_offset:   # Kafka: only when the follower's LEO moved
+            self.maybe_increment_leader_hw()
         hwm = read_hwm if cfg.follows(Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE) else log.high_watermark
         return {"records": log.read(fetch_offset), "hwm": hwm}
 
@@ -455,13 +503,26 @@ class Partition:
         """Why the ISR check cannot find ``follower`` out of sync, or None when it
         may (no clock: any follower may have lagged too long). Under Kafka's rule
         not one whose LEO is the leader's LEO (``isFollowerOutOfSync``,
-        ``ReplicaState.isCaughtUp``)."""
+        ``ReplicaState.isCaughtUp``); with the clock, exactly one not caught up now."""
         remote = self.remote_replicas.get(follower)
         leo = self.log.log_end_offset
+        if self.config.follows(Rule.REPLICA_LAG_TIME):
+            now = self.time.milliseconds()
+            if remote is not None and remote.is_caught_up(leo, now):
+                return f"follower {follower} is caught up at {now} ms"
+            return None
         if (self.config.follows(Rule.CAUGHT_UP_AT_LEADER_LEO) and remote is not None
                 and remote.log_end_offset == leo):
             return f"follower {follower} is at the leader's LEO {leo}, so caught up"
         return None
+
+    def out_of_sync_replicas(self) -> frozenset[int]:
+        """Kafka's ``getOutOfSyncReplicas`` with the clock: the ISR followers not
+        caught up now; none while an AlterPartition is in flight."""
+        if self.alter_partition_in_flight():
+            return frozenset()
+        return frozenset(b for b in self.in_sync_replicas - {self.broker_id}
+                         if self.is_follower_out_of_sync(b) is None)
 
     def maybe_shrink_isr(self, followers: frozenset[int]) -> None:
         """Propose removing lagging followers from the ISR (one; under Kafka's rule
@@ -479,6 +540,8 @@ class Partition:
         state.request_id = self.alter_partition_manager.submit(
             self.leader_epoch, self.partition_epoch, state.proposed_isr, epochs)
         self.partition_state = state
+        if cfg.follows(Rule.REPLICA_LAG_TIME):
+            return   # prepareIsrExpand / prepareIsrShrink leave the HWM alone; the clock says who is caught up
         if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
             for b in state.isr - state.proposed_isr:
                 remote = self.remote_replicas.get(b)
@@ -541,6 +604,8 @@ class Partition:
                 state.request_id = None
                 return
             self.partition_state = CommittedPartitionState(state.isr)
+            if self.config.follows(Rule.REPLICA_LAG_TIME):
+                return   # handleAlterPartitionError: no HWM recomputation
         elif (leader_epoch != self.leader_epoch or partition_epoch < self.partition_epoch or (
                 partition_epoch == self.partition_epoch and not keep)) \
                 and Bug.STALE_ALTER_PARTITION_RESPONSE_APPLIED not in self.bugs:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from model import NO_LEADER, Config, FetchRequest, FetchResponse
+from model import NO_LEADER, Config, FetchRequest, FetchResponse, Rule
 
 from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
+from .clock import ManualTime
 from .epoch_cache import LeaderEpochFileCache
 from .errors import NOT_LEADER_OR_FOLLOWER
 from .fetcher import ReplicaFetcherThread
@@ -27,8 +28,10 @@ class ReplicaManager:
     def __init__(self, broker_id: int, config: Config, network: InMemoryNetwork, responses: ClientResponses,
                  bugs: frozenset, lifecycle: "BrokerLifecycleManager",
                  metadata_cache: Callable[[], MetadataImage],
-                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache) -> None:
+                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache,
+                 time: Optional[ManualTime] = None) -> None:
         self.broker_id = broker_id
+        self.time = ManualTime() if time is None else time   # the brokers' clock
         self.epoch_cache = epoch_cache   # builds each new replica log's leader epoch cache
         self.config = config
         self.metadata_cache = metadata_cache   # the broker's current image (KRaftMetadataCache)
@@ -62,11 +65,11 @@ class ReplicaManager:
         if partition is None:
             partition = self.partition = Partition(me, self.config, self.delayed_produce_purgatory,
                                                    self.alter_partition_manager,
-                                                   self.bugs, self.metadata_cache, self.epoch_cache)
+                                                   self.bugs, self.metadata_cache, self.epoch_cache, self.time)
         if reg.leader == me:
             self.fetcher = None
-            partition.make_leader(reg, changed)
-            partition.on_isr_changed()
+            if partition.make_leader(reg, changed) or not self.config.follows(Rule.REPLICA_LAG_TIME):
+                partition.on_isr_changed()
             return
         if partition.is_leader:
             self._fail_waiting_writes()

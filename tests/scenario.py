@@ -26,9 +26,9 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence
 
 import properties
-from model import (Action, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus, ClusterState, Config,
+from model import (REPLICA_LAG_TIME_MAX_MS, Action, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus, ClusterState, Config,
                    ControlledShutdown, FenceBroker, FetchRequest, FetchResponse, Message, PartitionMetadata,
-                   ProposeIsrExpand, ProposeIsrShrink, Produce, ReceiveAlterPartition,
+                   ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, Replica,
                    ReplicateMetadata, Rule, SendFetch, StartBroker, UncleanShutdown, UnfenceBroker, initial_state,
                    step)
@@ -179,9 +179,65 @@ class Scenario:
 
     # ------------------------------------------------------------------- ISR
 
+    def lag_out(self, leader: int, *followers: int) -> None:
+        """Under Rule.REPLICA_LAG_TIME, let time pass until every one of
+        ``followers`` has not caught up with ``leader`` for longer than
+        replica.lag.time.max.ms (Kafka's tests: ``time.sleep(replicaLagTimeMaxMs
+        + 1)``): to the latest of their caught-up times' expiry. A no-op without the
+        rule, or when they are out of sync already."""
+        if not self.state.config.follows(Rule.REPLICA_LAG_TIME):
+            return
+        r = self.replica(leader)
+        assert r is not None
+        expiries = [fs.last_caught_up_ms + REPLICA_LAG_TIME_MAX_MS + 1 for f, fs in r.followers
+                    if f in followers and fs.last_caught_up_ms is not None]
+        if expiries and max(expiries) > self.state.now_ms:
+            self.do(AdvanceTime(max(expiries) - self.state.now_ms))
+
+    def catch_up(self, leader: int, *followers: int) -> None:
+        """Each of ``followers`` fetches, at least once and at most three times,
+        until ``leader`` has heard it at its LEO: caught up now
+        (Rule.REPLICA_LAG_TIME, ``ReplicaState.isCaughtUp``). Raises
+        AssertionError when one does not get there."""
+        for f in followers:
+            for _ in range(3):
+                self.deliver_fetch(f)
+                r = self.replica(leader)
+                assert r is not None
+                fs = r.follower(f)
+                if fs is not None and fs.fetch_offset == r.leo:
+                    break
+            else:
+                raise AssertionError(f"follower {f} did not reach leader {leader}'s LEO")
+
+    def lag_behind(self, leader: int, *removed: int) -> None:
+        """Set up ``leader``'s ISR check to find exactly ``removed`` out of sync once
+        time passes beyond their last caught-up times (``lag_out``, which
+        ``alter_isr`` runs; Rule.REPLICA_LAG_TIME): a moment after those times the
+        other ISR followers fetch up to the leader's LEO, so caught up later; then
+        the leader takes a write none of them has fetched (when its ISR has MinISR
+        members to accept it): a follower at the leader's LEO is never out of sync
+        (Rule.CAUGHT_UP_AT_LEADER_LEO)."""
+        r = self.replica(leader)
+        assert r is not None
+        times = [fs.last_caught_up_ms for f, fs in r.followers if f in removed and fs.last_caught_up_ms is not None]
+        if times and max(times) >= self.state.now_ms:
+            self.do(AdvanceTime(max(times) - self.state.now_ms + 1))
+        self.catch_up(leader, *sorted(r.isr - {leader, *removed}))
+        r = self.replica(leader)
+        assert r is not None
+        if len(r.isr) >= self.state.config.min_isr:
+            self.produce(leader)
+
     def alter_isr(self, propose: Action) -> AlterPartitionResponse:
-        """``propose`` (ProposeIsrShrink / ProposeIsrExpand), then the controller
-        handles the AlterPartition request and the leader its response."""
+        """``propose`` (ProposeIsrShrink / ProposeIsrShrinkMany / ProposeIsrExpand),
+        then the controller handles the AlterPartition request and the leader its
+        response. A shrink lets time pass first until the followers it removes are
+        out of sync (``lag_out``)."""
+        if isinstance(propose, ProposeIsrShrink):
+            self.lag_out(propose.leader, propose.follower)
+        elif isinstance(propose, ProposeIsrShrinkMany):
+            self.lag_out(propose.leader, *propose.followers)
         req = self.do_sending(propose, AlterPartitionRequest)
         resp = self.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)
         self.do(ReceiveAlterPartitionResponse(resp.id))

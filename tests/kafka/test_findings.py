@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 import properties
-from model import (KAFKA, PROFILES, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config,
-                   ControlledShutdown, FenceBroker, Reassign, ReceiveAlterPartition, Rule,
+from model import (KAFKA, PROFILES, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment,
+                   Config, ControlledShutdown, FenceBroker, Reassign, ReceiveAlterPartition, Rule,
                    StartBroker, UncleanShutdown, why_not_enabled)
 
 from scenario import Scenario
@@ -61,29 +61,35 @@ def test_last_known_leader_loses_committed_records(follows: bool):
 
 @ON_OFF
 def test_expansion_dropped_from_maximal_isr_lets_the_hwm_pass_an_isr_member(follows: bool):
-    """No fault at all. Two writes are committed on all three replicas; leader 1
-    takes two more and shrinks 2 out before 2 fetches them (a follower at the
-    leader's LEO is never out of sync), and learns the new partition epoch from the
-    AlterPartition response before the metadata record. 2 fetches at the HWM
-    (behind the leader's LEO) and 1, serving that fetch, proposes to add it back. Then 1 applies the
-    shrink's record: Kafka's makeLeader accepts a registration of the partition
-    epoch it already has and resets the ISR state, dropping the pending expansion
-    from the Maximal ISR. Follower 3 fetches, the HWM passes 2's LEO, and the
-    controller accepts the expansion: ISR member 2 lacks committed records."""
+    """No fault at all. Two writes are committed on all three replicas, 3 catching
+    up 1 ms after 2. Leader 1 takes two more and, before 2 fetches them (a follower
+    at the leader's LEO is never out of sync), at 30,001 ms, when 2 has not caught
+    up for longer than replica.lag.time.max.ms but 3 has (the ISR check removes
+    every follower out of sync at once), shrinks 2 out; it learns the new
+    partition epoch from the AlterPartition response before the metadata record.
+    2 fetches at the HWM (behind the leader's LEO) and 1, serving that fetch,
+    proposes to add it back. Then 1 applies the shrink's record: Kafka's makeLeader
+    accepts a registration of the partition epoch it already has and resets the
+    ISR state, dropping the pending expansion from the Maximal ISR. Follower 3
+    fetches, the HWM passes 2's LEO, and the controller accepts the expansion: ISR
+    member 2 lacks committed records. (31 actions.)"""
     sc = story(Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
                min_isr=2)
     sc.produce(1, 2)
-    for _ in range(2):
-        sc.deliver_fetch(2)
-        sc.deliver_fetch(3)
+    sc.deliver_fetch(2)
+    sc.deliver_fetch(3)
+    sc.deliver_fetch(2)                                # at the leader's LEO: 2 caught up at 0 ms
+    sc.do(AdvanceTime(1))
+    sc.deliver_fetch(3)                                # 3 caught up at 1 ms
     sc.produce(1, 2)
-    sc.shrink(1, 2)
+    sc.shrink(1, 2)                                    # at 30,001 ms: 2 out of sync, 3 not yet
     sc.deliver_fetch(3)
     sc.receive_fetch_request(sc.send_fetch(2))        # 2 is at offset 2, the HWM: the leader proposes it
     (expansion,) = sc.in_flight(AlterPartitionRequest, src=1)
     sc.sync_metadata(1)                                # the shrink's record, after its response
     sc.deliver_fetch(3)
     resp = sc.do_sending(ReceiveAlterPartition(expansion.id), AlterPartitionResponse)
+    assert len(sc.trace) == 31
     assert resp.error is None and sc.partition.isr == {1, 2, 3}
     assert properties.guarantees_apply(sc.state)
     if follows:

@@ -28,8 +28,8 @@ from typing import Optional
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, CancelReassignment, Config, PartitionChangeRecord, ProposeIsrShrinkMany,
-                   Reassign, UncleanLeaderElection, why_not_enabled)
+from model import (KAFKA, NO_LEADER, CancelReassignment, Config, PartitionChangeRecord,
+                   ProposeIsrShrinkMany, Reassign, UncleanLeaderElection, why_not_enabled)
 
 from scenario import Scenario
 
@@ -75,14 +75,10 @@ def rejoin(sc: Scenario, leader: int, follower: int) -> None:
 
 
 def shrink(sc: Scenario, leader: int, *followers: int) -> None:
-    """``leader`` shrinks ``followers`` out of the ISR, one AlterPartition each. A
-    follower at the leader's LEO is never out of sync (Rule.CAUGHT_UP_AT_LEADER_LEO):
-    the leader first takes a write it has not fetched."""
+    """``leader`` shrinks ``followers`` out of the ISR, one AlterPartition each, the
+    others caught up (``lag_behind``)."""
     for f in followers:
-        r = sc.replica(leader)
-        fs = r.follower(f)
-        if fs is not None and fs.fetch_offset == r.leo:
-            sc.produce(leader)
+        sc.lag_behind(leader, f)
         sc.shrink(leader, f)
         sc.sync_all()
 
@@ -373,9 +369,10 @@ def test_PartitionChangeBuilderTest_testEligibleLeaderReplicas_IsrShrinkBelowMin
     """PartitionChangeBuilderTest.testEligibleLeaderReplicas_IsrShrinkBelowMinISR (ELR
     enabled): ISR [1,2,3,4] shrinking to [1,2] below MinISR 3 puts 3 and 4 in the ELR,
     LastKnownELR empty, leader unchanged. Kafka's leader removes both in one
-    AlterPartition (Rule.SHRINK_ALL_OUT_OF_SYNC)."""
+    AlterPartition (Rule.SHRINK_ALL_OUT_OF_SYNC), 2 caught up (``lag_behind``)."""
     sc = elr_story()
     leader_epoch = sc.partition.leader_epoch
+    sc.lag_behind(1, 3, 4)
     sc.alter_isr(ProposeIsrShrinkMany(1, (3, 4)))
     sc.sync_all()
     assert registration(sc) == (1, {1, 2}, {3, 4}, set())

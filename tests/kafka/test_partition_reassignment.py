@@ -54,9 +54,11 @@ def join_isr(sc: Scenario, follower: int) -> None:
 
 
 def leave_isr(sc: Scenario, *followers: int) -> None:
-    """The current leader shrinks ``followers`` out of the ISR, one at a time."""
+    """The current leader shrinks ``followers`` out of the ISR, one at a time, the
+    others caught up (``lag_behind``)."""
     for f in followers:
         sc.sync_all()
+        sc.lag_behind(sc.partition.leader, f)
         sc.shrink(sc.partition.leader, f)
 
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config,
-                   PartitionChangeRecord, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
+from model import (KAFKA, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment,
+                   Config, PartitionChangeRecord, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReplicateMetadata, UncleanLeaderElection,
                    Variant, why_not_enabled)
 
@@ -146,6 +146,7 @@ def test_ReplicationControlManagerTest_testShrinkAndExpandIsr():
     answers carry the controller's new ISR and epochs."""
     sc = kafka_scenario((0, 1, 2), (0, 1, 2))
     assert sc.partition.leader == 0
+    sc.lag_behind(0, 2)  # 1 caught up, 2 not once time passes
     assert_consistent_response(sc, sc.shrink(0, 2))
     assert sc.partition.isr == {0, 1}
     sc.deliver_fetch(2)  # follower 2 fetches in the current leader epoch, caught up
@@ -275,6 +276,8 @@ def test_ReplicationControlManagerTest_testInvalidAlterPartitionRequests():
     non-replica or leaving the leader out (leaders propose one follower at a time),
     and leader recovery states."""
     sc = kafka_scenario((0, 1, 2), (0, 1, 2))
+    sc.lag_behind(0, 1)
+    sc.lag_out(0, 1)  # 1 out of sync, 2 caught up
     req = propose_in_flight(sc, ProposeIsrShrink(0, 1))
     sc.restart(0)
     assert sc.state.registration(0).broker_epoch != req.broker_epoch
@@ -318,6 +321,7 @@ def test_ReplicationControlManagerTest_testAlterPartitionShouldRejectBrokersWith
     late request names 4's old broker epoch and is refused with INELIGIBLE_REPLICA.
     (Versions before 3 carry no broker epochs: not modelled.)"""
     sc = kafka_scenario((0, 1, 2, 3, 4), (1, 2, 3, 4))
+    sc.lag_behind(1, 4)  # 2 and 3 caught up, 4 not once time passes
     sc.shrink(1, 4)
     assert sc.partition.isr == {1, 2, 3}
     req = sc.fetch_proposing(4)

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, PROFILES, AlterPartitionRequest, AlterPartitionResponse,
+from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
-                   UnfenceBroker, why_not_enabled)
+                   UnfenceBroker, enabled_actions, why_not_enabled)
 
 from scenario import Scenario
 
@@ -116,6 +116,7 @@ def test_reassignment_completes_below_min_isr(follows: bool):
                          min_isr=3), check_properties=not follows)  # ValidPartitionMetadata: ELR keeps removed 3
     sc.do(Reassign((1, 2, 4)))
     sc.sync_all()
+    sc.lag_behind(1, 2)
     sc.shrink(1, 2)
     sc.deliver_fetch(4)
     sc.expand(1, 4)
@@ -148,6 +149,7 @@ def test_cancel_with_isr_below_min_isr(follows: bool):
     sc = Scenario(config(Rule.CANCEL_WITH_ANY_ISR, follows, brokers=(1, 2, 3), assignment=(1, 2), min_isr=2))
     sc.do(Reassign((1, 2, 3)))
     sc.sync_all()
+    sc.lag_behind(1, 2)
     sc.shrink(1, 2)
     assert (why_not_enabled(sc.state, CancelReassignment()) is None) == follows
 
@@ -217,6 +219,7 @@ def test_deposed_leader_gets_fenced_leader_epoch(follows: bool):
     NOT_LEADER_OR_FOLLOWER."""
     sc = Scenario(config(Rule.ALTER_PARTITION_VALIDATION, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
                          min_isr=1))
+    lag_out_alone(sc, 1, 3)
     req = sc.do_sending(ProposeIsrShrink(1, 3), AlterPartitionRequest)
     sc.fence(1)
     resp = sc.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)
@@ -236,10 +239,24 @@ def test_fencing_writes_the_partition_change_first(follows: bool):
 
 # ---------------------------------------------------------------------- broker
 
+def lag_out_alone(sc: Scenario, leader: int, follower: int) -> None:
+    """The leader's ISR check would find ``follower`` alone out of sync now
+    (``Scenario.lag_behind``, then ``lag_out``; Rule.REPLICA_LAG_TIME)."""
+    sc.lag_behind(leader, follower)
+    sc.lag_out(leader, follower)
+
+
+def proposes(sc: Scenario, leader: int) -> bool:
+    """Whether ``leader`` may propose an ISR shrink now (one follower or several)."""
+    return any(isinstance(a, (ProposeIsrShrink, ProposeIsrShrinkMany)) and a.leader == leader
+               for a in enabled_actions(sc.state))
+
+
 def _shrink_refused_by_stale_epoch(follows_rule: Rule, follows: bool) -> Scenario:
     """Leader 1 proposes to shrink 3 out; meanwhile the controller fences 3 (a newer
     partition epoch), so the proposal is answered INVALID_UPDATE_VERSION."""
     sc = Scenario(config(follows_rule, follows, brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1))
+    lag_out_alone(sc, 1, 3)
     req = sc.do_sending(ProposeIsrShrink(1, 3), AlterPartitionRequest)
     sc.fence(3)
     resp = sc.do_sending(ReceiveAlterPartition(req.id), AlterPartitionResponse)
@@ -256,7 +273,7 @@ def test_refused_change_stays_pending_until_new_metadata(follows: bool):
     sc = _shrink_refused_by_stale_epoch(Rule.ALTER_PARTITION_ERRORS_KEEP_PENDING, follows)
     r = sc.replica(1)
     assert r.pending_isr == ({1, 2} if follows else None)
-    assert (why_not_enabled(sc.state, ProposeIsrShrink(1, 2)) is None) != follows
+    assert proposes(sc, 1) != follows
     sc.sync_metadata(1)
     assert sc.replica(1).pending_isr is None and sc.replica(1).isr == {1, 2}
 
@@ -268,6 +285,7 @@ def test_one_alter_partition_in_flight_across_metadata(follows: bool):
     holds the request, so no new proposal until it is answered."""
     sc = Scenario(config(Rule.ONE_ALTER_PARTITION_IN_FLIGHT, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
                          min_isr=1))
+    lag_out_alone(sc, 1, 3)
     req = sc.do_sending(ProposeIsrShrink(1, 3), AlterPartitionRequest)
     sc.fence(2)
     sc.sync_metadata(1)
@@ -287,7 +305,9 @@ def test_leader_applies_registration_of_the_partition_epoch_it_knows(follows: bo
     proposal from the Maximal ISR; the chapters ignore it."""
     sc = Scenario(config(Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH, follows, brokers=(1, 2, 3),
                          assignment=(1, 2, 3), min_isr=1))
+    sc.lag_behind(1, 3)
     sc.shrink(1, 3)
+    sc.lag_out(1, 2)
     sc.do_sending(ProposeIsrShrink(1, 2), AlterPartitionRequest)
     assert sc.replica(1).pending_isr == {1}
     sc.sync_metadata(1)
@@ -302,6 +322,7 @@ def test_leader_does_not_propose_a_fenced_follower(follows: bool):
     not propose it; the chapters' leader does (and the controller refuses)."""
     sc = Scenario(config(Rule.LEADER_CHECKS_ISR_ELIGIBILITY, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
                          min_isr=1))
+    sc.lag_behind(1, 3)
     sc.shrink(1, 3)
     sc.sync_all()
     sc.fence(3)
@@ -325,19 +346,23 @@ def test_fetch_from_a_previous_broker_session_is_fenced(follows: bool):
 
 @ON_OFF
 def test_hwm_waits_for_a_caught_up_follower_outside_the_isr(follows: bool):
-    """Follower 3 was shrunk out, then fetched up to the leader's LEO while the
-    leader's shrink of 2 was in flight (so 3 was not proposed): Kafka counts it as
-    caught up and the HWM waits for it; the chapters advance on the Maximal ISR
-    [1,2]."""
+    """Follower 3 was shrunk out, then fetched up to the leader's LEO (1) while the
+    leader's shrink of 2 was in flight (so 3 was not proposed); the leader takes a
+    second write and 2 fetches it: Kafka counts 3 as caught up and the HWM waits
+    for it at 1; the chapters advance on the Maximal ISR [1,2] to 2."""
     sc = Scenario(config(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS, follows, brokers=(1, 2, 3),
                          assignment=(1, 2, 3), min_isr=1))
+    sc.lag_behind(1, 3)
     sc.shrink(1, 3)
     sc.sync_all()
+    sc.lag_out(1, 2)
     sc.do_sending(ProposeIsrShrink(1, 2), AlterPartitionRequest)
-    assert sc.fetch_proposing(3) is None
+    for _ in range(2):
+        assert sc.fetch_proposing(3) is None
+    assert sc.replica(1).follower(3).fetch_offset == sc.replica(1).leo == 1
     sc.produce(1)
     replicate_all(sc, 1, 2)
-    assert sc.replica(1).hwm == (0 if follows else 1)
+    assert sc.replica(1).hwm == (1 if follows else 2)
 
 
 @ON_OFF
@@ -347,6 +372,7 @@ def test_the_leader_proposes_an_expansion_inside_the_fetch(follows: bool):
     and never enables ProposeIsrExpand; the chapters' leader sends nothing until it
     takes that step."""
     sc = Scenario(config(Rule.EXPAND_ISR_ON_FETCH, follows, brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1))
+    sc.lag_behind(1, 3)
     sc.shrink(1, 3)
     sc.sync_all()
     req = sc.fetch_proposing(3)
@@ -401,6 +427,7 @@ def test_the_isr_check_removes_every_lagging_follower_in_one_alter_partition(fol
     Kafka's own Partition.)"""
     sc = Scenario(config(Rule.SHRINK_ALL_OUT_OF_SYNC, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
                          min_isr=2))
+    sc.lag_out(1, 2, 3)
     both = ProposeIsrShrinkMany(1, (2, 3))
     assert (why_not_enabled(sc.state, both) is None) == follows
     if follows:
@@ -427,12 +454,47 @@ def test_a_follower_at_the_leaders_leo_is_never_out_of_sync(follows: bool):
     sc.produce(1)
     replicate_all(sc, 1, 2, 3)
     assert (sc.replica(1).leo, sc.replica(1).follower(2).fetch_offset) == (1, 1)
+    sc.lag_out(1, 2, 3)   # with Kafka's clock: long past the lag
     shrinks = (ProposeIsrShrink(1, 2), ProposeIsrShrink(1, 3))
     assert [why_not_enabled(sc.state, a) is None for a in shrinks] == [not follows] * 2
     sc.produce(1)
+    if follows:   # both caught up last at the same moment: the check finds both
+        assert why_not_enabled(sc.state, ProposeIsrShrinkMany(1, (2, 3))) is None
+        sc.alter_isr(ProposeIsrShrinkMany(1, (2, 3)))
+        assert sc.partition.isr == {1}
+        return
     assert [why_not_enabled(sc.state, a) is None for a in shrinks] == [True] * 2
     sc.shrink(1, 2)
     assert sc.partition.isr == {1, 3}
+
+
+@ON_OFF
+def test_the_isr_check_finds_exactly_the_followers_whose_caught_up_time_expired(follows: bool):
+    """Leader 1 takes a write; follower 2 fetches it 10 s later, follower 3 never
+    does. Another write leaves both behind the LEO. With Kafka's clock the check
+    finds neither out of sync within the lag, and, 30,001 ms after the start, 3
+    alone (caught up last at the start; 2 at 10 s): a shrink of 2 is not a choice.
+    Without the clock either may be shrunk out at any time."""
+    sc = Scenario(config(Rule.REPLICA_LAG_TIME, follows, brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1))
+    sc.produce(1)
+    sc.deliver_fetch(2)                       # 2 at 0 of 1: not caught up by this fetch
+    if follows:
+        sc.do(AdvanceTime(10_000))
+    sc.deliver_fetch(2)                       # 2 at the LEO: caught up now
+    sc.produce(1)                             # neither follower at the LEO
+    shrinks = (ProposeIsrShrink(1, 2), ProposeIsrShrink(1, 3))
+    if not follows:
+        assert why_not_enabled(sc.state, AdvanceTime(1)) is not None
+        assert [why_not_enabled(sc.state, a) is None for a in shrinks] == [True, True]
+        return
+    fs = sc.replica(1).follower(2)
+    assert (fs.fetch_offset, fs.last_fetch_ms, fs.last_caught_up_ms, fs.last_fetch_leader_leo) == (1, 10_000, 10_000, 1)
+    assert [why_not_enabled(sc.state, a) is None for a in shrinks] == [False, False]
+    sc.lag_out(1, 3)
+    assert sc.state.now_ms == 30_001
+    assert [why_not_enabled(sc.state, a) is None for a in shrinks] == [False, True]
+    sc.shrink(1, 3)
+    assert sc.partition.isr == {1, 2}
 
 
 @ON_OFF

@@ -68,7 +68,6 @@ def test_a_run_detached_at_the_finding_goes_on_with_the_model():
 def test_detaching_needs_a_property_failure(detach):
     """Without one the comparison stays on: a wrong mapping is still a disagreement."""
     from harness.lockstep import LockStep as L
-    from model import ProposeIsrShrink, ReceiveAlterPartition
     import kafka_bridge
     from kafka_bridge.change_builder import KafkaPartitionChangeBuilder
     from sut import Cluster
@@ -83,5 +82,6 @@ def test_detaching_needs_a_property_failure(detach):
     parts = Components(change_builder=OffByOne, epoch_cache=kafka_bridge.KafkaLeaderEpochFileCache)
     config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
     lockstep = L(config, lambda c: Cluster(c, components=parts), detach_at_findings=detach)
-    found = [lockstep.step(a) for a in (ProposeIsrShrink(1, 3), ReceiveAlterPartition(1))]
-    assert found[1] is not None and found[1].kind == "divergence" and lockstep.detached == ()
+    from test_kafka_in_the_loop import SHRINK_3
+    found = [lockstep.step(a) for a in SHRINK_3]
+    assert found[-1] is not None and found[-1].kind == "divergence" and lockstep.detached == ()

@@ -19,7 +19,7 @@ import pytest
 import properties
 from harness.minimal_scenarios import MINIMAL, MinimalScenario
 from harness.reduce import rebase, sends
-from model import (KAFKA, PROFILES, VARIANT_DOCS, ClusterState, Config, ProposeIsrExpand, Produce, Reassign,
+from model import (KAFKA, PROFILES, RULE_DOCS, VARIANT_DOCS, ClusterState, Config, ProposeIsrExpand, Produce, Reassign,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, Rule, SendFetch, Variant,
                    initial_state, step, why_not_enabled)
 
@@ -167,7 +167,10 @@ def _run(sc: MinimalScenario, config: Config, variant: Variant | None = None) ->
 
 
 def _kafka(sc: MinimalScenario, variant: Variant | None, without: Rule | None = None) -> Config:
-    rules = PROFILES[KAFKA] - ({without} if without else set())
+    """The Kafka profile on the scenario's cluster, ``without`` a rule (and the
+    rules that require it)."""
+    off = {without} | {r for r in PROFILES[KAFKA] if without in RULE_DOCS[r].requires} if without else set()
+    rules = PROFILES[KAFKA] - off
     return attrs.evolve(sc.config, profile=KAFKA, rules=rules, variants=frozenset({variant} if variant else ()))
 
 
