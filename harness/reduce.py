@@ -331,7 +331,8 @@ def _ddmin(best: tuple, config: Config, failure: _Failure, deadline: float) -> t
         while start < len(best) and time.monotonic() < deadline:
             keep = [not start <= i < start + size for i in range(len(best))]
             shorter = failure.reproduced(rebase(best, keep, config, sent, lenient=True), config)
-            if shorter is not None:
+            # a removed wait may come back before a shrink (``_wait_for``): only shorter counts
+            if shorter is not None and len(shorter) < len(best):
                 best, reduced = shorter, True
                 sent = sends(best, config)
             else:
@@ -371,16 +372,22 @@ def merges(trace: Sequence[Any]) -> Iterator[tuple[tuple, list[bool]]]:
     ``rebase``): the earlier applying m + n and the later gone, then the later
     applying m + n and the earlier gone. A broker that catches up in pieces needs
     none of them alone, often: ddmin cannot see that, since each piece removed
-    leaves the records it applied pending."""
-    last: dict[int, int] = {}
+    leaves the records it applied pending. Two waits (``AdvanceTime``, one after
+    the other in the trace) likewise: either removed leaves the clock short."""
+    last: dict[object, int] = {}
     for j, action in enumerate(trace):
-        if not isinstance(action, ReplicateMetadata):
+        if isinstance(action, ReplicateMetadata):
+            key: object = action.broker
+        elif isinstance(action, AdvanceTime):
+            key = AdvanceTime   # two waits are one as long (Rule.REPLICA_LAG_TIME)
+        else:
             continue
-        i = last.get(action.broker)
-        last[action.broker] = j
+        i = last.get(key)
+        last[key] = j
         if i is None:
             continue
-        merged = ReplicateMetadata(action.broker, trace[i].count + action.count)
+        merged = (ReplicateMetadata(action.broker, trace[i].count + action.count)
+                  if isinstance(action, ReplicateMetadata) else AdvanceTime(trace[i].ms + action.ms))
         for at, gone in ((i, j), (j, i)):
             yield (*trace[:at], merged, *trace[at + 1:]), [k != gone for k in range(len(trace))]
 
@@ -394,7 +401,7 @@ def _merged(best: tuple, config: Config, failure: _Failure, deadline: float) -> 
         if time.monotonic() >= deadline:
             return None
         shorter = failure.reproduced(rebase(merged, keep, config, sent, lenient=True), config)
-        if shorter is not None:
+        if shorter is not None and len(shorter) < len(best):
             return _ddmin(shorter, config, failure, deadline)
     return None
 
