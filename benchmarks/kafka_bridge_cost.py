@@ -37,10 +37,13 @@ from kafka_bridge import jvm
 jvm.start()
 t1 = time.perf_counter()
 from harness.lockstep import LockStep
-from model import Config, KAFKA, ProposeIsrShrink, ReceiveAlterPartition
+from model import (Config, KAFKA, AdvanceTime, ProposeIsrShrink, ReceiveAlterPartition, ReceiveFetchRequest,
+                   ReceiveFetchResponse, SendFetch)
 import kafka_bridge
 ls = LockStep(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA), kafka_bridge.implementation)
-ls.step(ProposeIsrShrink(1, 3)); ls.step(ReceiveAlterPartition(1))
+for a in (SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2), AdvanceTime(30001), ProposeIsrShrink(1, 3),
+          ReceiveAlterPartition(3)):
+    ls.step(a)
 t2 = time.perf_counter()
 print(t1 - t0, t2 - t1)
 """
@@ -166,6 +169,39 @@ def partition_cost(rounds: int = 100, writes: int = 10) -> None:
     print("-" * 75)
     print(f"{'leader':16} {spent[0] / rounds * 1e6:>10.0f} {spent[1] / (rounds * writes) * 1e6:>15.1f} "
           f"{spent[2] / (rounds * writes) * 1e6:>13.1f} {spent[3] / (rounds * writes) * 1e6:>17.1f}")
+    follower_cost(rounds, writes)
+
+
+def follower_cost(rounds: int, writes: int) -> None:
+    """Kafka's ``Partition`` as a follower (kafka_bridge.partition): makeFollower,
+    then per call one fetched record appended with the leader's HWM taken, a
+    flush, and a lossy unclean shutdown followed by a restart (the log's files cut
+    and reopened)."""
+    from kafka_bridge.partition import KafkaPartition
+    from sut.metadata import PartitionRegistration
+    spent = [0.0, 0.0, 0.0, 0.0]
+    for _ in range(rounds):
+        p = KafkaPartition(2, 11, 2)
+        t0 = time.perf_counter()
+        p.make_follower(PartitionRegistration((1, 2, 3), frozenset({1, 2, 3}), 1, 1, 1))
+        t1 = time.perf_counter()
+        for offset in range(writes):
+            p.append_as_follower(((offset, 1, offset),), 1)
+            p.update_high_watermark(offset)
+        t2 = time.perf_counter()
+        for _ in range(writes):
+            p.flush()
+        t3 = time.perf_counter()
+        p.unclean_shutdown(lossy=True)
+        p.restart(12)
+        t4 = time.perf_counter()
+        for i, x in enumerate((t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            spent[i] += x
+    print(f"\n{'Kafka Partition':16} {'µs makeFollower':>16} {'µs per record':>14} {'µs per flush':>13} "
+          f"{'µs crash + restart':>19}")
+    print("-" * 82)
+    print(f"{'follower':16} {spent[0] / rounds * 1e6:>16.0f} {spent[1] / (rounds * writes) * 1e6:>14.1f} "
+          f"{spent[2] / (rounds * writes) * 1e6:>13.1f} {spent[3] / rounds * 1e6:>19.0f}")
 
 
 if __name__ == "__main__":
