@@ -147,19 +147,10 @@ def _reset_followers(state: ClusterState, r: Replica, image: PartitionMetadata, 
     fetch is the LESO."""
     cfg = state.config
     caught = cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS)
-    clock, now = cfg.follows(Rule.REPLICA_LAG_TIME), state.now_ms
-    if new_leader and clock:
-        return tuple((f, FollowerState(last_caught_up_ms=now)) for f in sorted(image.isr - {image.leader}))
     if not new_leader and cfg.has(Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH):
         return keep
-    if clock:
-        out = {f: FollowerState(fs.fetch_offset, fs.broker_epoch, last_fetch_leader_leo=r.leo)
-               for f, fs in keep}
-        for f in image.replicas:
-            if f != image.leader:
-                fs = out.get(f, FollowerState(last_fetch_leader_leo=r.leo))
-                out[f] = attrs.evolve(fs, last_fetch_ms=now, last_caught_up_ms=now) if f in image.isr else fs
-        return _known(tuple(sorted(out.items())))
+    if cfg.follows(Rule.REPLICA_LAG_TIME):
+        return _reset_on_the_clock(state.now_ms, r, image, new_leader, keep)
     if new_leader:
         if not caught:
             return ()
@@ -170,6 +161,22 @@ def _reset_followers(state: ClusterState, r: Replica, image: PartitionMetadata, 
                            last_fetch_leader_leo=r.leo if f in image.isr else None) for f, fs in keep}
     for f in image.isr - {image.leader} - set(out):
         out[f] = FollowerState(caught_up=True, last_fetch_leader_leo=r.leo)
+    return _known(tuple(sorted(out.items())))
+
+
+def _reset_on_the_clock(now: int, r: Replica, image: PartitionMetadata, new_leader: bool, keep: tuple) -> tuple:
+    """Rule.REPLICA_LAG_TIME's ``Replica.resetReplicaState`` at ``now`` (ms): a new
+    leader dates its ISR followers caught up now and knows nothing else; a
+    re-elected one keeps each follower's LEO and broker epoch, takes its own LEO
+    (the LESO) as every follower's last fetch leader LEO, and dates the ISR
+    members fetched and caught up now, the others never."""
+    if new_leader:
+        return tuple((f, FollowerState(last_caught_up_ms=now)) for f in sorted(image.isr - {image.leader}))
+    out = {f: FollowerState(fs.fetch_offset, fs.broker_epoch, last_fetch_leader_leo=r.leo) for f, fs in keep}
+    for f in image.replicas:
+        if f != image.leader:
+            fs = out.get(f, FollowerState(last_fetch_leader_leo=r.leo))
+            out[f] = attrs.evolve(fs, last_fetch_ms=now, last_caught_up_ms=now) if f in image.isr else fs
     return _known(tuple(sorted(out.items())))
 
 
