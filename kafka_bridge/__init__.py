@@ -27,15 +27,23 @@ from .change_builder import KafkaPartitionChangeBuilder
 from .controller import KafkaQuorumController, KafkaRejected
 from .epoch_cache import KafkaLeaderEpochFileCache
 from .jvm import KafkaUnavailable, lib_dir, start, unavailable
+from .replica import KafkaReplica
 
 #: Kafka's parts put in place of the SUT's: the implementation "kafka".
 COMPONENTS = Components(controller=KafkaQuorumController, epoch_cache=KafkaLeaderEpochFileCache)
 #: Kafka's PartitionChangeBuilder and epoch cache under the SUT's controller.
 BUILDER_COMPONENTS = Components(change_builder=KafkaPartitionChangeBuilder, epoch_cache=KafkaLeaderEpochFileCache)
+#: Kafka's controller with Kafka's ``Partition`` (over Kafka's ``UnifiedLog`` and its
+#: epoch cache) as every broker's replica (``replica.KafkaReplica``): the
+#: implementation "kafka-partition" (``partition_implementation``), not yet the
+#: default of "kafka".
+PARTITION_COMPONENTS = Components(controller=KafkaQuorumController, epoch_cache=KafkaLeaderEpochFileCache,
+                                  partition=KafkaReplica)
 
-__all__ = ["BUILDER_COMPONENTS", "COMPONENTS", "KafkaLeaderEpochFileCache", "KafkaPartitionChangeBuilder",
-           "KafkaQuorumController", "KafkaRejected", "KafkaUnavailable", "implementation", "lib_dir",
-           "not_applicable", "start", "unavailable"]
+__all__ = ["BUILDER_COMPONENTS", "COMPONENTS", "PARTITION_COMPONENTS", "KafkaLeaderEpochFileCache",
+           "KafkaPartitionChangeBuilder", "KafkaQuorumController", "KafkaRejected", "KafkaReplica",
+           "KafkaUnavailable", "implementation", "lib_dir", "not_applicable", "partition_implementation", "start",
+           "unavailable"]
 
 
 def not_applicable(config: Config) -> Optional[str]:
@@ -62,3 +70,17 @@ def implementation(config: Config, bugs: frozenset = frozenset()):
         raise ValueError(f"implementation kafka: {why}")
     start()
     return Cluster(config, bugs, components=COMPONENTS)
+
+
+def partition_implementation(config: Config, bugs: frozenset = frozenset()):
+    """The implementation "kafka" with Kafka's own ``Partition`` as every broker's
+    replica (``PARTITION_COMPONENTS``): a ``sut.Cluster`` to step in lockstep with
+    the model (``LockStep(config, partition_implementation)``). Raises as
+    ``implementation`` does. The SUT's ``bugs`` reach only the SUT's parts left
+    (the brokers, the fetcher, the metadata)."""
+    from sut import Cluster
+    why = not_applicable(config)
+    if why is not None:
+        raise ValueError(f"implementation kafka-partition: {why}")
+    start()
+    return Cluster(config, bugs, components=PARTITION_COMPONENTS)

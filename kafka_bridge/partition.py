@@ -20,11 +20,10 @@ AlterPartition answers), follower (``make_follower``, ``process_fetch_answer``:
 at every point. The partition's clock starts at ``CLOCK_BASE_MS``: model time
 ``t`` is Kafka time ``CLOCK_BASE_MS + t``.
 
-It is not yet a part the SUT's brokers put in place of ``sut.partition.
-Partition`` in lockstep with the model (README, "Kafka's Partition, driven
-alone"). What stood in the way on the model's side is gone: the Kafka profile
-has Kafka's clock (``Rule.REPLICA_LAG_TIME``), so its ISR check finds exactly the
-followers Kafka's ``maybeShrinkIsr`` finds, at the same moments.
+``kafka_bridge.replica.KafkaReplica`` puts it in place of the SUT brokers'
+``sut.partition.Partition`` (``kafka_bridge.PARTITION_COMPONENTS``,
+``kafka_bridge.partition_implementation``), in lockstep with the model under the
+Kafka profile (``tests/kafka_bridge/test_kafka_replica.py``).
 """
 
 from __future__ import annotations
@@ -339,8 +338,18 @@ class KafkaPartition:
         flushes and closes the log, checkpoints the recovery point and writes the
         clean-shutdown marker). The log is read back at once as the next start will
         (``UnifiedLog.create`` after a clean shutdown: no recovery; the recovery
-        point is the log end offset). Calls as after ``unclean_shutdown``."""
+        point is the log end offset). Calls as after ``unclean_shutdown``.
+
+        First ``UnifiedLog.prepareActiveSegmentForClose``, as 4.4.0's
+        ``org.apache.kafka.storage.internals.log.LogManager.shutdown`` calls it
+        before flushing and closing each log (the shim restates 4.3.1's, which had
+        no such step): since 4.4.0 closing an index no longer trims it to its
+        entries (``AbstractIndex.close``), and a pre-existing index file is read
+        back as valid to its length, so an untrimmed active segment would come back
+        with full indexes (a roll at the next append, then BufferOverflowException
+        in ``TimeIndex.maybeAppend`` at a later roll)."""
         self._running()
+        self._call(self._shim.log().prepareActiveSegmentForClose)
         self._call(self._shim.controlledShutdown)
         self._partition = None
 
@@ -393,6 +402,58 @@ class KafkaPartition:
         submitted = self._shim.submitted().removeFirst()
         self._call(submitted.future.completeExceptionally, self._k.Errors.valueOf(error).exception())
 
+    def refuse_newest(self, error: str = "OPERATION_NOT_ATTEMPTED") -> None:
+        """Refuse the newest waiting request with Kafka's error ``error`` at once, as
+        Kafka's ``DefaultAlterPartitionManager.submit`` refuses a request for a
+        partition that already has one in flight (``unsentIsrUpdates.putIfAbsent``
+        fails: the future completes with OperationNotAttemptedException, which
+        ``handleAlterPartitionError`` answers by going back to the last committed
+        state)."""
+        submitted = self._shim.submitted().removeLast()
+        self._call(submitted.future.completeExceptionally, self._k.Errors.valueOf(error).exception())
+
+    def out_of_sync_replicas(self) -> frozenset[int]:
+        """The followers the periodic ISR check would remove now
+        (``Partition.getOutOfSyncReplicas(replica.lag.time.max.ms)``: none while a
+        change is pending); empty while the broker is down."""
+        if self._partition is None:
+            return frozenset()
+        found = self._partition.getOutOfSyncReplicas(REPLICA_LAG_TIME_MAX_MS).iterator()
+        out = set()
+        while found.hasNext():
+            out.add(int(found.next()))
+        return frozenset(out)
+
+    def list_latest_offset(self) -> Optional[int]:
+        """A client's ListOffsets for the latest offset, read uncommitted
+        (``Partition.fetchOffsetForTimestamp(LATEST_TIMESTAMP, READ_UNCOMMITTED)`` from
+        the leader): the HWM, or None while the HWM is below the Leader Epoch Start
+        Offset (Kafka's OFFSET_NOT_AVAILABLE). Raises KafkaPartitionError on a
+        non-leader (NOT_LEADER_OR_FOLLOWER)."""
+        from jpype import JClass
+        level = JClass("org.apache.kafka.common.IsolationLevel").READ_UNCOMMITTED
+        optional = JClass("java.util.Optional")
+        try:
+            held = self._call(self._running().fetchOffsetForTimestamp, self._k.JLong(-1), self._k.Option.apply(level),
+                              optional.empty(), True, self._k.Option.empty())
+        except KafkaPartitionError as e:
+            if e.error == "OFFSET_NOT_AVAILABLE":
+                return None
+            raise
+        return int(held.timestampAndOffsetOpt().get().offset)
+
+    @property
+    def pending_isr(self) -> Optional[frozenset[int]]:
+        """The ISR the pending change proposes (``PendingExpandIsr`` /
+        ``PendingShrinkIsr``: ``sentLeaderAndIsr.isr``), None when the state is
+        committed (or the broker is down)."""
+        if self._partition is None:
+            return None
+        state = self._partition.partitionState()
+        if not state.isInflight():
+            return None
+        return frozenset(int(b) for b in state.sentLeaderAndIsr().isr())
+
     # ------------------------------------------------------------ state
     # The reads below work while the broker is down too, and show what its restart
     # will have: the log read back from the folder, and a Partition's beginning (not
@@ -424,8 +485,27 @@ class KafkaPartition:
     def records(self) -> tuple[tuple[int, int, int], ...]:
         """The log's records as (offset, leader epoch, value), from the log start
         offset to the log end offset (``UnifiedLog.read``); a record's leader epoch
-        is its batch's partitionLeaderEpoch."""
-        return tuple((int(o), int(e), int(v)) for o, e, v in self._shim.logRecords())
+        is its batch's partitionLeaderEpoch.
+
+        ``UnifiedLog.read`` (the shim's ``logRecords``) stops at the end of the
+        segment holding its start offset, and a log may have several (Kafka rolls a
+        new segment, e.g. after a restart): the reads go on segment by segment
+        from the offset after the last record read."""
+        log = self._shim.log()
+        end = int(log.logEndOffset())
+        out = [(int(o), int(e), int(v)) for o, e, v in self._shim.logRecords()]
+        if out and out[-1][0] + 1 < end:
+            from jpype import JClass
+            isolation = JClass("org.apache.kafka.server.storage.log.FetchIsolation").LOG_END
+            info = JClass("org.apache.kafka.storage.internals.log.LogReadInfo")
+            optional = JClass("java.util.Optional")
+            while out[-1][0] + 1 < end:
+                data = log.read(out[-1][0] + 1, 2 ** 31 - 1, isolation, True)
+                rows = self._k.PartitionShim.records(info(data, optional.empty(), 0, 0, 0, 0))
+                if not len(rows):
+                    break
+                out += [(int(o), int(e), int(v)) for o, e, v in rows]
+        return tuple(out)
 
     @property
     def epoch_entries(self) -> tuple[tuple[int, int], ...]:

@@ -17,6 +17,7 @@ from .controller import QuorumController
 from .purgatory import ClientResponses
 from .metadata import MetadataDelta, MetadataImage
 from .network import InMemoryNetwork
+from .partition import Partition
 from .replica_manager import ReplicaManager
 
 ACTIVE = (BrokerStatus.STARTING, BrokerStatus.RUNNING)
@@ -43,7 +44,7 @@ class BrokerServer:
     def __init__(self, broker_id: int, config: Config, controller: QuorumController, network: InMemoryNetwork,
                  responses: ClientResponses, bugs: frozenset,
                  epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache,
-                 time: Optional[ManualTime] = None) -> None:
+                 time: Optional[ManualTime] = None, partition: Optional[Callable[..., Any]] = None) -> None:
         self.broker_id = broker_id
         self.controller = controller
         self.bugs = bugs
@@ -52,7 +53,8 @@ class BrokerServer:
         self.image = MetadataImage()
         # a bound method, not a closure: copy.deepcopy rebinds it to the copied broker
         self.replica_manager = ReplicaManager(broker_id, config, network, responses, bugs, self.lifecycle,
-                                              self.metadata_image, epoch_cache, time)
+                                              self.metadata_image, epoch_cache, time,
+                                              Partition if partition is None else partition)
 
     def metadata_image(self) -> MetadataImage:
         """The broker's current metadata image (Kafka's ``KRaftMetadataCache``)."""
@@ -80,27 +82,20 @@ class BrokerServer:
         """§8.3: leadership moves away and the broker is fenced, the replica stops,
         the log is flushed and the clean-shutdown marker written (§5.2)."""
         self.controller.process_controlled_shutdown(self.broker_id, self.image.offset)
-        self.replica_manager.shutdown()
-        p = self.replica_manager.partition
-        if p is not None and Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH not in self.bugs:
-            p.log.flush()
+        self.replica_manager.shutdown(flush=Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH not in self.bugs)
         self.clean_shutdown_marker = self.lifecycle.broker_epoch
         self.lifecycle.state = BrokerStatus.OFFLINE_CLEAN
 
     def unclean_shutdown(self, lossy: bool) -> None:
         """Abrupt termination (§5.1.1); ``lossy`` loses the unflushed suffix."""
-        self.replica_manager.shutdown()
-        if lossy:
-            p = self.replica_manager.partition
-            if p is not None:
-                p.log.lose_unflushed()
+        self.replica_manager.shutdown(lossy=lossy)
         self.clean_shutdown_marker = None
         self.lifecycle.state = BrokerStatus.OFFLINE_DIRTY
 
     def flush(self) -> None:
         p = self.replica_manager.partition
         assert p is not None
-        p.log.flush()
+        p.flush()
 
     # -------------------------------------------------------- metadata (§2.3.2)
 

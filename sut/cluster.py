@@ -86,7 +86,7 @@ class Cluster(Enablement):
         self.controller = components.controller(config, self.network, bugs, components.change_builder)
         self.brokers: dict[int, BrokerServer] = {
             b: BrokerServer(b, config, self.controller, self.network, self.responses, bugs, components.epoch_cache,
-                            self.time)
+                            self.time, components.partition)
             for b in config.brokers}
         self._bootstrap()
 

@@ -1,6 +1,7 @@
 """The parts of the SUT another implementation may put its own in place of
 (``kafka_bridge`` puts Apache Kafka's): the controller, the class that decides
-its partition changes, and the leader epoch cache each replica's log keeps."""
+its partition changes, the leader epoch cache each replica's log keeps, and the
+hosted replica itself (the broker's ``Partition``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import attrs
 from .change_builder import PartitionChangeBuilder
 from .controller import QuorumController
 from .epoch_cache import LeaderEpochFileCache
+from .partition import Partition
 
 
 @attrs.frozen
@@ -25,11 +27,17 @@ class Components:
     epoch_cache: a factory ``bugs -> cache`` with ``LeaderEpochFileCache``'s
     methods (``assign``, ``truncate_from_end``, ``clear``, ``latest_epoch``,
     ``entries``, ``epoch_for_offset``, ``end_offset_for``); a copy of the cluster
-    (``copy.deepcopy``) must copy it too."""
+    (``copy.deepcopy``) must copy it too.
+    partition: a factory with ``Partition``'s constructor signature ``(broker_id,
+    config, delayed_produce, alter_partition_manager, bugs, metadata_cache,
+    epoch_cache, time) -> replica``, building each broker's hosted replica
+    (``ReplicaManager``) with ``Partition``'s calls and its ``log`` (``UnifiedLog``'s
+    reads and the follower's writes); ``kafka_bridge.replica`` builds Kafka's."""
 
     controller: Callable[..., Any] = QuorumController
     change_builder: type = PartitionChangeBuilder
     epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache
+    partition: Callable[..., Any] = Partition
 
 
 #: The SUT's own parts.

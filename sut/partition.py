@@ -296,6 +296,19 @@ class Partition:
         self._drop_leader_state()
         self.role = ReplicaRole.OFFLINE
 
+    def flush(self) -> None:
+        """Flush the log (``Flush``): the recovery point moves to the LEO."""
+        self.log.flush()
+
+    def shutdown(self, flush: bool, lossy: bool) -> None:
+        """The broker stopped (after ``make_offline``): at the end of a controlled
+        shutdown the log is flushed (``flush``); a ``lossy`` crash loses the
+        unflushed suffix (§5.1.1); otherwise the log stays as it is."""
+        if flush:
+            self.log.flush()
+        elif lossy:
+            self.log.lose_unflushed()
+
     def _drop_leader_state(self) -> None:
         if self.is_leader:
             # An epoch led without writing a record holds no records: its entry (at

@@ -29,10 +29,11 @@ class ReplicaManager:
                  bugs: frozenset, lifecycle: "BrokerLifecycleManager",
                  metadata_cache: Callable[[], MetadataImage],
                  epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache,
-                 time: Optional[ManualTime] = None) -> None:
+                 time: Optional[ManualTime] = None, partition: Callable[..., Any] = Partition) -> None:
         self.broker_id = broker_id
         self.time = ManualTime() if time is None else time   # the brokers' clock
         self.epoch_cache = epoch_cache   # builds each new replica log's leader epoch cache
+        self.partition_factory = partition   # builds the hosted replica (Components.partition)
         self.config = config
         self.metadata_cache = metadata_cache   # the broker's current image (KRaftMetadataCache)
         self.network = network
@@ -63,9 +64,9 @@ class ReplicaManager:
             self.alter_partition_manager.forget()
             return
         if partition is None:
-            partition = self.partition = Partition(me, self.config, self.delayed_produce_purgatory,
-                                                   self.alter_partition_manager,
-                                                   self.bugs, self.metadata_cache, self.epoch_cache, self.time)
+            partition = self.partition = self.partition_factory(
+                me, self.config, self.delayed_produce_purgatory, self.alter_partition_manager, self.bugs,
+                self.metadata_cache, self.epoch_cache, self.time)
         if reg.leader == me:
             self.fetcher = None
             if partition.make_leader(reg, changed) or not self.config.follows(Rule.REPLICA_LAG_TIME):
@@ -83,14 +84,17 @@ class ReplicaManager:
             return
         self.delayed_produce_purgatory.fail_all()
 
-    def shutdown(self) -> None:
+    def shutdown(self, flush: bool = False, lossy: bool = False) -> None:
         """The broker stops: waiting writes fail, the replica goes offline and the
-        fetcher stops."""
+        fetcher stops; then the replica's log is flushed (``flush``: the end of a
+        controlled shutdown) or, on a ``lossy`` crash, loses its unflushed suffix
+        (``Partition.shutdown``)."""
         self.fetcher = None
         self.alter_partition_manager.forget()
         if self.partition is not None:
             self.delayed_produce_purgatory.fail_all()
             self.partition.make_offline()
+            self.partition.shutdown(flush, lossy)
 
     # -------------------------------------------------------------- queries
 

@@ -1,0 +1,423 @@
+"""Kafka's own ``kafka.cluster.Partition`` as the brokers' replica
+(``kafka_bridge.replica.KafkaReplica``, composed in ``kafka_bridge.
+PARTITION_COMPONENTS``) in lockstep with the model under the whole Kafka profile:
+hand-written scenarios, seeded random walks, and the places where Kafka's
+Partition behaves otherwise than the model's Kafka profile (pinned, xfail strict).
+
+The random walks mask the pinned differences (``MaskedKafkaReplica``) so that they
+go on checking everything else; each masked difference has its own pinning test.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import attrs
+import pytest
+
+from harness.lockstep import LockStep
+from harness.random_walk import random_walk
+from model import (KAFKA, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse, Config, ControlledShutdown,
+                   FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets, Produce, ProposeIsrShrink,
+                   ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
+                   ReplicateMetadata, SendFetch, StartBroker, UncleanShutdown, UnfenceBroker)
+
+RF3 = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
+RF2 = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1, profile=KAFKA)
+RF3_UNCLEAN = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA,
+                     unclean_leader_election=True)
+
+
+def kafka_partition(config: Config) -> Any:
+    import kafka_bridge
+    return kafka_bridge.partition_implementation(config)
+
+
+# ------------------------------------------------------------------ the masks
+
+def masked_replica_class() -> type:
+    """``KafkaReplica`` showing the model's values where a pinned difference
+    (below) would otherwise stop a random walk at its first occurrence:
+
+    - a follower's partition epoch: the one it had when its fetcher last
+      (re)started (Kafka's makeFollower takes every registration's:
+      ``test_follower_partition_epoch_follows_every_registration``);
+    - a follower added in the leader's epoch that has not fetched since: the
+      leader's LEO at its last fetch unknown (Kafka's ``ReplicaState.EMPTY`` has 0:
+      ``test_added_follower_last_fetch_leader_leo_is_zero``)."""
+    from kafka_bridge.replica import KafkaReplica
+
+    class MaskedKafkaReplica(KafkaReplica):
+        _shown_pe: Optional[int] = None
+        _added: frozenset = frozenset()   # followers added in this leader epoch, not fetched since
+
+        def fetch_records(self, src, *args):  # type: ignore[no-untyped-def]
+            answer = super().fetch_records(src, *args)
+            if "records" in answer:
+                self._added -= {src}
+            return answer
+
+        def make_follower(self, reg):  # type: ignore[no-untyped-def]
+            restarts = self._offline or self.is_leader
+            new = super().make_follower(reg)
+            if new or restarts:
+                self._shown_pe = reg.partition_epoch
+            return new
+
+        def make_leader(self, reg, changed=True):  # type: ignore[no-untyped-def]
+            self._shown_pe = None
+            was_leader, epoch, before = self.is_leader, self.kafka.leader_epoch, set(self.assignment)
+            acted = super().make_leader(reg, changed)
+            if was_leader and self.kafka.leader_epoch == epoch:
+                self._added = (self._added | (set(self.assignment) - before - {self.broker_id})) & set(reg.replicas)
+            else:
+                self._added = frozenset()
+            return acted
+
+        @property
+        def partition_epoch(self) -> int:
+            if not self._offline and not self.is_leader and self._shown_pe is not None:
+                return self._shown_pe
+            return super().partition_epoch
+
+        def make_offline(self) -> None:
+            shown = self.partition_epoch
+            was_offline = self._offline
+            super().make_offline()
+            if not was_offline:
+                self._offline_view = self._offline_view[:2] + (shown,)
+
+        @property
+        def remote_replicas(self):  # type: ignore[no-untyped-def]
+            out = super().remote_replicas
+            for b in self._added & set(out):
+                if out[b].last_fetch_leader_leo == 0:
+                    out[b].last_fetch_leader_leo = None
+            return out
+
+    return MaskedKafkaReplica
+
+
+def masked(config: Config) -> Any:
+    import kafka_bridge
+    from sut import Cluster
+    kafka_bridge.start()
+    return Cluster(config, components=attrs.evolve(kafka_bridge.PARTITION_COMPONENTS,
+                                                   partition=masked_replica_class()))
+
+
+# ------------------------------------------------------------------ helpers
+
+class Run:
+    """A lockstep of the model and the SUT with Kafka's Partition (``factory``;
+    default: ``masked``, the pinned differences masked), every step required to
+    agree."""
+
+    def __init__(self, config: Config = RF3, factory: Any = None) -> None:
+        factory = masked if factory is None else factory
+        self.ls = LockStep(config, factory, check_properties=False)
+
+    @property
+    def state(self):  # type: ignore[no-untyped-def]
+        return self.ls.state
+
+    def do(self, *actions: Any) -> None:
+        for action in actions:
+            verdict = self.ls.step(action)
+            assert verdict is None, verdict.text
+
+    def msg(self, kind: type, **fields: Any) -> int:
+        """The id of the newest in-flight ``kind`` message with ``fields``."""
+        found = [m for m in self.state.network.messages
+                 if isinstance(m, kind) and all(getattr(m, k) == v for k, v in fields.items())]
+        assert found, f"no {kind.__name__} {fields} in flight"
+        return found[-1].id
+
+    def fetch(self, follower: int) -> None:
+        """One fetch round trip of ``follower``."""
+        self.do(SendFetch(follower))
+        self.do(ReceiveFetchRequest(self.msg(FetchRequest, src=follower)))
+        self.do(ReceiveFetchResponse(self.msg(FetchResponse, dst=follower)))
+
+    def alter(self) -> None:
+        """The controller takes the in-flight AlterPartition and answers it."""
+        self.do(ReceiveAlterPartition(self.msg(AlterPartitionRequest)))
+        self.do(ReceiveAlterPartitionResponse(self.msg(AlterPartitionResponse)))
+
+    def replicate(self, *brokers: int) -> None:
+        """Every named broker (default: all) replicates the metadata it lacks."""
+        for b in brokers or self.state.config.brokers:
+            pending = self.state.pending_metadata(b)
+            if pending and self.ls.implementation.is_enabled(ReplicateMetadata(b, pending)):
+                self.do(ReplicateMetadata(b, pending))
+
+    def replica(self, broker: int):  # type: ignore[no-untyped-def]
+        return self.state.broker(broker).replica
+
+    def produce(self, broker: int) -> None:
+        self.do(Produce(broker, self.state.history.next_value))
+
+
+# ------------------------------------------------------------------ scenarios
+
+def test_produce_fetch_and_hwm_agree():
+    """acks=all writes wait for both followers; the fetch that moves the HWM is
+    answered with the HWM before it (Kafka's order); the ListOffsets of Kafka's
+    ``fetchOffsetForTimestamp``."""
+    r = Run()
+    r.produce(1)
+    r.produce(1)
+    r.do(ListOffsets())
+    r.fetch(2)
+    r.fetch(3)   # the followers have the records; the leader learns it at their next fetch
+    assert r.replica(1).hwm == 0
+    r.fetch(2)
+    r.fetch(3)
+    assert r.replica(1).hwm == 2 and len(r.state.history.acked) == 2
+    assert (r.replica(2).hwm, r.replica(3).hwm) == (0, 0)   # answered with the HWM before the fetch
+    r.fetch(2)
+    r.fetch(3)
+    assert (r.replica(2).hwm, r.replica(3).hwm) == (2, 2)
+    r.do(Flush(1), ListOffsets())
+
+
+def test_time_shrink_and_expansion_inside_the_fetch_agree():
+    """Time passes: Kafka's ISR check finds 3 (not caught up), the controller
+    commits; 3 fetches up to the HWM and Kafka's fetch proposes it back."""
+    r = Run()
+    r.produce(1)
+    r.fetch(2)
+    r.fetch(2)   # 2 at the leader's LEO: caught up
+    r.do(AdvanceTime(30_001), ProposeIsrShrink(1, 3))
+    r.alter()
+    r.replicate()
+    assert r.replica(1).isr == frozenset({1, 2})
+    r.produce(1)
+    r.fetch(2)
+    r.fetch(3)   # 3 below the HWM: not yet in sync
+    r.fetch(3)   # at the HWM: the fetch proposes the expansion
+    assert r.replica(1).pending_isr == frozenset({1, 2, 3})
+    r.alter()
+    r.replicate()
+    assert r.replica(1).isr == frozenset({1, 2, 3})
+
+
+def test_leader_change_agrees():
+    """The leader's controlled shutdown moves leadership to 2 (a new leader epoch),
+    which takes writes; 3 follows it; 1 comes back as a follower."""
+    r = Run()
+    r.produce(1)
+    r.fetch(2)
+    r.fetch(3)
+    r.fetch(2)
+    r.do(ControlledShutdown(1))
+    r.replicate()
+    assert r.replica(2).role.value == "leader"
+    r.produce(2)
+    r.fetch(3)
+    r.fetch(3)
+    r.do(StartBroker(1))
+    r.replicate(1)
+    r.do(UnfenceBroker(1))
+    r.replicate()
+    r.fetch(1)
+    r.fetch(1)
+    assert r.replica(1).log == r.replica(2).log
+
+
+def test_truncation_on_a_diverging_epoch_agrees():
+    """1 writes a record nobody fetches, crashes (not lossy) and is fenced; 2 leads
+    epoch 2 and writes; 1 comes back and its first fetch meets the diverging epoch:
+    it truncates its unreplicated record and fetches 2's."""
+    r = Run()
+    r.produce(1)
+    r.fetch(2)
+    r.fetch(3)
+    r.produce(1)   # offset 1, only on 1
+    r.do(UncleanShutdown(1, False), FenceBroker(1))
+    r.replicate()
+    assert r.replica(2).role.value == "leader"
+    r.produce(2)
+    r.fetch(3)
+    r.do(StartBroker(1))
+    r.replicate(1)
+    r.do(UnfenceBroker(1))
+    r.replicate()
+    assert len(r.replica(1).log) == 2
+    r.fetch(1)   # diverging epoch: truncate to 1
+    assert len(r.replica(1).log) == 1
+    r.fetch(1)
+    assert r.replica(1).log == r.replica(2).log
+
+
+def test_lossy_unclean_shutdown_and_restart_agree():
+    """A follower loses its unflushed records in a lossy crash; restarted, it
+    fetches them again."""
+    r = Run()
+    r.produce(1)
+    r.fetch(3)
+    r.do(Flush(3))
+    r.produce(1)
+    r.fetch(3)
+    assert len(r.replica(3).log) == 2
+    r.do(UncleanShutdown(3, True))
+    assert (len(r.replica(3).log), r.replica(3).flushed) == (1, 1)
+    r.do(FenceBroker(3))
+    r.replicate()
+    r.do(StartBroker(3))
+    r.replicate(3)
+    r.do(UnfenceBroker(3))
+    r.replicate()
+    r.fetch(3)
+    r.fetch(3)
+    assert r.replica(3).log == r.replica(1).log
+
+
+# ------------------------------------------------------------------ random walks
+
+RF4 = Config(brokers=(1, 2, 3, 4, 5), assignment=(1, 2, 3, 4), min_isr=3, profile=KAFKA)
+
+#: config -> the seeds of its 300-step weighted walks, each agreeing at every step
+#: (masked). Seeds 0-15 of the first three and 0-14 of rf4 all agree; rf4's seed 15
+#: meets the epoch cache difference (``test_epoch_led_without_writing_...``),
+#: which no mask hides.
+WALKS = {
+    "rf3-minisr2": (RF3, range(6)),
+    "rf2-minisr1": (RF2, range(6)),
+    "rf3-unclean": (RF3_UNCLEAN, range(6)),
+    "rf4-minisr3": (RF4, range(6)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WALKS))
+def test_random_walks_agree(name):
+    """Seeded 300-step weighted walks under the Kafka profile: every step's
+    outcome, observation and enablement agree (the pinned differences masked)."""
+    config, seeds = WALKS[name]
+    for seed in seeds:
+        run = Run(config, masked)
+        for action, _ in random_walk(config, 300, seed=seed, policy="weighted"):
+            run.do(action)
+
+
+# ------------------------------------------------------------------ pinned differences
+
+def _shrink_then_follower_replicates() -> tuple[Run, Any]:
+    """Leader 1 shrinks 3 out in its leader epoch (partition epoch 1 -> 2); follower 2
+    then replicates the change. Returns the run and the last action (not taken)."""
+    r = Run(RF3, kafka_partition)
+    r.produce(1)
+    r.fetch(2)
+    r.fetch(2)
+    r.do(AdvanceTime(30_001), ProposeIsrShrink(1, 3))
+    r.alter()
+    r.replicate(1)
+    return r, ReplicateMetadata(2, r.state.pending_metadata(2))
+
+
+def test_follower_partition_epoch_follows_every_registration():
+    """Pins: a follower's partition epoch after a change in the same leader epoch.
+    Model (Kafka profile): 1, the SUT's ``make_follower`` changes nothing in the same
+    leader epoch. Kafka: 2; ``Partition.makeFollower`` sets ``partitionEpoch =
+    partitionRegistration.partitionEpoch`` for every registration not older
+    (Partition.scala 4.3.1 l.700-714) and answers False (no new leader epoch, l.706,
+    741), so the fetcher goes on."""
+    r, last = _shrink_then_follower_replicates()
+    verdict = r.ls.step(last)
+    assert verdict is not None
+    assert verdict.differences == ("observed.brokers[1].replica.partition_epoch: model=1 sut=2",)
+
+
+@pytest.mark.xfail(strict=True, reason="Kafka's makeFollower takes the partition epoch of every registration "
+                                       "(model 1, Kafka 2): test_follower_partition_epoch_follows_every_registration")
+def test_follower_partition_epoch_agrees():
+    r, last = _shrink_then_follower_replicates()
+    r.do(last)
+
+
+def _reassign_adds_a_follower() -> tuple[Run, Any]:
+    """RF2: a reassignment to (3, 1) adds 3 in leader 1's epoch; leader 1 replicates
+    the change (the last action, not taken)."""
+    from model import Reassign
+    r = Run(RF2, kafka_partition)
+    r.do(Reassign((3, 1)))
+    return r, ReplicateMetadata(1, r.state.pending_metadata(1))
+
+
+def test_added_follower_last_fetch_leader_leo_is_zero():
+    """Pins: what the leader records of a follower added in its leader epoch before
+    it fetches. Model: nothing (an empty FollowerState, not shown). Kafka: the
+    ``Replica`` made by ``updateAssignmentAndIsr`` starts at ``ReplicaState.EMPTY``,
+    whose lastFetchLeaderLogEndOffset is 0, not UNKNOWN_OFFSET (-1)
+    (server/.../replica/ReplicaState.java l.40-47); ``resetReplicaState`` (a new
+    leader) sets -1. No behaviour follows from it (a fetch offset is never below 0
+    or -1), only the observation."""
+    from model import FollowerState, observe
+    r, last = _reassign_adds_a_follower()
+    verdict = r.ls.step(last)
+    assert verdict is not None and len(verdict.differences) == 1
+    model_followers = dict(observe(r.state).brokers[0].replica.followers)
+    kafka_followers = dict(verdict.observed.brokers[0].replica.followers)
+    assert 3 not in model_followers   # an empty FollowerState: nothing known
+    assert kafka_followers[3] == FollowerState(last_fetch_leader_leo=0)
+    assert {b: f for b, f in kafka_followers.items() if b != 3} == model_followers
+
+
+@pytest.mark.xfail(strict=True, reason="Kafka's ReplicaState.EMPTY has lastFetchLeaderLogEndOffset 0 (model: "
+                                       "None): test_added_follower_last_fetch_leader_leo_is_zero")
+def test_added_follower_agrees():
+    r, last = _reassign_adds_a_follower()
+    r.do(last)
+
+
+def _leader_steps_down_without_writing() -> tuple[Run, Any]:
+    """1 writes a record, replicated to 2 and 3; 1 is fenced, 2 leads epoch 2 and
+    writes nothing; 2 is fenced, 3 leads epoch 3, and 2 (running) follows it. The
+    last action, 2's first fetch, is returned (not taken)."""
+    r = Run(RF3, kafka_partition)
+    r.produce(1)
+    for _ in range(2):
+        r.fetch(2)
+        r.fetch(3)
+    r.do(FenceBroker(1))
+    r.replicate(2, 3)
+    r.do(FenceBroker(2))
+    r.replicate(2)
+    return r, SendFetch(2)
+
+
+def test_epoch_led_without_writing_stays_in_the_epoch_cache():
+    """Pins: the last fetched epoch of a follower that led an epoch without writing.
+    Model (Kafka profile): 1, the epoch of its last record (the SUT's replica drops
+    the empty epoch's entry when it steps down). Kafka: 2; ``makeLeader`` assigned
+    (2, LEO 1) in the log's epoch cache (``leaderLog.assignEpochStartOffset``,
+    Partition.scala 4.3.1 l.649), ``makeFollower`` leaves the log alone (l.694-742),
+    and the fetcher's request carries ``UnifiedLog.latestEpoch``. Leader 3 then
+    answers the diverging epoch (1, 1); the follower's truncateTo(1) at its LEO drops
+    the entry and it fetches again with 1: one more round trip, the same log."""
+    r, last = _leader_steps_down_without_writing()
+    impl = r.ls.implementation
+    assert impl.brokers[2].replica_manager.partition.kafka.epoch_entries == ((1, 0), (2, 1))
+    verdict = r.ls.step(last)
+    assert verdict is not None
+    assert verdict.differences == ("outcome.sent[0].last_fetched_epoch: model=1 sut=2",)
+
+
+@pytest.mark.xfail(strict=True, reason="Kafka keeps the entry of an epoch led without writing: the follower's "
+                                       "last fetched epoch is 2 (model 1): "
+                                       "test_epoch_led_without_writing_stays_in_the_epoch_cache")
+def test_epoch_led_without_writing_agrees():
+    r, last = _leader_steps_down_without_writing()
+    r.do(last)
+
+
+def test_the_replicas_are_kafkas():
+    """Not vacuous: every hosted replica is Kafka's Partition, and the implementation
+    "kafka" keeps the SUT's own (the switch is not made)."""
+    import kafka_bridge
+    from kafka_bridge.replica import KafkaReplica
+    from sut.partition import Partition
+    cluster = kafka_partition(RF3)
+    assert all(type(cluster.brokers[b].replica_manager.partition) is KafkaReplica for b in (1, 2, 3))
+    assert kafka_bridge.COMPONENTS.partition is Partition
+    assert kafka_bridge.PARTITION_COMPONENTS.partition is KafkaReplica
