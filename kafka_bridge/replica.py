@@ -323,9 +323,12 @@ class KafkaReplica:
         self._after_call()
         return acted
 
-    def make_follower(self, reg: PartitionRegistration) -> bool:
+    def make_follower(self, reg: PartitionRegistration, changed: bool = True) -> bool:
         """Kafka's ``makeFollower`` with ``reg``: whether the leader epoch is new
-        (Kafka's ReplicaManager restarts the fetcher only then)."""
+        (Kafka's ReplicaManager restarts the fetcher only then). A registration the
+        metadata batch did not change is not handed to Kafka, as in ``make_leader``."""
+        if not changed and not self._offline:
+            return False
         self.before_call()
         new_epoch = self.kafka.make_follower(reg)
         self._offline = False

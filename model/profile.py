@@ -61,6 +61,7 @@ class Rule(enum.Enum):
     CAUGHT_UP_AT_LEADER_LEO = "ReplicaState.isCaughtUp (leaderEndOffset == logEndOffset)"
     EXPAND_ISR_ON_FETCH = "Partition.updateFollowerFetchState, maybeExpandIsr"
     REPLICA_LAG_TIME = "ReplicaState.isCaughtUp, Replica.updateFetchStateOrThrow, resetReplicaState"
+    FOLLOWER_APPLIES_PARTITION_EPOCH = "Partition.makeFollower (partitionEpoch)"
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
@@ -340,6 +341,15 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "moment at which a recorded caught-up time expires, or by one millisecond, so a run has few choices "
         "of time.",
         requires=(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS, Rule.CAUGHT_UP_AT_LEADER_LEO, Rule.SHRINK_ALL_OUT_OF_SYNC)),
+    Rule.FOLLOWER_APPLIES_PARTITION_EPOCH: RuleDoc(
+        "§2.10.5, §2.10.6",
+        _CORE + "cluster/Partition.scala: makeFollower; metadata/.../image/TopicDelta.java: localChanges",
+        "A follower acts on new metadata only when the leader epoch changes; in the same leader epoch it "
+        "changes nothing, the partition epoch it acted on included.",
+        "A follower takes the partition epoch of every changed registration that is not older than its own "
+        "(an ISR change, a reassignment step), and restarts its fetcher only for a new leader epoch.",
+        "Only what a follower shows changes (its partition epoch); its fetches do not. Found by running "
+        "Kafka's own kafka.cluster.Partition as the brokers' replica in lockstep (kafka_bridge.replica)."),
 }
 
 #: Rules in force per profile.

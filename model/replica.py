@@ -199,6 +199,8 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True) -> Cluster
     epoch is not older than its own (Partition.makeLeader). Rule.
     ONE_ALTER_PARTITION_IN_FLIGHT: the in-flight AlterPartition stays in flight
     across transitions (its id in ``pending_request``) until answered.
+    Rule.FOLLOWER_APPLIES_PARTITION_EPOCH: a follower in the same leader epoch takes
+    a changed registration's newer partition epoch (Partition.makeFollower).
     """
     b = state.broker(broker)
     image: Optional[PartitionMetadata] = b.image
@@ -251,6 +253,8 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True) -> Cluster
         r = attrs.evolve(r, role=Role.FOLLOWER, leader=image.leader, leader_epoch=image.leader_epoch,
                          partition_epoch=image.partition_epoch, leso=None, isr=frozenset(),
                          pending_isr=None, pending_request=in_flight, followers=())
+    elif cfg.follows(Rule.FOLLOWER_APPLIES_PARTITION_EPOCH) and changed and image.partition_epoch > r.partition_epoch:
+        r = attrs.evolve(r, partition_epoch=image.partition_epoch)   # Partition.makeFollower
     return set_replica(state, broker, r)
 
 

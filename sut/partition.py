@@ -276,12 +276,16 @@ class Partition:
         self.log.leader_epoch_cache.assign(reg.leader_epoch, leso)
         self.partition_state = CommittedPartitionState(reg.isr)
 
-    def make_follower(self, reg: PartitionRegistration) -> bool:
+    def make_follower(self, reg: PartitionRegistration, changed: bool = True) -> bool:
         """Kafka's ``makeFollower``: follow ``reg.leader`` (§2.10.4–§2.10.6). A change of leader epoch (or
         leaving leadership, or becoming active) resets the replica's follower
-        state; the same epoch changes nothing. Returns whether the fetcher must
+        state; the same epoch changes nothing, but under Kafka's rule a changed
+        registration's newer partition epoch. Returns whether the fetcher must
         be (re)started."""
         if not (self.is_leader or self.role is ReplicaRole.OFFLINE or reg.leader_epoch != self.leader_epoch):
+            if (changed and reg.partition_epoch > self.partition_epoch
+                    and self.config.follows(Rule.FOLLOWER_APPLIES_PARTITION_EPOCH)):
+                self.partition_epoch = reg.partition_epoch
             return False
         self._drop_leader_state()
         self.role = ReplicaRole.FOLLOWER

@@ -74,7 +74,7 @@ class ReplicaManager:
             return
         if partition.is_leader:
             self._fail_waiting_writes()
-        if partition.make_follower(reg):
+        if partition.make_follower(reg, changed):
             self.fetcher = None if reg.leader == NO_LEADER else ReplicaFetcherThread(
                 me, partition, reg.leader, reg.leader_epoch, self.network, self.bugs, self.config)
 

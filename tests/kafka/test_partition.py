@@ -43,6 +43,8 @@ Kafka's epochs start at 0, the model's at 1: epochs are compared relatively.
 
 from __future__ import annotations
 
+import attrs
+
 from typing import Optional
 
 import pytest
@@ -434,8 +436,10 @@ def test_PartitionTest_testMonotonicOffsetsAfterLeaderChange():
 def test_PartitionTest_testMakeFollowerWithNoLeaderIdChange():
     """PartitionTest.testMakeFollowerWithNoLeaderIdChange: a follower applies a new
     leader epoch with the same leader (the become-follower steps: it now fetches
-    in the new epoch) and skips a registration in its current leader epoch (an
-    ISR shrink of 2; 1's fetch keeps it in sync)."""
+    in the new epoch) and skips the become-follower steps for a registration in its
+    current leader epoch (an ISR shrink of 2; 1's fetch keeps it in sync): Kafka's
+    ``makeFollower`` answers False there, taking only the partition epoch
+    (Rule.FOLLOWER_APPLIES_PARTITION_EPOCH)."""
     sc = Scenario(Config(brokers=(0, 1, 2, 3), assignment=(0, 1, 2, 3), min_isr=1, profile=KAFKA))
     epoch = sc.replica(1).leader_epoch
     sc.do(Reassign((0, 1, 2)))          # same leader 0, leader epoch +1
@@ -448,7 +452,8 @@ def test_PartitionTest_testMakeFollowerWithNoLeaderIdChange():
     assert sc.replica(1) == r
     sc.shrink(0, 2)                     # same leader, same leader epoch (after the lag time)
     sc.sync_metadata(1)
-    assert sc.replica(1) == r
+    assert sc.replica(1) == attrs.evolve(r, partition_epoch=sc.partition.partition_epoch)
+    assert sc.partition.partition_epoch > r.partition_epoch
 
 
 def test_PartitionTest_testFollowerDoesNotJoinISRUntilCaughtUpToOffsetWithinCurrentLeaderEpoch():

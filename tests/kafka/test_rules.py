@@ -498,6 +498,21 @@ def test_the_isr_check_finds_exactly_the_followers_whose_caught_up_time_expired(
 
 
 @ON_OFF
+def test_a_follower_takes_the_partition_epoch_of_a_change_in_its_leader_epoch(follows: bool):
+    """Leader 1 shrinks 3 out (partition epoch 2, leader epoch 1 still); follower 2
+    applies the change: Kafka's makeFollower takes its partition epoch, and only
+    the leader epoch restarts the fetcher; the chapters' follower changes nothing.
+    (Found by running Kafka's own Partition as the brokers' replica.)"""
+    sc = Scenario(config(Rule.FOLLOWER_APPLIES_PARTITION_EPOCH, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=1))
+    sc.lag_behind(1, 3)
+    sc.shrink(1, 3)
+    sc.sync_metadata(2)
+    r = sc.replica(2)
+    assert (r.leader_epoch, r.partition_epoch) == (1, 2 if follows else 1)
+
+
+@ON_OFF
 def test_follower_lacking_the_diverging_epoch_truncates_in_rounds(follows: bool):
     """Follower 3 holds four epoch-1 records and one of epoch 3; leader 2 (epoch 4,
     elected uncleanly) holds two epoch-1 records and one of epoch 2. The leader

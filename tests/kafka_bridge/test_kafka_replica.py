@@ -37,18 +37,13 @@ def kafka_partition(config: Config) -> Any:
 
 def masked_replica_class() -> type:
     """``KafkaReplica`` showing the model's values where a pinned difference
-    (below) would otherwise stop a random walk at its first occurrence:
-
-    - a follower's partition epoch: the one it had when its fetcher last
-      (re)started (Kafka's makeFollower takes every registration's:
-      ``test_follower_partition_epoch_follows_every_registration``);
-    - a follower added in the leader's epoch that has not fetched since: the
-      leader's LEO at its last fetch unknown (Kafka's ``ReplicaState.EMPTY`` has 0:
-      ``test_added_follower_last_fetch_leader_leo_is_zero``)."""
+    (below) would otherwise stop a random walk at its first occurrence: a
+    follower added in the leader's epoch that has not fetched since has the
+    leader's LEO at its last fetch unknown (Kafka's ``ReplicaState.EMPTY`` has 0:
+    ``test_added_follower_last_fetch_leader_leo_is_zero``)."""
     from kafka_bridge.replica import KafkaReplica
 
     class MaskedKafkaReplica(KafkaReplica):
-        _shown_pe: Optional[int] = None
         _added: frozenset = frozenset()   # followers added in this leader epoch, not fetched since
 
         def fetch_records(self, src, *args):  # type: ignore[no-untyped-def]
@@ -57,15 +52,7 @@ def masked_replica_class() -> type:
                 self._added -= {src}
             return answer
 
-        def make_follower(self, reg):  # type: ignore[no-untyped-def]
-            restarts = self._offline or self.is_leader
-            new = super().make_follower(reg)
-            if new or restarts:
-                self._shown_pe = reg.partition_epoch
-            return new
-
         def make_leader(self, reg, changed=True):  # type: ignore[no-untyped-def]
-            self._shown_pe = None
             was_leader, epoch, before = self.is_leader, self.kafka.leader_epoch, set(self.assignment)
             acted = super().make_leader(reg, changed)
             if was_leader and self.kafka.leader_epoch == epoch:
@@ -73,19 +60,6 @@ def masked_replica_class() -> type:
             else:
                 self._added = frozenset()
             return acted
-
-        @property
-        def partition_epoch(self) -> int:
-            if not self._offline and not self.is_leader and self._shown_pe is not None:
-                return self._shown_pe
-            return super().partition_epoch
-
-        def make_offline(self) -> None:
-            shown = self.partition_epoch
-            was_offline = self._offline
-            super().make_offline()
-            if not was_offline:
-                self._offline_view = self._offline_view[:2] + (shown,)
 
         @property
         def remote_replicas(self):  # type: ignore[no-untyped-def]
@@ -316,23 +290,15 @@ def _shrink_then_follower_replicates() -> tuple[Run, Any]:
 
 
 def test_follower_partition_epoch_follows_every_registration():
-    """Pins: a follower's partition epoch after a change in the same leader epoch.
-    Model (Kafka profile): 1, the SUT's ``make_follower`` changes nothing in the same
-    leader epoch. Kafka: 2; ``Partition.makeFollower`` sets ``partitionEpoch =
-    partitionRegistration.partitionEpoch`` for every registration not older
-    (Partition.scala 4.3.1 l.700-714) and answers False (no new leader epoch, l.706,
-    741), so the fetcher goes on."""
+    """A follower's partition epoch after a change in the same leader epoch: 2 in
+    Kafka (``Partition.makeFollower`` sets ``partitionEpoch = partitionRegistration.
+    partitionEpoch`` for every registration not older, Partition.scala 4.3.1
+    l.700-714, and answers False: no new leader epoch, l.706, 741, so the fetcher
+    goes on) and in the model's Kafka profile since Rule.FOLLOWER_APPLIES_PARTITION_EPOCH
+    (found here: the model said 1 before)."""
     r, last = _shrink_then_follower_replicates()
-    verdict = r.ls.step(last)
-    assert verdict is not None
-    assert verdict.differences == ("observed.brokers[1].replica.partition_epoch: model=1 sut=2",)
-
-
-@pytest.mark.xfail(strict=True, reason="Kafka's makeFollower takes the partition epoch of every registration "
-                                       "(model 1, Kafka 2): test_follower_partition_epoch_follows_every_registration")
-def test_follower_partition_epoch_agrees():
-    r, last = _shrink_then_follower_replicates()
-    r.do(last)
+    assert r.ls.step(last) is None
+    assert r.state.replica(2).partition_epoch == 2 and r.state.replica(2).leader_epoch == 1
 
 
 def _reassign_adds_a_follower() -> tuple[Run, Any]:
