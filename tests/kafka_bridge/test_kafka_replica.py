@@ -125,6 +125,14 @@ class Run:
             if pending and self.ls.implementation.is_enabled(ReplicateMetadata(b, pending)):
                 self.do(ReplicateMetadata(b, pending))
 
+    def restart(self, broker: int) -> None:
+        """An offline broker registers again, catches up, is unfenced, and every
+        broker applies what it lacks."""
+        self.do(StartBroker(broker))
+        self.replicate(broker)
+        self.do(UnfenceBroker(broker))
+        self.replicate()
+
     def replica(self, broker: int):  # type: ignore[no-untyped-def]
         return self.state.broker(broker).replica
 
@@ -190,10 +198,7 @@ def test_leader_change_agrees():
     r.produce(2)
     r.fetch(3)
     r.fetch(3)
-    r.do(StartBroker(1))
-    r.replicate(1)
-    r.do(UnfenceBroker(1))
-    r.replicate()
+    r.restart(1)
     r.fetch(1)
     r.fetch(1)
     assert r.replica(1).log == r.replica(2).log
@@ -213,10 +218,7 @@ def test_truncation_on_a_diverging_epoch_agrees():
     assert r.replica(2).role.value == "leader"
     r.produce(2)
     r.fetch(3)
-    r.do(StartBroker(1))
-    r.replicate(1)
-    r.do(UnfenceBroker(1))
-    r.replicate()
+    r.restart(1)
     assert len(r.replica(1).log) == 2
     r.fetch(1)   # diverging epoch: truncate to 1
     assert len(r.replica(1).log) == 1
@@ -238,10 +240,7 @@ def test_lossy_unclean_shutdown_and_restart_agree():
     assert (len(r.replica(3).log), r.replica(3).flushed) == (1, 1)
     r.do(FenceBroker(3))
     r.replicate()
-    r.do(StartBroker(3))
-    r.replicate(3)
-    r.do(UnfenceBroker(3))
-    r.replicate()
+    r.restart(3)
     r.fetch(3)
     r.fetch(3)
     assert r.replica(3).log == r.replica(1).log
