@@ -148,17 +148,17 @@ def reorder(trace: Sequence[Any], order: Sequence[int], config: Config,
             action = Produce(action.broker, state.history.next_value)
         if lenient and isinstance(action, ReplicateMetadata) and action.broker in state.config.brokers:
             action = ReplicateMetadata(action.broker, min(action.count, state.pending_metadata(action.broker)))
-        wait = _wait_for(state, action) if why_not_enabled(state, action) is not None else None
-        if wait is not None:
-            state = step(state, wait)
-            out.append(wait)
         new_id = state.network.next_id
         try:
             state = step(state, action)
         except ActionNotEnabled:
-            if own and _claim(own, extra, state, ids) or lenient:
-                continue
-            return None
+            wait = _wait_for(state, action)
+            if wait is None:
+                if own and _claim(own, extra, state, ids) or lenient:
+                    continue
+                return None
+            out.append(wait)
+            state = step(step(state, wait), action)   # a wait sends no message: new_id holds
         new = list(range(new_id, state.network.next_id))
         for old in own:
             match = next((i for i in new if _preference(state.network.get(i), old)), None)

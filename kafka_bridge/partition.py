@@ -34,13 +34,13 @@ import tempfile
 import weakref
 from typing import Any, NamedTuple, Optional, Sequence
 
+# The shim builds Kafka's Partition with this lag (its REPLICA_LAG_TIME_MAX_MS, Kafka's default):
+# the model's clock and Kafka's must measure the same one.
+from model import REPLICA_LAG_TIME_MAX_MS
 from sut.metadata import PartitionRegistration
 
 from .change_builder import registration_of
 from .java import TOPIC_NAME, kafka
-
-#: Kafka's replica.lag.time.max.ms in the shim (its default, 30 s).
-REPLICA_LAG_TIME_MAX_MS = 30_000
 
 #: Where the partition's clock (the shim's ``ManualTime``, ms) starts. The model's
 #: clock starts at 0: model time ``t`` is Kafka time ``CLOCK_BASE_MS + t``

@@ -44,7 +44,7 @@ class BrokerServer:
     def __init__(self, broker_id: int, config: Config, controller: QuorumController, network: InMemoryNetwork,
                  responses: ClientResponses, bugs: frozenset,
                  epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache,
-                 time: Optional[ManualTime] = None, partition: Optional[Callable[..., Any]] = None) -> None:
+                 time: Optional[ManualTime] = None, partition: Callable[..., Any] = Partition) -> None:
         self.broker_id = broker_id
         self.controller = controller
         self.bugs = bugs
@@ -53,8 +53,7 @@ class BrokerServer:
         self.image = MetadataImage()
         # a bound method, not a closure: copy.deepcopy rebinds it to the copied broker
         self.replica_manager = ReplicaManager(broker_id, config, network, responses, bugs, self.lifecycle,
-                                              self.metadata_image, epoch_cache, time,
-                                              Partition if partition is None else partition)
+                                              self.metadata_image, epoch_cache, time, partition)
 
     def metadata_image(self) -> MetadataImage:
         """The broker's current metadata image (Kafka's ``KRaftMetadataCache``)."""
