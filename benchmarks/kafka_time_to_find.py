@@ -8,12 +8,14 @@ Usage:
   python benchmarks/kafka_time_to_find.py --from-raw FILE [FILE ...] [--cpu-time]
 
 The implementation "kafka" (``kafka_bridge.implementation``) is the SUT's brokers
-with Kafka's controller managers and epoch cache in place of the SUT's
-(``kafka_bridge.COMPONENTS``). A ``sut.bugs.Bug`` whose code path
-(``sut.bugs.DOCS[bug].where``, the file holding its ``Bug.X in self.bugs`` guard)
-is on the broker side still runs with Kafka's components in place, so it can be
-switched on there: ``kafka_bridge.implementation(config, frozenset({bug}))``. A bug
-in a replaced component (the SUT's controller, its change builder, its epoch
+with Kafka's controller managers and Kafka's ``Partition`` (over its
+``UnifiedLog`` and epoch cache) in place of the SUT's (``kafka_bridge.COMPONENTS``).
+A ``sut.bugs.Bug`` whose code path (``sut.bugs.DOCS[bug].where``, the file
+holding its ``Bug.X in self.bugs`` guard) is in the brokers' plumbing (the
+fetcher, the metadata replay, the broker, the replica manager) still runs with
+Kafka's components in place, so it can be switched on there:
+``kafka_bridge.implementation(config, frozenset({bug}))``. A bug in a replaced
+component (the SUT's controller, its change builder, its replica, log and epoch
 cache) has no equivalent: Kafka's own class runs there, and its row says which.
 
 For each bug and each seed, ``time_to_find.hypothesis_run`` runs the
@@ -90,6 +92,8 @@ REPLACED: dict[str, tuple[str, str]] = {
     "sut/replication_control.py": ("controller", "org.apache.kafka.controller.ReplicationControlManager"),
     "sut/change_builder.py": ("controller", "org.apache.kafka.controller.PartitionChangeBuilder"),
     "sut/epoch_cache.py": ("epoch_cache", "org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache"),
+    "sut/partition.py": ("partition", "kafka.cluster.Partition"),
+    "sut/log.py": ("partition", "org.apache.kafka.storage.internals.log.UnifiedLog"),
 }
 
 

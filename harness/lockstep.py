@@ -226,12 +226,17 @@ class LockStep:
         self.last_observed: Optional[Observation] = None
 
     def fork(self) -> "LockStep":
-        """An independent copy (the implementation deep-copied), so a test can
-        branch from a state it reached."""
+        """An independent copy, so a test can branch from a state it reached: the
+        implementation deep-copied, or, when it cannot be copied (it raises
+        TypeError, as Kafka's ``Partition`` over its files does), ``resumed``."""
         import copy
+        try:
+            implementation = copy.deepcopy(self.implementation)
+        except TypeError:
+            return self.resumed(self.state, self.trace, self.detached)
         other = copy.copy(self)
         other.trace = list(self.trace)
-        other.implementation = copy.deepcopy(self.implementation)
+        other.implementation = implementation
         return other
 
     def resumed(self, state: ClusterState, trace: Iterable[Action], detached: tuple[str, ...] = ()) -> "LockStep":

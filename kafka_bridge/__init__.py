@@ -6,13 +6,18 @@ Kafka-shaped brokers with Kafka's components put in place of ours
 (``COMPONENTS``): Kafka's controller request handling,
 ``org.apache.kafka.controller.ClusterControlManager`` and
 ``ReplicationControlManager`` (see ``controller``), whose every partition change
-Kafka's own ``PartitionChangeBuilder`` decides; and
+Kafka's own ``PartitionChangeBuilder`` decides; and every broker's replica,
+``kafka.cluster.Partition`` over Kafka's ``UnifiedLog`` and its
 ``org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache`` (see
-``epoch_cache``) in every replica log. It is compared in lockstep with the model
-under the Kafka profile through the same interface as any implementation.
-``change_builder`` puts Kafka's ``PartitionChangeBuilder`` alone under the SUT's
-controller (``BUILDER_COMPONENTS``), which tells a disagreement of Kafka's
-request handling from one of its change decisions.
+``replica`` and ``partition``). What stays the SUT's is the brokers' plumbing: the
+network, the fetcher thread, the metadata replay, the produce purgatory. It is
+compared in lockstep with the model under the Kafka profile through the same
+interface as any implementation.
+
+Two smaller compositions tell a disagreement's source apart: ``CONTROLLER_COMPONENTS``
+(Kafka's controller and epoch cache under the SUT's ``Partition``) and
+``BUILDER_COMPONENTS`` (Kafka's ``PartitionChangeBuilder`` alone under the SUT's
+controller, with Kafka's epoch cache).
 """
 
 from __future__ import annotations
@@ -29,21 +34,19 @@ from .epoch_cache import KafkaLeaderEpochFileCache
 from .jvm import KafkaUnavailable, lib_dir, start, unavailable
 from .replica import KafkaReplica
 
-#: Kafka's parts put in place of the SUT's: the implementation "kafka".
-COMPONENTS = Components(controller=KafkaQuorumController, epoch_cache=KafkaLeaderEpochFileCache)
+#: Kafka's parts put in place of the SUT's: the implementation "kafka". Kafka's controller,
+#: and Kafka's ``Partition`` (over Kafka's ``UnifiedLog`` and its epoch cache) as every
+#: broker's replica (``replica.KafkaReplica``).
+COMPONENTS = Components(controller=KafkaQuorumController, epoch_cache=KafkaLeaderEpochFileCache,
+                        partition=KafkaReplica)
+#: Kafka's controller, with Kafka's epoch cache in the SUT's replicas.
+CONTROLLER_COMPONENTS = Components(controller=KafkaQuorumController, epoch_cache=KafkaLeaderEpochFileCache)
 #: Kafka's PartitionChangeBuilder and epoch cache under the SUT's controller.
 BUILDER_COMPONENTS = Components(change_builder=KafkaPartitionChangeBuilder, epoch_cache=KafkaLeaderEpochFileCache)
-#: Kafka's controller with Kafka's ``Partition`` (over Kafka's ``UnifiedLog`` and its
-#: epoch cache) as every broker's replica (``replica.KafkaReplica``): the
-#: implementation "kafka-partition" (``partition_implementation``), not yet the
-#: default of "kafka".
-PARTITION_COMPONENTS = Components(controller=KafkaQuorumController, epoch_cache=KafkaLeaderEpochFileCache,
-                                  partition=KafkaReplica)
 
-__all__ = ["BUILDER_COMPONENTS", "COMPONENTS", "PARTITION_COMPONENTS", "KafkaLeaderEpochFileCache",
+__all__ = ["BUILDER_COMPONENTS", "COMPONENTS", "CONTROLLER_COMPONENTS", "KafkaLeaderEpochFileCache",
            "KafkaPartitionChangeBuilder", "KafkaQuorumController", "KafkaRejected", "KafkaReplica",
-           "KafkaUnavailable", "implementation", "lib_dir", "not_applicable", "partition_implementation", "start",
-           "unavailable"]
+           "KafkaUnavailable", "implementation", "lib_dir", "not_applicable", "start", "unavailable"]
 
 
 def not_applicable(config: Config) -> Optional[str]:
@@ -59,28 +62,15 @@ def not_applicable(config: Config) -> Optional[str]:
 
 
 def implementation(config: Config, bugs: frozenset = frozenset()):
-    """The implementation "kafka" for ``config`` (a ``sut.Cluster`` whose controller
-    is Kafka's ``ClusterControlManager`` and ``ReplicationControlManager`` and whose
-    replica logs keep Kafka's ``LeaderEpochFileCache``). Raises ValueError when
-    ``not_applicable(config)``, ``KafkaUnavailable`` when Kafka's classes cannot be
-    loaded."""
+    """The implementation "kafka" for ``config``: a ``sut.Cluster`` whose controller
+    is Kafka's ``ClusterControlManager`` and ``ReplicationControlManager`` and
+    whose every replica is Kafka's ``Partition`` (``COMPONENTS``). The SUT's
+    ``bugs`` reach only the SUT's parts left (the fetcher, the metadata replay).
+    Raises ValueError when ``not_applicable(config)``, ``KafkaUnavailable`` when
+    Kafka's classes cannot be loaded."""
     from sut import Cluster
     why = not_applicable(config)
     if why is not None:
         raise ValueError(f"implementation kafka: {why}")
     start()
     return Cluster(config, bugs, components=COMPONENTS)
-
-
-def partition_implementation(config: Config, bugs: frozenset = frozenset()):
-    """The implementation "kafka" with Kafka's own ``Partition`` as every broker's
-    replica (``PARTITION_COMPONENTS``): a ``sut.Cluster`` to step in lockstep with
-    the model (``LockStep(config, partition_implementation)``). Raises as
-    ``implementation`` does. The SUT's ``bugs`` reach only the SUT's parts left
-    (the brokers, the fetcher, the metadata)."""
-    from sut import Cluster
-    why = not_applicable(config)
-    if why is not None:
-        raise ValueError(f"implementation kafka-partition: {why}")
-    start()
-    return Cluster(config, bugs, components=PARTITION_COMPONENTS)

@@ -21,8 +21,8 @@ at every point. The partition's clock starts at ``CLOCK_BASE_MS``: model time
 ``t`` is Kafka time ``CLOCK_BASE_MS + t``.
 
 ``kafka_bridge.replica.KafkaReplica`` puts it in place of the SUT brokers'
-``sut.partition.Partition`` (``kafka_bridge.PARTITION_COMPONENTS``,
-``kafka_bridge.partition_implementation``), in lockstep with the model under the
+``sut.partition.Partition`` in the implementation "kafka" (``kafka_bridge.COMPONENTS``,
+``kafka_bridge.implementation``), in lockstep with the model under the
 Kafka profile (``tests/kafka_bridge/test_kafka_replica.py``).
 """
 

@@ -1,6 +1,6 @@
 """``KafkaReplica``: Apache Kafka's own ``kafka.cluster.Partition`` as the SUT
 brokers' hosted replica, in place of ``sut.partition.Partition``
-(``Components.partition``; composed in ``kafka_bridge.PARTITION_COMPONENTS``).
+(``Components.partition``), in the implementation "kafka" (``kafka_bridge.COMPONENTS``).
 
 Every decision is Kafka's (``kafka_bridge.partition.KafkaPartition``): makeLeader
 and makeFollower, the HWM, the followers' caught-up bookkeeping on Kafka's clock,

@@ -53,14 +53,17 @@ def end_offset_for_epoch(
     return None
 
 
-def truncation_offset(log: tuple[Record, ...], diverging: EpochEndOffset, in_rounds: bool = False) -> int:
+def truncation_offset(log: tuple[Record, ...], diverging: EpochEndOffset, in_rounds: bool = False,
+                      unwritten: Optional[tuple[int, int]] = None) -> int:
     """Where a follower truncates on a diverging epoch (§3.2): the minimum of its
     own end offset for the diverging epoch and the leader's end offset.
 
     ``in_rounds`` (Rule.TRUNCATION_IN_ROUNDS, AbstractFetcherThread.
     getOffsetTruncationState): when the follower's own answer is another epoch (it
-    lacks the leader's), it truncates to its own end offset alone and fetches again."""
-    own = end_offset_for_epoch(log, diverging.epoch)
+    lacks the leader's), it truncates to its own end offset alone and fetches again.
+    ``unwritten``: the follower's kept entry of an epoch it led without writing
+    (Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH), part of its own lookup."""
+    own = end_offset_for_epoch(log, diverging.epoch, unwritten)
     if in_rounds and own is not None and own.epoch != diverging.epoch:
         return max(0, min(own.end_offset, len(log)))
     local = len(log) if own is None else own.end_offset

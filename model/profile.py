@@ -62,6 +62,7 @@ class Rule(enum.Enum):
     EXPAND_ISR_ON_FETCH = "Partition.updateFollowerFetchState, maybeExpandIsr"
     REPLICA_LAG_TIME = "ReplicaState.isCaughtUp, Replica.updateFetchStateOrThrow, resetReplicaState"
     FOLLOWER_APPLIES_PARTITION_EPOCH = "Partition.makeFollower (partitionEpoch)"
+    EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH = "Partition.makeLeader/makeFollower, UnifiedLog.truncateTo, LogLoader.load"
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
@@ -87,6 +88,7 @@ class RuleDoc:
 
 _META = "metadata/src/main/java/org/apache/kafka/controller/"
 _CORE = "core/src/main/scala/kafka/"
+_STORAGE = "storage/src/main/java/org/apache/kafka/storage/internals/log/"
 
 RULE_DOCS: dict[Rule, RuleDoc] = {
     Rule.LAST_KNOWN_LEADER: RuleDoc(
@@ -350,6 +352,19 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "(an ISR change, a reassignment step), and restarts its fetcher only for a new leader epoch.",
         "Only what a follower shows changes (its partition epoch); its fetches do not. Found by running "
         "Kafka's own kafka.cluster.Partition as the brokers' replica in lockstep (kafka_bridge.replica)."),
+    Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH: RuleDoc(
+        "§3.2, §2.10.4",
+        _CORE + "cluster/Partition.scala: makeLeader (assignEpochStartOffset), makeFollower; " + _STORAGE
+        + "UnifiedLog.java: truncateTo; LogLoader.java: load",
+        "The epoch cache holds the epochs of the replica's records and, while it leads, its own epoch at "
+        "its LESO; a follower's last fetched epoch is the epoch of its last record.",
+        "A leader that steps down before it appends a record keeps its epoch's entry (epoch, LEO) in the "
+        "epoch cache: its fetches as a follower carry that epoch as the last fetched epoch until a "
+        "truncation (even one at the LEO), an appended record, a new leadership or a restart (the log's "
+        "load truncates the cache at the LEO) drops it.",
+        "A deposed leader that wrote nothing in its epoch meets a diverging epoch at its first fetch and "
+        "truncates at its LEO: one more fetch round trip, the same log. Found by running Kafka's own "
+        "kafka.cluster.Partition as the brokers' replica in lockstep (kafka_bridge.replica)."),
 }
 
 #: Rules in force per profile.

@@ -185,7 +185,8 @@ def _known(followers: tuple) -> tuple:
     return tuple((f, fs) for f, fs in followers if fs != FollowerState())
 
 
-def reconcile(state: ClusterState, broker: int, changed: bool = True) -> ClusterState:
+def reconcile(state: ClusterState, broker: int, changed: bool = True,
+              added: frozenset[int] = frozenset()) -> ClusterState:
     """A RUNNING broker's replica acts on its materialized metadata (§2.10, §4.3).
 
     Removed from the replica set: the replica is deleted. Added: an empty replica is
@@ -194,13 +195,17 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True) -> Cluster
     epoch (§2.10.3), leader→follower (§2.10.4), follower→follower (§2.10.5/6).
 
     ``changed``: whether the batch just applied changed the partition registration
-    (a start-up applies the whole image). Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH:
+    (a start-up applies the whole image); ``added``: the replicas it added. Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH:
     a leader applies a changed registration of its own leader epoch whose partition
     epoch is not older than its own (Partition.makeLeader). Rule.
     ONE_ALTER_PARTITION_IN_FLIGHT: the in-flight AlterPartition stays in flight
     across transitions (its id in ``pending_request``) until answered.
     Rule.FOLLOWER_APPLIES_PARTITION_EPOCH: a follower in the same leader epoch takes
     a changed registration's newer partition epoch (Partition.makeFollower).
+    Rule.REPLICA_LAG_TIME: a replica added in the leader's epoch starts at Kafka's
+    ``ReplicaState.EMPTY``, whose leader LEO at the last fetch is 0 (a new leader
+    epoch resets it to unknown). Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH: a leader
+    stepping down keeps its epoch's entry when it appended nothing in it.
     """
     b = state.broker(broker)
     image: Optional[PartitionMetadata] = b.image
@@ -224,9 +229,10 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True) -> Cluster
             cfg.follows(Rule.LEADER_APPLIES_SAME_PARTITION_EPOCH) and changed
             and image.partition_epoch == r.partition_epoch)
         if not was_leader:
+            # The new epoch's entry at the LESO replaces a kept unwritten one (LeaderEpochFileCache.assign).
             r = attrs.evolve(r, role=Role.LEADER, leader=broker, leader_epoch=image.leader_epoch,
                              partition_epoch=image.partition_epoch, leso=r.leo, isr=image.isr,
-                             pending_isr=None, pending_request=in_flight,
+                             pending_isr=None, pending_request=in_flight, unwritten_epoch=None,
                              followers=_reset_followers(state, r, image, True, ()))
         elif image.leader_epoch != r.leader_epoch:
             # Clearing the last-fetch marker is what makes a follower fetch again in this
@@ -235,6 +241,10 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True) -> Cluster
                              leso=r.leo, isr=image.isr, pending_isr=None, pending_request=in_flight,
                              followers=_reset_followers(state, r, image, False, keep))
         elif same_epoch_applies:
+            if cfg.follows(Rule.REPLICA_LAG_TIME):
+                # Partition.updateAssignmentAndIsr starts an added replica at ReplicaState.EMPTY
+                keep = tuple(sorted(keep + tuple((f, FollowerState(last_fetch_leader_leo=0))
+                                                 for f in added - {broker} if r.follower(f) is None)))
             r = attrs.evolve(r, partition_epoch=image.partition_epoch, isr=image.isr,
                              pending_isr=None, pending_request=in_flight, followers=keep)
         else:
@@ -248,8 +258,11 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True) -> Cluster
     if was_leader:
         state = nack(state, broker)
     if was_leader or r.role == Role.NONE or image.leader_epoch != r.leader_epoch:
+        if was_leader and cfg.follows(Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH) and r.leso == r.leo:
+            r = attrs.evolve(r, unwritten_epoch=_unwritten_epoch(r))
         if cfg.has(Variant.TRUNCATE_TO_HWM) and r.role != Role.NONE:
-            r = attrs.evolve(r, log=r.log[:r.hwm], flushed=min(r.flushed, r.hwm))
+            # UnifiedLog.truncateTo drops the cache's entries at or past the new LEO
+            r = attrs.evolve(r, log=r.log[:r.hwm], flushed=min(r.flushed, r.hwm), unwritten_epoch=None)
         r = attrs.evolve(r, role=Role.FOLLOWER, leader=image.leader, leader_epoch=image.leader_epoch,
                          partition_epoch=image.partition_epoch, leso=None, isr=frozenset(),
                          pending_isr=None, pending_request=in_flight, followers=())
@@ -258,15 +271,26 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True) -> Cluster
     return set_replica(state, broker, r)
 
 
+def _unwritten_epoch(r: Replica) -> Optional[tuple[int, int]]:
+    """The entry ``(leader epoch, LESO)`` a stepping-down leader keeps in its epoch
+    cache when it appended nothing in its epoch (Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH:
+    Partition.makeLeader assigned it, makeFollower leaves the log alone), else None."""
+    assert r.leso is not None
+    last = r.log[-1].epoch if r.log else None
+    return (r.leader_epoch, r.leso) if r.leso == r.leo and (last is None or last < r.leader_epoch) else None
+
+
 def deactivate(state: ClusterState, broker: int) -> ClusterState:
     """The broker stops: its replica becomes inactive (Role.NONE) and forgets the
-    leader's in-memory state; its pending produce requests fail."""
+    leader's in-memory state; its pending produce requests fail. A kept unwritten
+    epoch goes too: loading the log at the restart truncates the epoch cache at
+    the LEO (LogLoader.load)."""
     b = state.broker(broker)
     r = b.replica
     if r is not None:
         state = nack(state, broker)
         r = attrs.evolve(r, role=Role.NONE, leso=None, isr=frozenset(), pending_isr=None,
-                         pending_request=None, followers=())
+                         pending_request=None, followers=(), unwritten_epoch=None)
         state = set_replica(state, broker, r)
     return state
 
@@ -421,18 +445,22 @@ def handle_fetch_response(state: ClusterState, resp: FetchResponse) -> ClusterSt
     if resp.error == OFFSET_OUT_OF_RANGE and cfg.has(Variant.TRUNCATE_TO_HWM) and resp.log_end_offset is not None:
         to = min(r.leo, resp.log_end_offset)
         return set_replica(state, resp.dst, attrs.evolve(r, log=r.log[:to], hwm=min(r.hwm, to),
-                                                         flushed=min(r.flushed, to)))
+                                                         flushed=min(r.flushed, to), unwritten_epoch=None))
     if resp.error is not None:
         return state
     if resp.diverging_epoch is not None:
         if cfg.has(Variant.NO_LAST_FETCHED_EPOCH):
             to = max(0, min(r.leo, resp.diverging_epoch.end_offset))
         else:
-            to = truncation_offset(r.log, resp.diverging_epoch, cfg.follows(Rule.TRUNCATION_IN_ROUNDS))
-        r = attrs.evolve(r, log=r.log[:to], hwm=min(r.hwm, to), flushed=min(r.flushed, to))
+            to = truncation_offset(r.log, resp.diverging_epoch, cfg.follows(Rule.TRUNCATION_IN_ROUNDS),
+                                   r.unwritten_epoch)
+        # UnifiedLog.truncateTo truncates the epoch cache at the new LEO, even a no-op truncation's
+        r = attrs.evolve(r, log=r.log[:to], hwm=min(r.hwm, to), flushed=min(r.flushed, to), unwritten_epoch=None)
     else:
         log = r.log + resp.records
-        r = attrs.evolve(r, log=log, hwm=min(resp.hwm, len(log)))
+        # an appended record's entry replaces the unwritten one (LeaderEpochFileCache.assign)
+        unwritten = r.unwritten_epoch if not resp.records else None
+        r = attrs.evolve(r, log=log, hwm=min(resp.hwm, len(log)), unwritten_epoch=unwritten)
     return set_replica(state, resp.dst, r)
 
 

@@ -239,10 +239,14 @@ class Replica:
     shutdown. hwm: the local HWM (exclusive). role and leader / leader_epoch /
     partition_epoch: what the replica acted on from its materialized metadata.
     A follower fetches from ``leader`` with fetch offset = LEO and last fetched epoch
-    = epoch of its last record (§3.2).
+    = the latest epoch of its epoch cache (§3.2).
     Leader-only: leso (Leader Epoch Start Offset, §6.4.2), isr (committed ISR),
     pending_isr and pending_request (the in-flight AlterPartition, §2.9.2),
     followers (sorted ``(broker, FollowerState)`` pairs).
+    unwritten_epoch: under Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH, the epoch cache's
+    entry ``(leader epoch, start offset = LEO)`` of an epoch this replica led
+    without appending a record, kept after it stepped down; None otherwise (the
+    cache is then the records' epochs, and a leader's own entry at its LESO).
     """
 
     log: tuple[Record, ...] = ()
@@ -257,6 +261,7 @@ class Replica:
     pending_isr: Optional[frozenset[int]] = None
     pending_request: Optional[int] = None
     followers: tuple[tuple[int, FollowerState], ...] = ()
+    unwritten_epoch: Optional[tuple[int, int]] = None
 
     @property
     def leo(self) -> int:
@@ -269,7 +274,11 @@ class Replica:
 
     @property
     def last_fetched_epoch(self) -> Optional[int]:
-        """Leader epoch of the last record (None for an empty log, §3.2)."""
+        """The latest epoch of the epoch cache (§3.2; Kafka's ``UnifiedLog.latestEpoch``):
+        the kept unwritten epoch if any, else the epoch of the last record (None for
+        an empty log)."""
+        if self.unwritten_epoch is not None:
+            return self.unwritten_epoch[0]
         return self.log[-1].epoch if self.log else None
 
     @property

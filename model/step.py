@@ -167,7 +167,11 @@ def _e_replicate(s: ClusterState, a: ReplicateMetadata) -> ClusterState:
     for rec in s.controller.metadata_log[b.metadata_offset:end]:
         image = merge(image, rec)
     s = set_broker(s, attrs.evolve(b, metadata_offset=end, image=image))
-    return rep.reconcile(s, a.broker, changed=image != b.image) if b.status == BrokerStatus.RUNNING else s
+    if b.status != BrokerStatus.RUNNING:
+        return s
+    added = frozenset() if image is None else frozenset(image.replicas) - frozenset(
+        () if b.image is None else b.image.replicas)
+    return rep.reconcile(s, a.broker, changed=image != b.image, added=added)
 
 
 # ------------------------------------------------------------------------ fetch

@@ -82,8 +82,11 @@ class UnifiedLog:
     def truncate_to(self, target_offset: int) -> bool:
         """Remove every record at or above ``target_offset`` (§3.2), with the epoch
         cache entries starting there; HWM and recovery point are capped by the new
-        LEO. A no-op (False) when ``target_offset`` is at or beyond the LEO."""
+        LEO. At or beyond the LEO only the cache's entries at the LEO go (an epoch
+        led without writing, Kafka's ``UnifiedLog.truncateTo``), and it answers False."""
         if target_offset >= len(self._records):
+            if Bug.EPOCH_CACHE_NOT_TRUNCATED not in self._bugs:
+                self.leader_epoch_cache.truncate_from_end(len(self._records))
             return False
         del self._records[target_offset:]
         if Bug.EPOCH_CACHE_NOT_TRUNCATED not in self._bugs:

@@ -212,7 +212,8 @@ class Partition:
 
     def _update_assignment(self, replicas: tuple[int, ...]) -> None:
         """Remote replicas follow the assignment: removed replicas are forgotten,
-        added ones start with an unknown state (§4.3)."""
+        added ones start with an unknown state (§4.3); with the clock, as Kafka's
+        ``ReplicaState.EMPTY``, whose leader LEO at the last fetch is 0."""
         self.assignment = replicas
         remotes = self.remote_replicas
         for b in [b for b in remotes if b not in replicas]:
@@ -220,6 +221,8 @@ class Partition:
         for b in replicas:
             if b != self.broker_id and b not in remotes:
                 remotes[b] = Replica(b)
+                if self.config.follows(Rule.REPLICA_LAG_TIME):
+                    remotes[b].last_fetch_leader_leo = 0   # Kafka's ReplicaState.EMPTY
 
     def make_leader(self, reg: PartitionRegistration, changed: bool = True) -> bool:
         """Kafka's ``makeLeader``: act as leader of ``reg`` (§2.10.1–§2.10.3). A new leader assigns its epoch
@@ -287,7 +290,7 @@ class Partition:
                     and self.config.follows(Rule.FOLLOWER_APPLIES_PARTITION_EPOCH)):
                 self.partition_epoch = reg.partition_epoch
             return False
-        self._drop_leader_state()
+        self._drop_leader_state(keep_unwritten_epoch=self.config.follows(Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH))
         self.role = ReplicaRole.FOLLOWER
         self.leader_id = reg.leader
         self.leader_epoch = reg.leader_epoch
@@ -296,8 +299,12 @@ class Partition:
 
     def make_offline(self) -> None:
         """The broker stops: the replica keeps its log and last epochs on disk and
-        forgets the in-memory leader state."""
+        forgets the in-memory leader state. Under Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH
+        a kept entry at the LEO goes: loading the log at the restart truncates the
+        cache there (Kafka's ``LogLoader.load``)."""
         self._drop_leader_state()
+        if self.config.follows(Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH):
+            self.log.leader_epoch_cache.truncate_from_end(self.log.log_end_offset)
         self.role = ReplicaRole.OFFLINE
 
     def flush(self) -> None:
@@ -313,11 +320,12 @@ class Partition:
         elif lossy:
             self.log.lose_unflushed()
 
-    def _drop_leader_state(self) -> None:
-        if self.is_leader:
+    def _drop_leader_state(self, keep_unwritten_epoch: bool = False) -> None:
+        if self.is_leader and not keep_unwritten_epoch:
             # An epoch led without writing a record holds no records: its entry (at
             # the LEO) leaves the epoch cache, so the last fetched epoch is the
-            # epoch of the last record (§3.2).
+            # epoch of the last record (§3.2). Kafka keeps it (Rule.
+            # EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH: makeFollower leaves the log alone).
             self.log.leader_epoch_cache.truncate_from_end(self.log.log_end_offset)
         self.leader_epoch_start_offset = None
         self.partition_state = NO_STATE

@@ -79,8 +79,9 @@ class MirroredStep:
     hook that runs scenario tests written against the model on the SUT too, e.g. ``monkeypatch.setattr(scenario, "step", MirroredStep())``.
 
     It keeps one ``LockStep`` per model state it has produced (states reached from
-    ``initial_state`` through it); stepping from a state forks that lockstep, so
-    tests that branch from an old state work. After each step the SUT's outcome and
+    ``initial_state`` through it). Stepping from the newest state of a lockstep
+    steps it in place; stepping from an older one forks a lockstep there
+    (``LockStep.resumed``), so tests that branch from an old state work. After each step the SUT's outcome and
     observation must equal the model's; a refusal by the model must be a refusal by
     the SUT. States it has not seen (hand-built) are stepped on the model only;
     ``unmirrored`` counts them. A test whose config the implementation cannot be
@@ -92,17 +93,27 @@ class MirroredStep:
         # config -> why the implementation cannot be compared under it (None: it can)
         self.not_applicable = not_applicable or (
             lambda config: "the SUT implements the correct protocol: no variant" if config.variants else None)
-        self.locksteps: dict[ClusterState, LockStep] = {}
+        # state -> (a lockstep that reached it, the trace that did); the lockstep may
+        # have stepped on since (linear tests step in place)
+        self.locksteps: dict[ClusterState, tuple[LockStep, tuple]] = {}
         self.steps = self.refusals = self.unmirrored = 0
 
     def _lockstep_for(self, state: ClusterState) -> Optional[LockStep]:
+        """A lockstep at ``state``: the one that reached it, or one resumed there
+        when that one stepped on."""
         found = self.locksteps.get(state)
         if found is None and (why := self.not_applicable(state.config)) is not None:
             import pytest
             pytest.skip(f"not mirrored: {why}")
         if found is None and state == model.initial_state(state.config):
-            found = self.locksteps[state] = lockstep(state.config, implementation=self.implementation)
-        return found
+            found = self.locksteps[state] = (lockstep(state.config, implementation=self.implementation), ())
+        if found is None:
+            return None
+        ls, trace = found
+        if len(ls.trace) != len(trace):
+            ls = ls.resumed(state, trace, ls.detached)
+            self.locksteps[state] = (ls, trace)
+        return ls
 
     def why_not_enabled(self, state: ClusterState, action: object) -> Optional[str]:
         found = self._lockstep_for(state)
@@ -115,14 +126,13 @@ class MirroredStep:
         if found is None:
             self.unmirrored += 1
             return model.step(state, action)
-        branch = found.fork()
         try:
-            verdict = branch.step(action)
+            verdict = found.step(action)   # a refused action leaves the lockstep as it was
         except ActionNotEnabled:
             expect_agreement(found.probe([action]))
             self.refusals += 1
             raise
         expect_agreement(verdict)
-        self.locksteps[branch.state] = branch
+        self.locksteps[found.state] = (found, tuple(found.trace))
         self.steps += 1
-        return branch.state
+        return found.state

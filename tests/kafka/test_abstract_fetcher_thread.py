@@ -117,12 +117,14 @@ def _lead(sc: Scenario, broker: int) -> None:
 def _history(sc: Scenario, plan: list[tuple[int, int, bool]]) -> None:
     """One leader epoch per step of ``plan``, from epoch 1: ``(leader, records,
     replicated)``: ``leader`` leads it and writes ``records``; with ``replicated``
-    the other replica fetches them."""
+    the other replica fetches them (a second round trip when its first meets a
+    diverging epoch: a replica that led an epoch without writing keeps it,
+    Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH)."""
     for leader, records, replicated in plan:
         if sc.partition.leader != leader:
             _lead(sc, leader)
         sc.produce(leader, records)
-        if replicated:
+        if replicated and sc.deliver_fetch(1 - leader)[1].diverging_epoch is not None:
             sc.deliver_fetch(1 - leader)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse,
+from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
@@ -498,6 +498,26 @@ def test_the_isr_check_finds_exactly_the_followers_whose_caught_up_time_expired(
 
 
 @ON_OFF
+def test_a_replica_added_in_the_leaders_epoch_starts_at_kafkas_empty_state(follows: bool):
+    """Leader 1 (RF 2) takes two writes; a reassignment adds 3 in leader epoch 1.
+    With Kafka's clock the leader's new Replica starts at ReplicaState.EMPTY, whose
+    leader LEO at the last fetch is 0 (unknown, -1, after a new leader epoch); its
+    first fetch, at 0, reaches that 0 but not the leader's LEO, so 3 has still
+    never caught up. Without the clock the leader knows nothing of 3.
+    (Found by running Kafka's own Partition as the brokers' replica.)"""
+    sc = Scenario(config(Rule.REPLICA_LAG_TIME, follows, brokers=(1, 2, 3), assignment=(1, 2), min_isr=1))
+    sc.produce(1, 2)
+    sc.do(Reassign((3, 1)))
+    sc.sync_metadata(1)
+    assert sc.replica(1).leader_epoch == 1
+    assert sc.replica(1).follower(3) == (FollowerState(last_fetch_leader_leo=0) if follows else None)
+    sc.sync_metadata(3)
+    sc.deliver_fetch(3)
+    fs = sc.replica(1).follower(3)
+    assert (fs.fetch_offset, fs.last_fetch_leader_leo, fs.last_caught_up_ms) == (0, 2, None)   # the same either way
+
+
+@ON_OFF
 def test_a_follower_takes_the_partition_epoch_of_a_change_in_its_leader_epoch(follows: bool):
     """Leader 1 shrinks 3 out (partition epoch 2, leader epoch 1 still); follower 2
     applies the change: Kafka's makeFollower takes its partition epoch, and only
@@ -510,6 +530,34 @@ def test_a_follower_takes_the_partition_epoch_of_a_change_in_its_leader_epoch(fo
     sc.sync_metadata(2)
     r = sc.replica(2)
     assert (r.leader_epoch, r.partition_epoch) == (1, 2 if follows else 1)
+
+
+@ON_OFF
+def test_a_leader_deposed_before_it_wrote_fetches_with_its_own_epoch(follows: bool):
+    """1 writes a record, replicated to 2 and 3. 2 leads epoch 2 and writes nothing;
+    3 leads epoch 3. Kafka: 2's epoch cache keeps (2, LEO 1), so its fetch carries
+    last fetched epoch 2, leader 3 answers the diverging epoch (1, 1), 2 truncates
+    at its LEO (dropping the entry) and fetches again with epoch 1. The chapters:
+    the cache is the records' epochs, and the first fetch carries 1 and is served.
+    (Found by running Kafka's own Partition as the brokers' replica.)"""
+    sc = Scenario(config(Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=1))
+    sc.produce(1)
+    replicate_all(sc, 1, 2, 3)
+    sc.fence(1)
+    sc.sync_all()
+    assert (sc.partition.leader, sc.partition.leader_epoch) == (2, 2)
+    sc.fence(2)
+    sc.sync_all()
+    assert (sc.partition.leader, sc.partition.leader_epoch) == (3, 3)
+    req, resp = sc.deliver_fetch(2)
+    assert req.last_fetched_epoch == (2 if follows else 1)
+    if follows:
+        assert (resp.diverging_epoch.epoch, resp.diverging_epoch.end_offset) == (1, 1)
+        req, resp = sc.deliver_fetch(2)
+        assert req.last_fetched_epoch == 1
+    assert resp.diverging_epoch is None and resp.error is None
+    assert sc.replica(2).log == sc.replica(3).log
 
 
 @ON_OFF

@@ -1,11 +1,9 @@
 """Kafka's own ``kafka.cluster.Partition`` as the brokers' replica
-(``kafka_bridge.replica.KafkaReplica``, composed in ``kafka_bridge.
-PARTITION_COMPONENTS``) in lockstep with the model under the whole Kafka profile:
+(``kafka_bridge.replica.KafkaReplica``, in the implementation "kafka",
+``kafka_bridge.COMPONENTS``) in lockstep with the model under the whole Kafka profile:
 hand-written scenarios, seeded random walks, and the places where Kafka's
-Partition behaves otherwise than the model's Kafka profile (pinned, xfail strict).
-
-The random walks mask the pinned differences (``MaskedKafkaReplica``) so that they
-go on checking everything else; each masked difference has its own pinning test.
+Partition behaved otherwise than the model's Kafka profile until the profile
+learnt Kafka's rule (one test each, below).
 """
 
 from __future__ import annotations
@@ -30,65 +28,16 @@ RF3_UNCLEAN = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, prof
 
 def kafka_partition(config: Config) -> Any:
     import kafka_bridge
-    return kafka_bridge.partition_implementation(config)
-
-
-# ------------------------------------------------------------------ the masks
-
-def masked_replica_class() -> type:
-    """``KafkaReplica`` showing the model's values where a pinned difference
-    (below) would otherwise stop a random walk at its first occurrence: a
-    follower added in the leader's epoch that has not fetched since has the
-    leader's LEO at its last fetch unknown (Kafka's ``ReplicaState.EMPTY`` has 0:
-    ``test_added_follower_last_fetch_leader_leo_is_zero``)."""
-    from kafka_bridge.replica import KafkaReplica
-
-    class MaskedKafkaReplica(KafkaReplica):
-        _added: frozenset = frozenset()   # followers added in this leader epoch, not fetched since
-
-        def fetch_records(self, src, *args):  # type: ignore[no-untyped-def]
-            answer = super().fetch_records(src, *args)
-            if "records" in answer:
-                self._added -= {src}
-            return answer
-
-        def make_leader(self, reg, changed=True):  # type: ignore[no-untyped-def]
-            was_leader, epoch, before = self.is_leader, self.kafka.leader_epoch, set(self.assignment)
-            acted = super().make_leader(reg, changed)
-            if was_leader and self.kafka.leader_epoch == epoch:
-                self._added = (self._added | (set(self.assignment) - before - {self.broker_id})) & set(reg.replicas)
-            else:
-                self._added = frozenset()
-            return acted
-
-        @property
-        def remote_replicas(self):  # type: ignore[no-untyped-def]
-            out = super().remote_replicas
-            for b in self._added & set(out):
-                if out[b].last_fetch_leader_leo == 0:
-                    out[b].last_fetch_leader_leo = None
-            return out
-
-    return MaskedKafkaReplica
-
-
-def masked(config: Config) -> Any:
-    import kafka_bridge
-    from sut import Cluster
-    kafka_bridge.start()
-    return Cluster(config, components=attrs.evolve(kafka_bridge.PARTITION_COMPONENTS,
-                                                   partition=masked_replica_class()))
+    return kafka_bridge.implementation(config)
 
 
 # ------------------------------------------------------------------ helpers
 
 class Run:
-    """A lockstep of the model and the SUT with Kafka's Partition (``factory``;
-    default: ``masked``, the pinned differences masked), every step required to
-    agree."""
+    """A lockstep of the model and the SUT with Kafka's Partition (``factory``),
+    every step required to agree."""
 
-    def __init__(self, config: Config = RF3, factory: Any = None) -> None:
-        factory = masked if factory is None else factory
+    def __init__(self, config: Config = RF3, factory: Any = kafka_partition) -> None:
         self.ls = LockStep(config, factory, check_properties=False)
 
     @property
@@ -251,29 +200,28 @@ def test_lossy_unclean_shutdown_and_restart_agree():
 RF4 = Config(brokers=(1, 2, 3, 4, 5), assignment=(1, 2, 3, 4), min_isr=3, profile=KAFKA)
 
 #: config -> the seeds of its 300-step weighted walks, each agreeing at every step
-#: (masked). Seeds 0-15 of the first three and 0-14 of rf4 all agree; rf4's seed 15
-#: meets the epoch cache difference (``test_epoch_led_without_writing_...``),
-#: which no mask hides.
+#: (seeds 0-15 of each agree since Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH; rf4's seed
+#: 15 met that difference before).
 WALKS = {
-    "rf3-minisr2": (RF3, range(6)),
-    "rf2-minisr1": (RF2, range(6)),
-    "rf3-unclean": (RF3_UNCLEAN, range(6)),
-    "rf4-minisr3": (RF4, range(6)),
+    "rf3-minisr2": (RF3, range(16)),
+    "rf2-minisr1": (RF2, range(16)),
+    "rf3-unclean": (RF3_UNCLEAN, range(16)),
+    "rf4-minisr3": (RF4, range(16)),
 }
 
 
 @pytest.mark.parametrize("name", sorted(WALKS))
 def test_random_walks_agree(name):
     """Seeded 300-step weighted walks under the Kafka profile: every step's
-    outcome, observation and enablement agree (the pinned differences masked)."""
+    outcome, observation and enablement agree."""
     config, seeds = WALKS[name]
     for seed in seeds:
-        run = Run(config, masked)
+        run = Run(config)
         for action, _ in random_walk(config, 300, seed=seed, policy="weighted"):
             run.do(action)
 
 
-# ------------------------------------------------------------------ pinned differences
+# ------------------------------------------------------------------ the differences found
 
 def _shrink_then_follower_replicates() -> tuple[Run, Any]:
     """Leader 1 shrinks 3 out in its leader epoch (partition epoch 1 -> 2); follower 2
@@ -301,38 +249,34 @@ def test_follower_partition_epoch_follows_every_registration():
 
 
 def _reassign_adds_a_follower() -> tuple[Run, Any]:
-    """RF2: a reassignment to (3, 1) adds 3 in leader 1's epoch; leader 1 replicates
-    the change (the last action, not taken)."""
+    """RF2: 1 writes two records; a reassignment to (3, 1) adds 3 in leader 1's
+    epoch; leader 1 replicates the change (the last action, not taken)."""
     from model import Reassign
     r = Run(RF2, kafka_partition)
+    r.produce(1)
+    r.produce(1)
     r.do(Reassign((3, 1)))
     return r, ReplicateMetadata(1, r.state.pending_metadata(1))
 
 
-def test_added_follower_last_fetch_leader_leo_is_zero():
-    """Pins: what the leader records of a follower added in its leader epoch before
-    it fetches. Model: nothing (an empty FollowerState, not shown). Kafka: the
-    ``Replica`` made by ``updateAssignmentAndIsr`` starts at ``ReplicaState.EMPTY``,
-    whose lastFetchLeaderLogEndOffset is 0, not UNKNOWN_OFFSET (-1)
-    (server/.../replica/ReplicaState.java l.40-47); ``resetReplicaState`` (a new
-    leader) sets -1. No behaviour follows from it (a fetch offset is never below 0
-    or -1), only the observation."""
+def test_added_follower_starts_at_kafkas_empty_replica_state():
+    """What the leader records of a follower added in its leader epoch before it
+    fetches: Kafka's ``Replica`` made by ``updateAssignmentAndIsr`` starts at
+    ``ReplicaState.EMPTY``, whose lastFetchLeaderLogEndOffset is 0, not
+    UNKNOWN_OFFSET (-1) as ``resetReplicaState`` sets at a new leader epoch
+    (server/.../replica/ReplicaState.java 4.3.1 l.40-47). The model's clock
+    (Rule.REPLICA_LAG_TIME) starts it the same (found here: the model had no
+    state). Both are below every fetch offset, so no decision differs."""
     from model import FollowerState, observe
     r, last = _reassign_adds_a_follower()
-    verdict = r.ls.step(last)
-    assert verdict is not None and len(verdict.differences) == 1
-    model_followers = dict(observe(r.state).brokers[0].replica.followers)
-    kafka_followers = dict(verdict.observed.brokers[0].replica.followers)
-    assert 3 not in model_followers   # an empty FollowerState: nothing known
-    assert kafka_followers[3] == FollowerState(last_fetch_leader_leo=0)
-    assert {b: f for b, f in kafka_followers.items() if b != 3} == model_followers
-
-
-@pytest.mark.xfail(strict=True, reason="Kafka's ReplicaState.EMPTY has lastFetchLeaderLogEndOffset 0 (model: "
-                                       "None): test_added_follower_last_fetch_leader_leo_is_zero")
-def test_added_follower_agrees():
-    r, last = _reassign_adds_a_follower()
     r.do(last)
+    followers = dict(observe(r.state).brokers[0].replica.followers)
+    assert followers[3] == FollowerState(last_fetch_leader_leo=0)
+    r.replicate(3)
+    r.do(SendFetch(3))
+    r.do(ReceiveFetchRequest(r.msg(FetchRequest, src=3)))
+    fs = r.state.replica(1).follower(3)   # at 0 it reached the "leader LEO" 0 of no fetch: never caught up
+    assert (fs.fetch_offset, fs.last_fetch_leader_leo, fs.last_caught_up_ms) == (0, 2, None)
 
 
 def _leader_steps_down_without_writing() -> tuple[Run, Any]:
@@ -347,42 +291,56 @@ def _leader_steps_down_without_writing() -> tuple[Run, Any]:
     r.do(FenceBroker(1))
     r.replicate(2, 3)
     r.do(FenceBroker(2))
-    r.replicate(2)
+    r.replicate(2, 3)
     return r, SendFetch(2)
 
 
 def test_epoch_led_without_writing_stays_in_the_epoch_cache():
-    """Pins: the last fetched epoch of a follower that led an epoch without writing.
-    Model (Kafka profile): 1, the epoch of its last record (the SUT's replica drops
-    the empty epoch's entry when it steps down). Kafka: 2; ``makeLeader`` assigned
-    (2, LEO 1) in the log's epoch cache (``leaderLog.assignEpochStartOffset``,
-    Partition.scala 4.3.1 l.649), ``makeFollower`` leaves the log alone (l.694-742),
-    and the fetcher's request carries ``UnifiedLog.latestEpoch``. Leader 3 then
-    answers the diverging epoch (1, 1); the follower's truncateTo(1) at its LEO drops
-    the entry and it fetches again with 1: one more round trip, the same log."""
+    """Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH (found here: the model said 1 before).
+    2 led epoch 2 without writing: ``makeLeader`` assigned (2, LEO 1) in its epoch
+    cache (``leaderLog.assignEpochStartOffset``, Partition.scala 4.3.1 l.649) and
+    ``makeFollower`` leaves the log alone (l.694-742), so its first fetch from 3
+    carries last fetched epoch 2 (``UnifiedLog.latestEpoch``). Leader 3 answers the
+    diverging epoch (1, 1); 2's truncateTo(1), at its LEO, still truncates the
+    cache (UnifiedLog.java l.2350-2359) and 2 fetches again with 1: one more round
+    trip, the same log. Model, SUT and Kafka agree at every step."""
     r, last = _leader_steps_down_without_writing()
-    impl = r.ls.implementation
-    assert impl.brokers[2].replica_manager.partition.kafka.epoch_entries == ((1, 0), (2, 1))
-    verdict = r.ls.step(last)
-    assert verdict is not None
-    assert verdict.differences == ("outcome.sent[0].last_fetched_epoch: model=1 sut=2",)
-
-
-@pytest.mark.xfail(strict=True, reason="Kafka keeps the entry of an epoch led without writing: the follower's "
-                                       "last fetched epoch is 2 (model 1): "
-                                       "test_epoch_led_without_writing_stays_in_the_epoch_cache")
-def test_epoch_led_without_writing_agrees():
-    r, last = _leader_steps_down_without_writing()
+    kafka = r.ls.implementation.brokers[2].replica_manager.partition.kafka
+    assert kafka.epoch_entries == ((1, 0), (2, 1))
+    assert r.state.replica(2).unwritten_epoch == (2, 1)
     r.do(last)
+    assert r.state.network.messages[-1].last_fetched_epoch == 2
+    r.do(ReceiveFetchRequest(r.msg(FetchRequest, src=2)))
+    answer = next(m for m in r.state.network.messages if isinstance(m, FetchResponse) and m.dst == 2)
+    assert (answer.diverging_epoch.epoch, answer.diverging_epoch.end_offset) == (1, 1)
+    r.do(ReceiveFetchResponse(r.msg(FetchResponse, dst=2)))
+    assert kafka.epoch_entries == ((1, 0),) and r.state.replica(2).unwritten_epoch is None
+    assert len(r.replica(2).log) == 1
+    r.do(SendFetch(2))
+    assert r.state.network.messages[-1].last_fetched_epoch == 1
+
+
+def test_a_restart_drops_the_unwritten_epoch():
+    """A deposed leader that wrote nothing, stopped and started again, has loaded
+    its log: ``LogLoader.load`` truncated the epoch cache at the LEO (LogLoader.java
+    4.3.1 l.220), so its first fetch carries the epoch of its last record."""
+    r, _ = _leader_steps_down_without_writing()
+    r.do(ControlledShutdown(2))
+    r.replicate()
+    r.restart(2)
+    kafka = r.ls.implementation.brokers[2].replica_manager.partition.kafka
+    assert kafka.epoch_entries == ((1, 0),)
+    r.do(SendFetch(2))
+    assert r.state.network.messages[-1].last_fetched_epoch == 1
 
 
 def test_the_replicas_are_kafkas():
-    """Not vacuous: every hosted replica is Kafka's Partition, and the implementation
-    "kafka" keeps the SUT's own (the switch is not made)."""
+    """Not vacuous: every hosted replica of the implementation "kafka" is Kafka's
+    Partition; the controller-only composition keeps the SUT's."""
     import kafka_bridge
     from kafka_bridge.replica import KafkaReplica
     from sut.partition import Partition
     cluster = kafka_partition(RF3)
     assert all(type(cluster.brokers[b].replica_manager.partition) is KafkaReplica for b in (1, 2, 3))
-    assert kafka_bridge.COMPONENTS.partition is Partition
-    assert kafka_bridge.PARTITION_COMPONENTS.partition is KafkaReplica
+    assert kafka_bridge.COMPONENTS.partition is KafkaReplica
+    assert kafka_bridge.CONTROLLER_COMPONENTS.partition is Partition

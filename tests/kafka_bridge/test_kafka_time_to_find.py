@@ -44,11 +44,26 @@ def verdicts(implementation):
     return found
 
 
+def _controller_components(bugs: frozenset = frozenset()):
+    import kafka_bridge
+    from sut import Cluster
+
+    def build(config: Config):
+        kafka_bridge.start()
+        return Cluster(config, bugs, components=kafka_bridge.CONTROLLER_COMPONENTS)
+    return build
+
+
 def test_a_broker_side_bug_is_caught_with_kafkas_epoch_cache_as_with_the_sut():
+    """With Kafka's controller and epoch cache under the SUT's replica
+    (``CONTROLLER_COMPONENTS``) the SUT's log bug drives Kafka's cache and is
+    caught at the step the SUT's is; in the implementation "kafka" Kafka's own
+    ``UnifiedLog`` runs in its place, and the bug changes nothing."""
     import kafka_bridge
     bug = frozenset({Bug.EPOCH_CACHE_NOT_TRUNCATED})
     assert verdicts(kafka_bridge.implementation) == [None] * (len(TRACE) + 1)
-    for implementation in (lambda config: kafka_bridge.implementation(config, bug), sut_factory(bug)):
+    assert verdicts(lambda config: kafka_bridge.implementation(config, bug)) == [None] * (len(TRACE) + 1)
+    for implementation in (_controller_components(bug), sut_factory(bug)):
         found = verdicts(implementation)
         assert found[:-1] == [None] * len(TRACE)
         assert found[-1] is not None and found[-1].kind == "outcome"
@@ -67,12 +82,13 @@ def test_each_bug_is_classified_by_the_file_that_holds_its_guard():
         assert guards[bug] == {DOCS[bug].where.split()[0]}, bug
     replaced = {bug for bug in Bug if kafka_time_to_find.kafkas_class(bug) is not None}
     assert {DOCS[bug].where.split()[0] for bug in replaced} == {
-        "sut/epoch_cache.py", "sut/change_builder.py", "sut/replication_control.py"}
-    assert len(replaced) == 6
+        "sut/epoch_cache.py", "sut/change_builder.py", "sut/replication_control.py", "sut/partition.py", "sut/log.py"}
+    assert len(replaced) == 15
+    assert kafka_time_to_find.kafkas_class(Bug.HWM_FROM_ISR_NOT_MAXIMAL_ISR) == "kafka.cluster.Partition"
 
 
 def test_the_benchmark_switches_the_bug_on_in_kafkas_implementation():
     kafka_time_to_find = benchmark()
-    found = kafka_time_to_find.measure(Bug.STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH, "kafka", 0, examples=100, steps=50,
+    found = kafka_time_to_find.measure(Bug.METADATA_BATCH_LAST_DELTA_ONLY, "kafka", 0, examples=100, steps=50,
                                        budget_s=60.0, reduce=False)
     assert found["found"] and found["kind"] in ("divergence", "outcome", "enablement")

@@ -125,7 +125,7 @@ def test_mirrored_step_runs_model_scenarios_on_the_sut_too():
     broken = MirroredStep()
     buggy = lockstep(Config(), {Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH})
     assert buggy.step(Produce(1, 1)) is None
-    broken.locksteps[s1] = buggy
+    broken.locksteps[s1] = (buggy, tuple(buggy.trace))
     from model import ControlledShutdown
     with pytest.raises(Divergence, match="flushed"):
         broken(s1, ControlledShutdown(1))
