@@ -45,14 +45,15 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> list:
 
 
 def composed(parts_name: str):
-    """The SUT with Kafka's parts ``parts_name``: "controller" (the implementation
-    "kafka": Kafka's ClusterControlManager and ReplicationControlManager, and its
-    epoch cache) or "builder" (Kafka's PartitionChangeBuilder under the SUT's
-    controller, and its epoch cache)."""
+    """The SUT with Kafka's parts ``parts_name``: "controller" (Kafka's
+    ClusterControlManager and ReplicationControlManager, and its epoch cache, under
+    the SUT's Partition: ``CONTROLLER_COMPONENTS``; the implementation "kafka" with
+    Kafka's Partition too is walked in test_kafka_replica) or "builder" (Kafka's
+    PartitionChangeBuilder under the SUT's controller, and its epoch cache)."""
     import kafka_bridge
     from sut import Cluster
     kafka_bridge.start()
-    parts = {"controller": kafka_bridge.COMPONENTS, "builder": kafka_bridge.BUILDER_COMPONENTS}[parts_name]
+    parts = {"controller": kafka_bridge.CONTROLLER_COMPONENTS, "builder": kafka_bridge.BUILDER_COMPONENTS}[parts_name]
     return lambda config: Cluster(config, components=parts)
 
 
