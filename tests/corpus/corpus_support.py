@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings
 
 from harness.corpus import CorpusWriter, Failure, counterexample_rows, failures_from_exception
 from harness.replay import replay
-from model import (Config, Produce, ProposeIsrShrink, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
-                   Variant)
+from model import (Config, Produce, ProposeIsrExpand, ProposeIsrShrink, ReceiveAlterPartition,
+                   ReceiveAlterPartitionResponse, Variant)
+from sut import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,6 +36,24 @@ HWM_TRACE = (Produce(1, 1), ProposeIsrShrink(1, 2), ReceiveAlterPartition(1), Re
 #: With PRODUCE_IGNORES_MIN_ISR the SUT takes a write the model refuses (ISR below MinISR).
 PRODUCE_CONFIG = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2)
 PRODUCE_TRACE = (ProposeIsrShrink(1, 2), ReceiveAlterPartition(1), ReceiveAlterPartitionResponse(2), Produce(1, 1))
+
+
+class ExpandsOutOfSyncFollowers(Cluster):
+    """The bundled SUT, except that a running leader with no AlterPartition in flight
+    may propose any replica outside its ISR, in sync or not: an implementation
+    (``machine_for(implementation=ExpandsOutOfSyncFollowers)``) that enables an ISR
+    expansion the model refuses, which no state shows until the step is taken, and
+    which the machine finds within a few examples as soon as a follower lags."""
+
+    def why_not_enabled(self, action: object):
+        reason = super().why_not_enabled(action)
+        if reason is None or not isinstance(action, ProposeIsrExpand) or self._known(action.leader):
+            return reason
+        leader = self._running_leader(action.leader)
+        if (leader is None or leader.alter_partition_in_flight() or action.follower in leader.in_sync_replicas
+                or action.follower not in leader.assignment):
+            return reason
+        return None
 
 
 def failures_for(trace: Iterable, config: Config, bugs: frozenset = frozenset()) -> list[Failure]:

@@ -1,8 +1,9 @@
 """Round trip: a counterexample the machine finds is written to the corpus, read
 back with pyarrow, decoded, replayed — and fails with the same property, at the
 same step, with the same report and final state. For several protocol variants
-(found by generation alone, tens of steps; and one shrunk), and for a SUT bug
-(a divergence)."""
+(found by generation alone, tens of steps; and one shrunk), for a SUT bug (a
+divergence), and for an implementation named by ``module:qualname`` that enables
+what the model refuses (an enablement divergence)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ from harness import replay as harness_replay
 from harness.corpus import (CorpusWriter, decode_counterexample, read_counterexamples, read_runs, run_machine)
 from harness.failures import PropertyViolated, SutDiverged
 from harness.machine import machine_for
-from harness.replay import replay
+from harness.replay import replay, replay_counterexample
 from harness.trace_codec import state_to_json
 from model import Variant
 
-from corpus_support import FIND, SHRINK
+from corpus_support import FIND, SHRINK, ExpandsOutOfSyncFollowers
 
 VARIANTS = [Variant.HWM_ADVANCES_BELOW_MIN_ISR, Variant.UNCLEAN_REGISTRATION_KEEPS_ELR, Variant.NO_ELR,
             Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR]
@@ -93,9 +94,6 @@ def test_shrunk_counterexample_round_trips(tmp_path):
 BUGS = {
     # the buggy SUT appends a write the model refuses: the Produce's outcome differs
     Bug.PRODUCE_IGNORES_MIN_ISR: (FIND, "outcome.appended"),
-    # the buggy SUT enables an ISR expansion the model refuses (no state differs yet)
-    Bug.ISR_EXPANSION_IGNORES_LESO: (FIND,
-                                     "enablement of ProposeIsrExpand(leader=N, follower=N): model=refused"),
 }
 
 
@@ -111,4 +109,25 @@ def test_sut_bug_divergence_round_trips(bug, tmp_path):
     assert row["violation"] == "\n".join(exc.differences)
     decoded = decode_counterexample(row)
     # the correct SUT takes the same trace without diverging
+    assert not replay(decoded.actions, decoded.config).failed
+
+
+def test_an_enablement_divergence_round_trips_with_its_implementation(tmp_path):
+    """An implementation that enables an ISR expansion the model refuses (no state
+    differs yet): the row names the implementation by ``module:qualname``, and its
+    replay takes that implementation again and diverges at the same step with the
+    same report, where the bundled SUT agrees with the model."""
+    machine = machine_for(implementation=ExpandsOutOfSyncFollowers)
+    exc, paths = find_and_record(machine, FIND, tmp_path, "roundtrip::enablement")
+    assert isinstance(exc, SutDiverged)
+    (row,) = read_counterexamples(tmp_path).rows
+    assert (row["implementation"], row["kind"]) == ("corpus_support:ExpandsOutOfSyncFollowers", "divergence")
+    assert row["signature"].startswith("SutDiffersFromModel|divergence|enablement of ProposeIsrExpand(leader=N, "
+                                       "follower=N): model=refused"), row["signature"]
+    assert row["violation"] == "\n".join(exc.differences) and row["step_count"] == len(exc.trace)
+    decoded = decode_counterexample(row)
+    assert decoded.actions == tuple(exc.trace) and decoded.implementation is ExpandsOutOfSyncFollowers
+    again = replay_counterexample(row)
+    assert again.kind == "divergence" and again.failed_at == row["step_count"] and again.report() == str(exc)
+    assert state_to_json(again.state) == row["final_state_json"]
     assert not replay(decoded.actions, decoded.config).failed
