@@ -193,7 +193,8 @@ class LockStep:
     ``check()`` checks the current state (the initial one, say); ``probe(actions)``
     checks that the implementation agrees on the enablement of ``actions``. Each
     returns None or the ``Verdict``; after a verdict the lockstep is spent
-    (stepping it further is undefined). ``fork()`` branches it.
+    (stepping it further is undefined). ``resumed`` branches it from a state it
+    reached.
 
     probes: check the enablement of ``probe_actions`` after every step (the
     machine does; the default). check_properties: check every property of the
@@ -225,29 +226,15 @@ class LockStep:
         self.last_outcome: Optional[Outcome] = None
         self.last_observed: Optional[Observation] = None
 
-    def fork(self) -> "LockStep":
-        """An independent copy, so a test can branch from a state it reached: the
-        implementation deep-copied, or, when it cannot be copied (it raises
-        TypeError, as Kafka's ``Partition`` over its files does), ``resumed``."""
-        import copy
-        try:
-            implementation = copy.deepcopy(self.implementation)
-        except TypeError:
-            return self.resumed(self.state, self.trace, self.detached)
-        other = copy.copy(self)
-        other.trace = list(self.trace)
-        other.implementation = implementation
-        return other
-
     def resumed(self, state: ClusterState, trace: Iterable[Action], detached: tuple[str, ...] = ()) -> "LockStep":
         """A new lockstep of this one's config and flags at ``state``, which this
         lockstep reached (and checked) by ``trace`` from the initial state, say
         earlier in its run: the implementation is built again and takes the
         trace's actions (``apply`` only, nothing compared: they were, on the way
         there). ``detached``: the findings it was detached at by then (the
-        implementation is then left out). Much cheaper than ``fork`` when the
-        implementation is large (no deep copy) — and possible when it cannot be
-        copied."""
+        implementation is then left out). No deep copy: cheap when the
+        implementation is large, and possible when it cannot be copied (Kafka's
+        ``Partition`` over its files)."""
         other = LockStep(self.config, None, probes=self.probes, check_properties=self.check_properties,
                          detach_at_findings=self.detach_at_findings)
         other.state, other.trace, other._checked = state, list(trace), state
