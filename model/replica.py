@@ -258,7 +258,7 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True,
     if was_leader:
         state = nack(state, broker)
     if was_leader or r.role == Role.NONE or image.leader_epoch != r.leader_epoch:
-        if was_leader and cfg.follows(Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH) and r.leso == r.leo:
+        if was_leader and cfg.follows(Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH):
             r = attrs.evolve(r, unwritten_epoch=_unwritten_epoch(r))
         if cfg.has(Variant.TRUNCATE_TO_HWM) and r.role != Role.NONE:
             # UnifiedLog.truncateTo drops the cache's entries at or past the new LEO

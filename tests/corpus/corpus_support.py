@@ -50,10 +50,8 @@ class ExpandsOutOfSyncFollowers(Cluster):
         if reason is None or not isinstance(action, ProposeIsrExpand) or self._known(action.leader):
             return reason
         leader = self._running_leader(action.leader)
-        if (leader is None or leader.alter_partition_in_flight() or action.follower in leader.in_sync_replicas
-                or action.follower not in leader.assignment):
-            return reason
-        return None
+        # enabled where the only refusal is the follower's sync (Partition.why_not_expand's last check)
+        return None if leader is not None and reason == leader.is_follower_in_sync(action.follower) else reason
 
 
 def failures_for(trace: Iterable, config: Config, bugs: frozenset = frozenset()) -> list[Failure]:
