@@ -72,6 +72,7 @@ def test_the_runner_returns_every_targets_verdict_as_data():
     assert by[FOUND_AT_ONCE.label].ok and by[FOUND_AT_ONCE.label].counterexample_ids == ("x",)
     crashed = by[CRASHES.label]
     assert (crashed.verdict, crashed.why) == (NOT_RUN, "its worker process died (exit code 3)")
+    assert crashed.units >= 2   # new worker processes took its retry (two shards may run at once), and died too
     assert not result.ok and [t.target.label for t in result.failures] == [CRASHES.label]
     assert result.counts() == {FOUND: 1, NOT_FOUND: 0, CLEAN: 0, NOT_RUN: 1, ERROR: 0, STOPPED: 0}
     assert (result.workers, result.seed, result.interrupted) == (2, 1, False)
@@ -93,13 +94,17 @@ def test_a_unit_running_at_the_end_is_stopped_and_the_rest_not_run(monkeypatch):
 
 
 def test_a_worker_killed_by_sigkill_is_a_crash_not_a_flaw_not_found():
-    """Killed after a run, retried, and still nothing found: the kill is the
-    verdict (error, naming it), not "not found"."""
+    """Killed after a run, and nothing found (in its retry either, when the
+    budget leaves time to start a worker again): the kill is the verdict (error,
+    naming it), not "not found". That a lost unit is retried once is the
+    scheduler's (test_scheduler); that the runner starts a new worker for it,
+    the first test's (its crashing target loses two units)."""
     result = run_campaign([KILLED], budget_s=3.0, workers=1, seed=1, finish_s=0.5, work=stand_in)
     (killed,) = result.targets
     assert killed.verdict == ERROR, killed
     assert killed.why.startswith("its worker process died (killed by SIGKILL); "), killed.why
-    assert killed.why.endswith("without a counterexample") and killed.runs >= 2
+    # The run reported before the kill counts.
+    assert killed.why.endswith("without a counterexample") and killed.runs >= 1 and killed.examples >= 25
 
 
 def test_a_worker_stopped_by_someone_elses_sigterm_unwinds_and_is_reported_so(tmp_path):
