@@ -275,7 +275,10 @@ def carry_over(trace: Sequence[Any], config: Config, smaller: Smaller,
 @attrs.frozen
 class _Failure:
     """The failure a reduction keeps: ``result`` is the original trace's replay,
-    ``props`` the properties of which one must still fail."""
+    ``props`` the properties of which one must still fail. ``tried`` remembers
+    each candidate's answer: the reduction's passes meet the same candidate
+    again (three times in four, on a 22-step trace), and a replay is
+    deterministic."""
 
     result: ReplayResult
     props: frozenset[str]
@@ -283,6 +286,7 @@ class _Failure:
     compare_sut: Optional[bool]
     implementation: Optional[Callable[[Config], Any]] = None
     check_properties: bool = True
+    tried: dict = attrs.field(factory=dict, eq=False, repr=False)
 
     @classmethod
     def of(cls, trace: Sequence[Any], config: Config, variants: Iterable[Any], bugs: Iterable[Any],
@@ -305,6 +309,12 @@ class _Failure:
         includes the variants) as the original did; None otherwise."""
         if candidate is None:
             return None
+        key = (candidate, config)
+        if key not in self.tried:
+            self.tried[key] = self._reproduced(candidate, config)
+        return self.tried[key]
+
+    def _reproduced(self, candidate: tuple, config: Config) -> Optional[tuple]:
         try:
             result = replay(candidate, config, (), self.bugs, self.compare_sut, self.implementation,
                             check_properties=self.check_properties)
