@@ -37,6 +37,14 @@ kafka-jars: $(KAFKA_STAMP)
 test: $(STAMP) $(KAFKA_STAMP)
 	REPLICHECK_REQUIRE_KAFKA=1 $(BIN)/python -m pytest -n auto --dist worksteal
 
+# The system tests, left out of `make test` (pytest's marker "system"): a campaign and a
+# report on a standalone Spark cluster started on loopback, the live view in headless
+# Chromium, the fault matrix's signalled pytest and fuzz processes. CI runs them after the
+# suite. loadfile: the cluster's tests share one cluster, started once on one worker.
+.PHONY: test-system
+test-system: $(STAMP) $(KAFKA_STAMP)
+	REPLICHECK_REQUIRE_KAFKA=1 $(BIN)/python -m pytest -n auto --dist loadfile -m system
+
 # Rebuild the golden corpus (tests/golden/corpus: each flaw's shortest
 # counterexample, replayed by the suite) after a change that alters the traces.
 golden: $(STAMP)

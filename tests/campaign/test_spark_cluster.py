@@ -262,6 +262,7 @@ print(json.dumps({"workers": result.workers, "elapsed_s": result.elapsed_s,
 
 
 @requires_java
+@pytest.mark.system
 def test_a_campaign_runs_its_units_on_both_executors(spark_cluster, tmp_path):
     corpus, log = tmp_path / "corpus", tmp_path / "corpus" / "logs" / "campaign-sparktest.log"
     log.parent.mkdir(parents=True)
@@ -298,6 +299,7 @@ def _apps(cluster: LoopbackCluster) -> list[str]:
 
 
 @requires_java
+@pytest.mark.system
 def test_the_report_after_a_campaign_on_the_cluster_is_built_there(spark_cluster, tmp_path):
     """``replicheck fuzz``'s report step (``build_report_within`` with the
     campaign's master), on an empty corpus: where the report runs, cheaply
@@ -336,6 +338,7 @@ print(json.dumps({t.target.label: [t.verdict, t.why] for t in result.targets}))
 
 
 @requires_java
+@pytest.mark.system
 def test_kafkas_jars_reach_the_executors_as_sparks_files(spark_cluster, tmp_path):
     from engines import require_kafka
     from kafka_bridge.jvm import lib_dir

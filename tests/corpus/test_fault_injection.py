@@ -31,6 +31,7 @@ SIGNALLED = ("pytest-sigterm", "pytest-sigint", "pytest-sigkill", "pytest-xdist-
              "fuzz-sigterm", "fuzz-sigint", "fuzz-sigkill", "fuzz-worker-sigkill")
 
 
+@pytest.mark.system
 def test_no_fault_loses_what_was_found(tmp_path):
     """Every signalled scenario at once (one test, so that pytest-xdist never
     runs them twice), then what each must show."""

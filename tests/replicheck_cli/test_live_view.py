@@ -304,6 +304,7 @@ def _dom(page: Path) -> str:
 
 @pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium (/usr/bin/chromium) is not installed here: "
                                              "apt-get install chromium (.ci/run installs it for CI)")
+@pytest.mark.system
 def test_a_running_campaigns_page_in_headless_chromium(tmp_path):
     report, corpus, out = tmp_path / "report", tmp_path / "corpus", tmp_path / "out.txt"
     page = report / LIVE_FILE
