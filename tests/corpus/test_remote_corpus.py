@@ -140,20 +140,26 @@ def test_an_endpoint_that_does_not_answer_is_tried_once(s3_bucket, monkeypatch):
     with socket.socket() as server:
         server.bind(("127.0.0.1", 0))
         server.listen(8)
-        accepted = []
+        server.settimeout(0.1)   # so that the thread sees the test end
+        accepted, done = [], threading.Event()
 
         def hang_up() -> None:
-            while True:
+            while not done.is_set():
                 try:
                     connection, _ = server.accept()
-                except OSError:   # the socket closed: the test is over
-                    return
+                except socket.timeout:
+                    continue
                 accepted.append(connection)
                 connection.close()
 
-        threading.Thread(target=hang_up, daemon=True).start()
+        thread = threading.Thread(target=hang_up, daemon=True)
+        thread.start()
         monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{server.getsockname()[1]}")
-        line = check_shared_corpus(f"s3://{s3_bucket}/corpus")
+        try:
+            line = check_shared_corpus(f"s3://{s3_bucket}/corpus")
+        finally:
+            done.set()
+            thread.join()
     assert line.startswith(f"--corpus s3://{s3_bucket}/corpus: cannot reach its endpoint (OSError: ")
     assert "\n" not in line and len(accepted) == 1
 
