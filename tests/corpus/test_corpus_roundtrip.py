@@ -9,7 +9,6 @@ every action type, on seeded walks of the model."""
 from __future__ import annotations
 
 import json
-import random
 
 import pyarrow.parquet as pq
 import pytest
@@ -20,9 +19,9 @@ from harness.corpus import (CorpusWriter, decode_counterexample, read_counterexa
 from harness.failures import PropertyViolated, SutDiverged
 from harness.machine import machine_for
 from harness.replay import replay, replay_counterexample
-from harness.random_walk import choose
+from harness.random_walk import random_walk
 from harness.trace_codec import decode_steps, encode_steps, state_to_json
-from model import ACTION_TYPES, KAFKA, Config, Variant, enabled_actions, initial_state, step
+from model import ACTION_TYPES, KAFKA, Config, Variant
 
 from corpus_support import FIND, SHRINK, ExpandsOutOfSyncFollowers
 
@@ -97,15 +96,9 @@ def test_every_action_type_a_walk_takes_decodes_to_itself():
     """The steps' encoding (``encode_steps``, a row's ``steps``) decodes to the
     same actions for every action type, arguments and all: seeded walks of
     the model reach each type."""
-    seen, trace = set(), []
-    for config in WALK_CONFIGS:
-        rng, state = random.Random(20261127), initial_state(config)
-        for _ in range(3000):
-            action = choose(enabled_actions(state), rng, "weighted")
-            seen.add(type(action))
-            trace.append(action)
-            state = step(state, action)
-    assert sorted(t.__name__ for t in set(ACTION_TYPES) - seen) == []
+    trace = [action for config in WALK_CONFIGS
+             for action, _ in random_walk(config, 3000, seed=20261127, policy="weighted")]
+    assert sorted(t.__name__ for t in set(ACTION_TYPES) - {type(a) for a in trace}) == []
     steps = encode_steps(trace)
     assert [s["idx"] for s in steps] == list(range(len(trace)))
     assert decode_steps(json.loads(json.dumps(steps))) == tuple(trace)   # as a row stores them: JSON text
