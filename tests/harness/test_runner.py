@@ -72,7 +72,6 @@ def test_the_runner_returns_every_targets_verdict_as_data():
     assert by[FOUND_AT_ONCE.label].ok and by[FOUND_AT_ONCE.label].counterexample_ids == ("x",)
     crashed = by[CRASHES.label]
     assert (crashed.verdict, crashed.why) == (NOT_RUN, "its worker process died (exit code 3)")
-    assert crashed.units >= 2   # new worker processes took its retry (two shards may run at once), and died too
     assert not result.ok and [t.target.label for t in result.failures] == [CRASHES.label]
     assert result.counts() == {FOUND: 1, NOT_FOUND: 0, CLEAN: 0, NOT_RUN: 1, ERROR: 0, STOPPED: 0}
     assert (result.workers, result.seed, result.interrupted) == (2, 1, False)
@@ -98,13 +97,23 @@ def test_a_worker_killed_by_sigkill_is_a_crash_not_a_flaw_not_found():
     budget leaves time to start a worker again): the kill is the verdict (error,
     naming it), not "not found". That a lost unit is retried once is the
     scheduler's (test_scheduler); that the runner starts a new worker for it,
-    the first test's (its crashing target loses two units)."""
+    the next test's."""
     result = run_campaign([KILLED], budget_s=3.0, workers=1, seed=1, finish_s=0.5, work=stand_in)
     (killed,) = result.targets
     assert killed.verdict == ERROR, killed
     assert killed.why.startswith("its worker process died (killed by SIGKILL); "), killed.why
     # The run reported before the kill counts.
     assert killed.why.endswith("without a counterexample") and killed.runs >= 1 and killed.examples >= 25
+
+
+def test_a_lost_units_retry_runs_in_a_new_worker_process():
+    """One worker: its process dies with the unit, so the retry needs a new one,
+    which dies too; the second loss ends the search, long before the budget."""
+    t0 = time.monotonic()
+    result = run_campaign([CRASHES], budget_s=120.0, workers=1, seed=1, work=stand_in)
+    (crashed,) = result.targets
+    assert (crashed.verdict, crashed.why, crashed.units) == (NOT_RUN, "its worker process died (exit code 3)", 2)
+    assert time.monotonic() - t0 < 120
 
 
 def test_a_worker_stopped_by_someone_elses_sigterm_unwinds_and_is_reported_so(tmp_path):
