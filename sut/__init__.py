@@ -4,7 +4,7 @@ and controller are written (mutable objects with Kafka's names), with a
 catalogue of switchable implementation mistakes (``sut.bugs``).
 
 ``Cluster(config, bugs=frozenset())``, an implementation under test as
-``harness.lockstep`` expects one: ``apply(action) -> model.Outcome``,
+``check.lockstep`` expects one: ``apply(action) -> model.Outcome``,
 ``is_enabled(action)``, ``observe() -> model.Observation``.
 """
 

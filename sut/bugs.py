@@ -5,6 +5,8 @@ missed reset, a check left out, a wrong set), guarded in that code path by
 ``if Bug.X in self.bugs``. ``DOCS`` says, per bug, the protocol rule it breaks,
 the section of the protocol description, and where the code path lives. The
 correct implementation runs with ``bugs=frozenset()``.
+
+Both are built from one table, ``CATALOGUE``: a row a bug, grouped by code path.
 """
 
 from __future__ import annotations
@@ -13,143 +15,122 @@ import enum
 from typing import NamedTuple
 
 
-class Bug(enum.Enum):
-    # --- log and epoch cache (ch3)
-    EPOCH_CACHE_NOT_TRUNCATED = "epoch_cache_not_truncated"
-    END_OFFSET_FOR_EPOCH_OFF_BY_ONE = "end_offset_for_epoch_off_by_one"
-    # --- follower fetch path (§2.2.2, §3.2)
-    FOLLOWER_HWM_UPDATED_BEFORE_TRUNCATION = "follower_hwm_updated_before_truncation"
-    TRUNCATE_TO_LEADER_OFFSET = "truncate_to_leader_offset"
-    # --- leader fetch path and HWM (§2.7, §6.5.2)
-    HWM_FROM_ISR_NOT_MAXIMAL_ISR = "hwm_from_isr_not_maximal_isr"
-    STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH = "stale_leader_epoch_accepted_in_fetch"
-    PRODUCE_IGNORES_MIN_ISR = "produce_ignores_min_isr"
-    LIST_OFFSETS_IGNORES_LESO = "list_offsets_ignores_leso"
-    # --- leader ISR changes (§2.9.2, §2.10, §6.5)
-    STALE_ALTER_PARTITION_RESPONSE_APPLIED = "stale_alter_partition_response_applied"
-    PENDING_ISR_NOT_ROLLED_BACK_ON_ERROR = "pending_isr_not_rolled_back_on_error"
-    OUT_OF_SYNC_FOLLOWER_STATE_NOT_RESET = "out_of_sync_follower_state_not_reset"
-    ISR_EXPANSION_IGNORES_LESO = "isr_expansion_ignores_leso"
-    # --- controller (§2.8, §2.9, ch4, §5.2, §5.3)
-    ELR_NOT_CLEARED_AT_MIN_ISR = "elr_not_cleared_at_min_isr"
-    UNCLEAN_REGISTRATION_KEEPS_ELR = "unclean_registration_keeps_elr"
-    REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR = "reassignment_completes_without_adding_in_isr"
-    ALTER_PARTITION_IGNORES_BROKER_EPOCH = "alter_partition_ignores_broker_epoch"
-    UNCLEAN_RECOVERY_PICKS_FIRST_CANDIDATE = "unclean_recovery_picks_first_candidate"
-    # --- broker (§2.3.2, ch8)
-    METADATA_BATCH_LAST_DELTA_ONLY = "metadata_batch_last_delta_only"
-    CONTROLLED_SHUTDOWN_WITHOUT_FLUSH = "controlled_shutdown_without_flush"
-    PENDING_WRITES_KEPT_ON_STEP_DOWN = "pending_writes_kept_on_step_down"
-
-    def __repr__(self) -> str:
-        return f"Bug.{self.name}"
-
-
 class BugDoc(NamedTuple):
     rule: str      # the protocol rule the mistake breaks
     section: str   # where the rule is stated
-    where: str     # the SUT code path that holds the mistake
+    where: str     # the SUT code path that holds the mistake (file, then class.method)
 
 
-DOCS: dict[Bug, BugDoc] = {
-    Bug.EPOCH_CACHE_NOT_TRUNCATED: BugDoc(
-        "Truncating the log must truncate the leader epoch cache with it (LeaderEpochFileCache."
-        "truncateFromEnd); otherwise the follower's next fetch carries a last fetched epoch that "
-        "no longer has records.",
-        "§3.2", "sut/log.py UnifiedLog.truncate_to"),
-    Bug.END_OFFSET_FOR_EPOCH_OFF_BY_ONE: BugDoc(
-        "End Offset for Leader Epoch returns the EXCLUSIVE end of the epoch (the start offset of "
-        "the next higher epoch); the buggy lookup returns the offset of the epoch's last record, "
-        "so a leader reports divergence for a follower that is merely behind and truncates a "
-        "committed record.",
-        "§3.2", "sut/epoch_cache.py LeaderEpochFileCache.end_offset_for"),
-    Bug.FOLLOWER_HWM_UPDATED_BEFORE_TRUNCATION: BugDoc(
-        "KAFKA-14704: on a diverging-epoch response the follower must truncate first and keep its "
-        "own HWM capped by the truncation offset; the buggy follower first takes the leader's HWM "
-        "(not capped by its LEO), then truncates.",
-        "§3.2, §2.7", "sut/fetcher.py ReplicaFetcherThread._truncate_on_diverging_epoch"),
-    Bug.TRUNCATE_TO_LEADER_OFFSET: BugDoc(
-        "The follower truncates to the MINIMUM of its own End Offset for the diverging epoch and "
-        "the leader's end offset; the buggy follower ignores its own lookup and keeps a forked "
-        "suffix when its epoch ended earlier than the leader's.",
-        "§3.2, §3.3 cases E-G", "sut/fetcher.py ReplicaFetcherThread._truncate_on_diverging_epoch"),
-    Bug.HWM_FROM_ISR_NOT_MAXIMAL_ISR: BugDoc(
-        "The leader advances its HWM over the Maximal ISR (committed ISR plus a pending "
-        "expansion); the buggy leader uses the committed ISR only, so a write can be acknowledged "
-        "without a replica the controller may already count in the ISR.",
-        "§6.5.2", "sut/partition.py Partition.maybe_increment_leader_hw"),
-    Bug.STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH: BugDoc(
-        "A fetch carrying an older leader epoch than the leader's must be answered "
-        "FENCED_LEADER_EPOCH; the buggy leader serves it and counts it as a fetch in its current "
-        "epoch.",
-        "§2.2.2, §2.10, §6.5.4", "sut/partition.py Partition.fetch_records"),
-    Bug.PRODUCE_IGNORES_MIN_ISR: BugDoc(
-        "An acks=all write to a leader whose ISR is below MinISR is rejected with "
-        "NotEnoughReplicas; the buggy leader appends it anyway.",
-        "§2.6", "sut/partition.py Partition.append_records_to_leader"),
-    Bug.LIST_OFFSETS_IGNORES_LESO: BugDoc(
-        "A leader whose HWM is still below its Leader Epoch Start Offset answers ListOffsets "
-        "with 'unknown'; the buggy leader returns its lagging local HWM, which may go backwards.",
-        "§6.4.2", "sut/partition.py Partition.fetch_offset_for_timestamp"),
-    Bug.STALE_ALTER_PARTITION_RESPONSE_APPLIED: BugDoc(
-        "A successful AlterPartition response is applied only if its leader epoch is the "
-        "leader's and its partition epoch is newer than the partition state the leader holds; "
-        "the buggy leader applies it whatever its epochs (e.g. the response to the expansion "
-        "that completed a reassignment, which bumped the leader epoch).",
-        "§2.9.2, §6.3", "sut/partition.py Partition.handle_alter_partition_update"),
-    Bug.PENDING_ISR_NOT_ROLLED_BACK_ON_ERROR: BugDoc(
-        "On an AlterPartition error the leader rolls its pending ISR back to the committed ISR; "
-        "the buggy leader forgets the request but keeps the proposed ISR in its Maximal ISR.",
-        "§2.9.2, §6.5.2", "sut/partition.py Partition.handle_alter_partition_update"),
-    Bug.OUT_OF_SYNC_FOLLOWER_STATE_NOT_RESET: BugDoc(
-        "In a new leader epoch the leader clears the last-fetch marker of every follower, so an "
-        "out-of-sync follower must fetch again in the new epoch before it may rejoin; the buggy "
-        "leader clears it only for ISR members and can expand the ISR on a fetch from the old "
-        "epoch (the remove-then-readd of one metadata batch).",
-        "§2.10.3, §6.5.4", "sut/partition.py Partition.make_leader"),
-    Bug.ISR_EXPANSION_IGNORES_LESO: BugDoc(
-        "A follower may join the ISR only once it has reached the leader's LESO as well as the "
-        "local HWM; the buggy leader checks the HWM only.",
-        "§6.5.3", "sut/partition.py Partition.is_follower_in_sync"),
-    Bug.ELR_NOT_CLEARED_AT_MIN_ISR: BugDoc(
-        "Once the ISR reaches MinISR the ELR and LastKnownELR are emptied; the buggy change "
-        "builder keeps them.",
-        "§2.9, §5.2.1 case G, §5.3.1", "sut/change_builder.py PartitionChangeBuilder.apply_elr_rules"),
-    Bug.UNCLEAN_REGISTRATION_KEEPS_ELR: BugDoc(
-        "A broker that registers with an empty broker epoch (unclean shutdown) moves from the "
-        "ELR to the LastKnownELR; the buggy controller leaves it in the ELR, from which it can be "
-        "elected cleanly although it may have lost data.",
-        "§5.2, §5.3.1, §6.5.1", "sut/replication_control.py ReplicationControlManager.handle_broker_registration"),
-    Bug.REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR: BugDoc(
-        "A reassignment completes only when every adding replica is in the ISR (and the final ISR "
-        "has MinISR members); the buggy controller checks the size only.",
-        "§4.2, §6.7", "sut/change_builder.py PartitionChangeBuilder.complete_reassignment"),
-    Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH: BugDoc(
-        "An ISR expansion is accepted only if each added replica is unfenced AND in the broker "
-        "epoch the leader saw in its fetches; the buggy controller checks fencing only, so a "
-        "replica that restarted uncleanly joins on a fetch from its previous life.",
-        "§6.5.1 case 3", "sut/replication_control.py ReplicationControlManager._validate_alter_partition"),
-    Bug.UNCLEAN_RECOVERY_PICKS_FIRST_CANDIDATE: BugDoc(
-        "Unclean recovery elects the candidate with the highest (last epoch, end offset); the "
-        "buggy controller elects the first candidate in replica order.",
-        "§5.3.2", "sut/replication_control.py ReplicationControlManager.unclean_recovery"),
-    Bug.METADATA_BATCH_LAST_DELTA_ONLY: BugDoc(
-        "A batch of metadata records is replayed into one delta, each PartitionChangeRecord "
-        "merged onto the registration the previous records of the batch produced; the buggy "
-        "delta merges each record onto the old image, so only the batch's last change survives.",
-        "§2.3.2, §6.5.4", "sut/metadata.py MetadataDelta.replay"),
-    Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH: BugDoc(
-        "A controlled shutdown flushes the log before writing the clean-shutdown marker; the "
-        "buggy broker writes the marker without flushing, so a later lossy crash of the next life "
-        "can lose records the marker vouched for.",
-        "§5.2, §8.3", "sut/broker.py BrokerServer.controlled_shutdown"),
-    Bug.PENDING_WRITES_KEPT_ON_STEP_DOWN: BugDoc(
-        "A leader that becomes a follower fails its waiting acks=all writes (NOT_LEADER_OR_FOLLOWER); "
-        "the buggy broker leaves them in purgatory, where a later HWM can acknowledge a write the "
-        "new leader truncated.",
-        "§2.6, §2.10.4", "sut/replica_manager.py ReplicaManager.apply_image"),
-}
+#: (name, section, where, rule) of every bug. A bug's enum value is its name in
+#: lower case; stored traces name a bug by its name.
+CATALOGUE: tuple[tuple[str, str, str, str], ...] = (
+    # --- log and epoch cache (ch3)
+    ("EPOCH_CACHE_NOT_TRUNCATED",
+     "§3.2", "sut/log.py UnifiedLog.truncate_to",
+     "Truncating the log must truncate the leader epoch cache with it (LeaderEpochFileCache.truncateFromEnd); "
+     "otherwise the follower's next fetch carries a last fetched epoch that no longer has records."),
+    ("END_OFFSET_FOR_EPOCH_OFF_BY_ONE",
+     "§3.2", "sut/epoch_cache.py LeaderEpochFileCache.end_offset_for",
+     "End Offset for Leader Epoch returns the EXCLUSIVE end of the epoch (the start offset of the next higher "
+     "epoch); the buggy lookup returns the offset of the epoch's last record, so a leader reports divergence for "
+     "a follower that is merely behind and truncates a committed record."),
+    # --- follower fetch path (§2.2.2, §3.2)
+    ("FOLLOWER_HWM_UPDATED_BEFORE_TRUNCATION",
+     "§3.2, §2.7", "sut/fetcher.py ReplicaFetcherThread._truncate_on_diverging_epoch",
+     "KAFKA-14704: on a diverging-epoch response the follower must truncate first and keep its own HWM capped by "
+     "the truncation offset; the buggy follower first takes the leader's HWM (not capped by its LEO), then "
+     "truncates."),
+    ("TRUNCATE_TO_LEADER_OFFSET",
+     "§3.2, §3.3 cases E-G", "sut/fetcher.py ReplicaFetcherThread._truncate_on_diverging_epoch",
+     "The follower truncates to the MINIMUM of its own End Offset for the diverging epoch and the leader's end "
+     "offset; the buggy follower ignores its own lookup and keeps a forked suffix when its epoch ended earlier "
+     "than the leader's."),
+    # --- leader fetch path and HWM (§2.7, §6.5.2)
+    ("HWM_FROM_ISR_NOT_MAXIMAL_ISR",
+     "§6.5.2", "sut/partition.py Partition.maybe_increment_leader_hw",
+     "The leader advances its HWM over the Maximal ISR (committed ISR plus a pending expansion); the buggy leader "
+     "uses the committed ISR only, so a write can be acknowledged without a replica the controller may already "
+     "count in the ISR."),
+    ("STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH",
+     "§2.2.2, §2.10, §6.5.4", "sut/partition.py Partition.fetch_records",
+     "A fetch carrying an older leader epoch than the leader's must be answered FENCED_LEADER_EPOCH; the buggy "
+     "leader serves it and counts it as a fetch in its current epoch."),
+    ("PRODUCE_IGNORES_MIN_ISR",
+     "§2.6", "sut/partition.py Partition.append_records_to_leader",
+     "An acks=all write to a leader whose ISR is below MinISR is rejected with NotEnoughReplicas; the buggy "
+     "leader appends it anyway."),
+    ("LIST_OFFSETS_IGNORES_LESO",
+     "§6.4.2", "sut/partition.py Partition.fetch_offset_for_timestamp",
+     "A leader whose HWM is still below its Leader Epoch Start Offset answers ListOffsets with 'unknown'; the "
+     "buggy leader returns its lagging local HWM, which may go backwards."),
+    # --- leader ISR changes (§2.9.2, §2.10, §6.5)
+    ("STALE_ALTER_PARTITION_RESPONSE_APPLIED",
+     "§2.9.2, §6.3", "sut/partition.py Partition.handle_alter_partition_update",
+     "A successful AlterPartition response is applied only if its leader epoch is the leader's and its partition "
+     "epoch is newer than the partition state the leader holds; the buggy leader applies it whatever its epochs "
+     "(e.g. the response to the expansion that completed a reassignment, which bumped the leader epoch)."),
+    ("PENDING_ISR_NOT_ROLLED_BACK_ON_ERROR",
+     "§2.9.2, §6.5.2", "sut/partition.py Partition.handle_alter_partition_update",
+     "On an AlterPartition error the leader rolls its pending ISR back to the committed ISR; the buggy leader "
+     "forgets the request but keeps the proposed ISR in its Maximal ISR."),
+    ("OUT_OF_SYNC_FOLLOWER_STATE_NOT_RESET",
+     "§2.10.3, §6.5.4", "sut/partition.py Partition.make_leader",
+     "In a new leader epoch the leader clears the last-fetch marker of every follower, so an out-of-sync follower "
+     "must fetch again in the new epoch before it may rejoin; the buggy leader clears it only for ISR members and "
+     "can expand the ISR on a fetch from the old epoch (the remove-then-readd of one metadata batch)."),
+    ("ISR_EXPANSION_IGNORES_LESO",
+     "§6.5.3", "sut/partition.py Partition.is_follower_in_sync",
+     "A follower may join the ISR only once it has reached the leader's LESO as well as the local HWM; the buggy "
+     "leader checks the HWM only."),
+    # --- controller (§2.8, §2.9, ch4, §5.2, §5.3)
+    ("ELR_NOT_CLEARED_AT_MIN_ISR",
+     "§2.9, §5.2.1 case G, §5.3.1", "sut/change_builder.py PartitionChangeBuilder.apply_elr_rules",
+     "Once the ISR reaches MinISR the ELR and LastKnownELR are emptied; the buggy change builder keeps them."),
+    ("UNCLEAN_REGISTRATION_KEEPS_ELR",
+     "§5.2, §5.3.1, §6.5.1", "sut/replication_control.py ReplicationControlManager.handle_broker_registration",
+     "A broker that registers with an empty broker epoch (unclean shutdown) moves from the ELR to the "
+     "LastKnownELR; the buggy controller leaves it in the ELR, from which it can be elected cleanly although it "
+     "may have lost data."),
+    ("REASSIGNMENT_COMPLETES_WITHOUT_ADDING_IN_ISR",
+     "§4.2, §6.7", "sut/change_builder.py PartitionChangeBuilder.complete_reassignment",
+     "A reassignment completes only when every adding replica is in the ISR (and the final ISR has MinISR "
+     "members); the buggy controller checks the size only."),
+    ("ALTER_PARTITION_IGNORES_BROKER_EPOCH",
+     "§6.5.1 case 3", "sut/replication_control.py ReplicationControlManager.ineligible_replicas_for_isr",
+     "An ISR expansion is accepted only if each added replica is unfenced AND in the broker epoch the leader saw "
+     "in its fetches; the buggy controller checks fencing only, so a replica that restarted uncleanly joins on a "
+     "fetch from its previous life."),
+    ("UNCLEAN_RECOVERY_PICKS_FIRST_CANDIDATE",
+     "§5.3.2", "sut/replication_control.py ReplicationControlManager.unclean_recovery",
+     "Unclean recovery elects the candidate with the highest (last epoch, end offset); the buggy controller "
+     "elects the first candidate in replica order."),
+    # --- broker (§2.3.2, ch8)
+    ("METADATA_BATCH_LAST_DELTA_ONLY",
+     "§2.3.2, §6.5.4", "sut/metadata.py MetadataDelta.replay",
+     "A batch of metadata records is replayed into one delta, each PartitionChangeRecord merged onto the "
+     "registration the previous records of the batch produced; the buggy delta merges each record onto the old "
+     "image, so only the batch's last change survives."),
+    ("CONTROLLED_SHUTDOWN_WITHOUT_FLUSH",
+     "§5.2, §8.3", "sut/broker.py BrokerServer.controlled_shutdown",
+     "A controlled shutdown flushes the log before writing the clean-shutdown marker; the buggy broker writes the "
+     "marker without flushing, so a later lossy crash of the next life can lose records the marker vouched for."),
+    ("PENDING_WRITES_KEPT_ON_STEP_DOWN",
+     "§2.6, §2.10.4", "sut/replica_manager.py ReplicaManager.apply_image",
+     "A leader that becomes a follower fails its waiting acks=all writes (NOT_LEADER_OR_FOLLOWER); the buggy "
+     "broker leaves them in purgatory, where a later HWM can acknowledge a write the new leader truncated."),
+)
 
-assert set(DOCS) == set(Bug), "every bug needs its documentation"
 
-__all__ = ["Bug", "BugDoc", "DOCS"]
+class _Catalogued(enum.Enum):
+    """The members of ``Bug``: named by the catalogue, shown as ``Bug.NAME``."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+
+Bug = _Catalogued("Bug", [(row[0], row[0].lower()) for row in CATALOGUE], module=__name__, qualname="Bug")
+Bug.__doc__ = "A switchable implementation mistake of the SUT (see ``DOCS``)."
+
+DOCS: dict[_Catalogued, BugDoc] = {Bug[name]: BugDoc(rule, section, where) for name, section, where, rule in CATALOGUE}
+
+__all__ = ["Bug", "BugDoc", "CATALOGUE", "DOCS"]

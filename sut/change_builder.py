@@ -164,34 +164,48 @@ class PartitionChangeBuilder:
             self.apply_elr_rules(p.isr - self.target_isr, unclean_shutdown)
         return self.build()
 
-
     def build(self) -> Optional[PartitionChangeRecord]:
-        """The record of the changed fields, or None when nothing changed. The
-        leader field is set when the leader changes or the leader epoch must be
-        bumped (completed or cancelled reassignment, §2.3.1; under Kafka's rule,
-        ``triggerLeaderEpochBumpForReplicaReassignmentIfNeeded``, when the replica
-        set loses a member). Under Kafka's last-known-leader rule the LastKnownELR
-        is set to the old leader when the partition first becomes leaderless and
-        cleared with the next leader (``maybeUpdateLastKnownLeader``)."""
+        """The record of the changed fields, or None when nothing changed, set field
+        by field in the order of Kafka's ``PartitionChangeBuilder.build`` once the
+        targets are final: the leader, the ELR, the ISR, the LastKnownELR, then the
+        assignment (``setAssignmentChanges``)."""
         p = self.partition
-        cfg = self.config
-        if cfg.follows(Rule.LEADER_EPOCH_BUMP_ON_REMOVAL):
-            self.bump_leader_epoch = not set(p.replicas) <= set(self.target_replicas)
-        if cfg.follows(Rule.LAST_KNOWN_LEADER):
-            leader_set = self.target_leader != p.leader or self.bump_leader_epoch
-            self.target_last_known_elr = p.last_known_elr
-            if leader_set and self.target_leader == NO_LEADER and not p.last_known_elr:
-                self.target_last_known_elr = frozenset({p.leader})
-            elif leader_set and self.target_leader != NO_LEADER and p.last_known_elr:
-                self.target_last_known_elr = frozenset()
-        record = PartitionChangeRecord(
-            leader=self.target_leader if (self.target_leader != p.leader or self.bump_leader_epoch)
-            else NO_LEADER_CHANGE,
-            isr=self.target_isr if self.target_isr != p.isr else None,
-            elr=self.target_elr if self.target_elr != p.elr else None,
-            last_known_elr=self.target_last_known_elr if self.target_last_known_elr != p.last_known_elr else None,
-            replicas=self.target_replicas if self.target_replicas != p.replicas else None,
-            adding=self.target_adding if self.target_adding != p.adding else None,
-            removing=self.target_removing if self.target_removing != p.removing else None,
-        )
+        record = PartitionChangeRecord()
+        self._trigger_leader_epoch_bump_for_replica_reassignment_if_needed()
+        if self.target_leader != p.leader or self.bump_leader_epoch:
+            record.leader = self.target_leader
+        if self.target_elr != p.elr:   # maybeUpdateRecordElr
+            record.elr = self.target_elr
+        if self.target_isr != p.isr:
+            record.isr = self.target_isr
+        self._maybe_update_last_known_leader(record)
+        if self.target_replicas != p.replicas:
+            record.replicas = self.target_replicas
+        if self.target_removing != p.removing:
+            record.removing = self.target_removing
+        if self.target_adding != p.adding:
+            record.adding = self.target_adding
         return None if record.is_empty() else record
+
+    def _trigger_leader_epoch_bump_for_replica_reassignment_if_needed(self) -> None:
+        """Whether the record sets the leader (bumping the leader epoch) although the
+        leader stays: the chapters' paths ask for it on a completed or cancelled
+        reassignment (§2.3.1); under Kafka's rule (Rule.LEADER_EPOCH_BUMP_ON_REMOVAL,
+        ``triggerLeaderEpochBumpForReplicaReassignmentIfNeeded``) it is exactly when
+        the replica set loses a member."""
+        if self.config.follows(Rule.LEADER_EPOCH_BUMP_ON_REMOVAL):
+            self.bump_leader_epoch = not set(self.partition.replicas) <= set(self.target_replicas)
+
+    def _maybe_update_last_known_leader(self, record: PartitionChangeRecord) -> None:
+        """The chapters' LastKnownELR is the target the ELR rules leave. Under Kafka's
+        rule (Rule.LAST_KNOWN_LEADER, ``maybeUpdateLastKnownLeader``) it is the last
+        leader: set when the record first leaves the partition leaderless, cleared
+        with the next leader, kept while there is none."""
+        p = self.partition
+        if not self.config.follows(Rule.LAST_KNOWN_LEADER):
+            if self.target_last_known_elr != p.last_known_elr:
+                record.last_known_elr = self.target_last_known_elr
+        elif record.leader == NO_LEADER and not p.last_known_elr:
+            record.last_known_elr = frozenset({p.leader})
+        elif record.leader not in (NO_LEADER, NO_LEADER_CHANGE) and p.last_known_elr:
+            record.last_known_elr = frozenset()

@@ -1,5 +1,5 @@
 """``Cluster``: the SUT's entry point, an implementation under test as
-``harness.lockstep`` expects one. It wires a controller, the brokers, the network
+``check.lockstep`` expects one. It wires a controller, the brokers, the network
 and the clients (produce responses, the consumer's position), boots the cluster
 (registration, unfencing, partition creation, metadata replication — the model's
 initial state is where this ends), applies actions by delegating to the

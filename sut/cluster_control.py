@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .errors import StaleBrokerEpochException
+
 
 class BrokerRegistration:
     __slots__ = ("broker_id", "epoch", "fenced", "record_offset")
@@ -41,6 +43,17 @@ class ClusterControlManager:
         if reg.epoch is None:
             return True
         return previous_broker_epoch is not None and previous_broker_epoch == reg.epoch
+
+    def check_broker_epoch(self, broker_id: int, broker_epoch: int) -> None:
+        """Kafka's ``ClusterControlManager.checkBrokerEpoch``: a request from a broker
+        must carry the broker epoch of its registration (§6.5.1); raises
+        ``StaleBrokerEpochException`` with Kafka's message."""
+        registered = self.registrations[broker_id].epoch
+        if registered == broker_epoch:
+            return
+        if registered is None:
+            raise StaleBrokerEpochException(f"No broker registration found for broker id {broker_id}")
+        raise StaleBrokerEpochException(f"Expected broker epoch {registered}, but got broker epoch {broker_epoch}")
 
     def register(self, broker: int, epoch: int) -> None:
         reg = self.registrations[broker]

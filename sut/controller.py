@@ -11,6 +11,7 @@ from model import AlterPartitionRequest, AlterPartitionResponse, Config, Rule
 
 from .change_builder import PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
+from .errors import Errors
 from .network import InMemoryNetwork
 from .metadata import ApiMessage, FenceBrokerRecord, RegisterBrokerRecord, UnfenceBrokerRecord
 from .replication_control import LogInfo, ReplicationControlManager
@@ -97,9 +98,10 @@ class QuorumController:
     def handle_alter_partition(self, req: AlterPartitionRequest) -> None:
         """Validate and apply an AlterPartition (§2.9.2), then answer the leader."""
         error, reg = self.replication.alter_partition(req)
-        if error is not None or reg is None:
-            self.network.send(lambda i: AlterPartitionResponse(i, req.src, req.id, error))
+        if error is not Errors.NONE:
+            self.network.send(lambda i: AlterPartitionResponse(i, req.src, req.id, error.name))
         else:
+            assert reg is not None
             self.network.send(lambda i: AlterPartitionResponse(i, req.src, req.id, None, reg.isr,
                                                                reg.leader_epoch, reg.partition_epoch))
 

@@ -21,7 +21,9 @@ from model import (NO_LEADER, AdvanceTime, AlterPartitionRequest, AlterPartition
                    UnfenceBroker)
 
 from .broker import ACTIVE, OFFLINE
+from .errors import ApiException, Errors
 from .partition import Partition, ReplicaRole
+from .replication_control import validate_manual_partition_assignment
 
 if TYPE_CHECKING:
     from .broker import BrokerServer
@@ -230,26 +232,36 @@ class Enablement:
         return self._message(a.msg, AlterPartitionRequest)[1]
 
     def _g_reassign(self, a: Reassign) -> Reason:
+        """AlterPartitionReassignments: a target Kafka's controller accepts
+        (``validateManualPartitionAssignment``) with at least MinISR replicas that
+        changes the replicas (Kafka: their order too), while no move is in progress."""
         reg = self.controller.replication.partition
         assert reg is not None
         if reg.is_reassigning:
-            return "a reassignment is already in progress"
-        t = a.target
-        if not t or len(set(t)) != len(t) or any(b not in self.config.brokers for b in t):
-            return f"target must be distinct brokers from {self.config.brokers}, got {t!r}"
-        if len(t) < self.config.min_isr:
-            return f"target {t!r} is smaller than MinISR {self.config.min_isr}"
-        reorder_allowed = self.config.follows(Rule.REASSIGNMENT_REPLICA_ORDER)
-        if (tuple(t) == reg.replicas) if reorder_allowed else (set(t) == set(reg.replicas)):
-            return f"target {t!r} is the current replica set"
-        return None
+            return (f"a reassignment of {list(reg.replicas)} (adding {sorted(reg.adding)}, removing "
+                    f"{sorted(reg.removing)}) is in progress")
+        try:
+            validate_manual_partition_assignment(a.target, self.controller.cluster.registrations)
+        except ApiException as e:
+            return f"{e.error.name}: {e}"
+        target = a.target
+        if len(target) < self.config.min_isr:
+            return f"the target has {len(target)} replica(s), fewer than min.insync.replicas={self.config.min_isr}"
+        if self.config.follows(Rule.REASSIGNMENT_REPLICA_ORDER):
+            unchanged = target == reg.replicas
+        else:
+            unchanged = frozenset(target) == frozenset(reg.replicas)
+        return f"the replicas are already {list(reg.replicas)}" if unchanged else None
 
     def _g_cancel(self, a: CancelReassignment) -> Reason:
+        """Cancelling (``cancelPartitionReassignment``): a move in progress whose revert
+        the controller allows."""
         reg = self.controller.replication.partition
         if reg is None or not reg.is_reassigning:
-            return "no reassignment is in progress"
+            return f"{Errors.NO_REASSIGNMENT_IN_PROGRESS.name}: {Errors.NO_REASSIGNMENT_IN_PROGRESS.message}"
         if not self.controller.replication.can_cancel_reassignment():
-            return "reverting would leave the ISR below MinISR (§4.5), or empty"
+            return ("the revert would leave the ISR below min.insync.replicas (§4.5), or need an unclean leader "
+                    "election that is disabled")
         return None
 
     def _g_unclean_recovery(self, a: UncleanRecovery) -> Reason:

@@ -21,6 +21,7 @@ class PartitionRegistration:
 
     __slots__ = ("replicas", "isr", "leader", "leader_epoch", "partition_epoch", "elr",
                  "last_known_elr", "adding", "removing", "_abstract")
+    FIELDS = __slots__[:-1]   # the registration's fields, without the memo
 
     def __init__(self, replicas: tuple[int, ...], isr: frozenset[int], leader: int, leader_epoch: int,
                  partition_epoch: int, elr: frozenset[int] = frozenset(),
@@ -42,21 +43,17 @@ class PartitionRegistration:
         return bool(self.adding or self.removing)
 
     def merge(self, record: "PartitionChangeRecord") -> "PartitionRegistration":
-        """Apply a PartitionChangeRecord (§2.3.2): unchanged fields are absent from
-        the record; the partition epoch always increments, the leader epoch
-        whenever the record sets the leader (even to the same broker, §2.3.1)."""
-        new_leader = record.leader != NO_LEADER_CHANGE
-        return PartitionRegistration(
-            replicas=self.replicas if record.replicas is None else record.replicas,
-            isr=self.isr if record.isr is None else record.isr,
-            leader=record.leader if new_leader else self.leader,
-            leader_epoch=self.leader_epoch + 1 if new_leader else self.leader_epoch,
-            partition_epoch=self.partition_epoch + 1,
-            elr=self.elr if record.elr is None else record.elr,
-            last_known_elr=self.last_known_elr if record.last_known_elr is None else record.last_known_elr,
-            adding=self.adding if record.adding is None else record.adding,
-            removing=self.removing if record.removing is None else record.removing,
-        )
+        """The registration after ``record`` (Kafka's ``PartitionRegistration.merge``,
+        §2.3.2): each field the record sets replaces this one's; the partition epoch
+        always increments, the leader epoch whenever the record sets the leader (even
+        to the same broker, §2.3.1)."""
+        changes = dict(record.changed_fields())
+        merged = {field: getattr(self, field) for field in self.FIELDS}
+        merged.update(changes)
+        if "leader" in changes:
+            merged["leader_epoch"] += 1
+        merged["partition_epoch"] += 1
+        return PartitionRegistration(**merged)  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
         return (f"PartitionRegistration(replicas={list(self.replicas)}, isr={sorted(self.isr)}, "
@@ -98,8 +95,9 @@ class PartitionRecord:
 
 
 class PartitionChangeRecord:
-    """A delta of the partition registration: only changed fields are set (None:
-    unchanged; leader NO_LEADER_CHANGE: unchanged), §2.3.2."""
+    """A delta of the partition registration (§2.3.2; Kafka's ``PartitionChangeRecord``
+    message): a field left unset is unchanged (None; the leader NO_LEADER_CHANGE).
+    ``PartitionChangeBuilder.build`` sets the fields one by one, as Kafka's does."""
     __slots__ = ("leader", "isr", "elr", "last_known_elr", "replicas", "adding", "removing")
 
     def __init__(self, leader: int = NO_LEADER_CHANGE, isr: Optional[frozenset[int]] = None,
@@ -109,10 +107,14 @@ class PartitionChangeRecord:
         self.leader, self.isr, self.elr, self.last_known_elr = leader, isr, elr, last_known_elr
         self.replicas, self.adding, self.removing = replicas, adding, removing
 
+    def changed_fields(self) -> list[tuple[str, object]]:
+        """(field, new value) of every field the record sets, the leader included."""
+        return [(field, value) for field in self.__slots__
+                if (value := getattr(self, field)) is not None and value != NO_LEADER_CHANGE]
+
     def is_empty(self) -> bool:
-        return (self.leader == NO_LEADER_CHANGE and self.isr is None and self.elr is None
-                and self.last_known_elr is None and self.replicas is None and self.adding is None
-                and self.removing is None)
+        """Kafka's ``PartitionChangeBuilder.changeRecordIsNoOp``: no field is set."""
+        return not self.changed_fields()
 
 
 ApiMessage = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, PartitionRecord,

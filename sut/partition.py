@@ -16,8 +16,7 @@ from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
 from .clock import REPLICA_LAG_TIME_MAX_MS, ManualTime
 from .epoch_cache import LeaderEpochFileCache
-from .errors import (FENCED_LEADER_EPOCH, INELIGIBLE_REPLICA, NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE,
-                     UNKNOWN_LEADER_EPOCH)
+from .errors import Errors
 from .purgatory import DelayedProducePurgatory
 from .log import UnifiedLog
 from .metadata import MetadataImage, PartitionRegistration
@@ -417,7 +416,7 @@ class Partition:
         if last_fetched_epoch is not None:
             found = log.end_offset_for_epoch(last_fetched_epoch)
             if found is None and cfg.follows(Rule.FETCH_ERROR_ORDER):
-                return {"error": OFFSET_OUT_OF_RANGE}   # readRecords: no end offset for that epoch
+                return {"error": Errors.OFFSET_OUT_OF_RANGE.name}   # readRecords: no end offset for that epoch
             if found is None:
                 latest = log.latest_epoch()
                 found = (latest, log.log_end_offset)
@@ -428,7 +427,7 @@ class Partition:
             # Replica.updateFetchStateOrThrow: fence a fetch from an older broker session
             known = self.metadata_cache().alive_broker_epoch(src)
             if known is not None and known > broker_epoch:
-                return {"error": NOT_LEADER_OR_FOLLOWER}
+                return {"error": Errors.NOT_LEADER_OR_FOLLOWER.name}
         remote = self.remote_replicas.get(src)
         if remote is None:
             remote = self.remote_replicas[src] = Replica(src)
@@ -453,18 +452,18 @@ class Partition:
         fenced = leader_epoch < self.leader_epoch and Bug.STALE_LEADER_EPOCH_ACCEPTED_IN_FETCH not in self.bugs
         if self.config.follows(Rule.FETCH_ERROR_ORDER):
             if fenced:
-                return FENCED_LEADER_EPOCH
+                return Errors.FENCED_LEADER_EPOCH.name
             if leader_epoch > self.leader_epoch:
-                return UNKNOWN_LEADER_EPOCH
+                return Errors.UNKNOWN_LEADER_EPOCH.name
             if not self.is_leader:
-                return NOT_LEADER_OR_FOLLOWER
-            return None if src in self.assignment else UNKNOWN_LEADER_EPOCH
+                return Errors.NOT_LEADER_OR_FOLLOWER.name
+            return None if src in self.assignment else Errors.UNKNOWN_LEADER_EPOCH.name
         if not self.is_leader or src not in self.assignment:
-            return NOT_LEADER_OR_FOLLOWER
+            return Errors.NOT_LEADER_OR_FOLLOWER.name
         if fenced:
-            return FENCED_LEADER_EPOCH
+            return Errors.FENCED_LEADER_EPOCH.name
         if leader_epoch > self.leader_epoch:
-            return UNKNOWN_LEADER_EPOCH
+            return Errors.UNKNOWN_LEADER_EPOCH.name
         return None
 
     # ------------------------------------------------- ISR changes (§2.9.2)
@@ -625,7 +624,8 @@ class Partition:
         if not self.is_leader or not state.is_inflight:
             return
         if error is not None:
-            if (keep and error != INELIGIBLE_REPLICA) or Bug.PENDING_ISR_NOT_ROLLED_BACK_ON_ERROR in self.bugs:
+            rolled_back = error == Errors.INELIGIBLE_REPLICA.name or not keep
+            if not rolled_back or Bug.PENDING_ISR_NOT_ROLLED_BACK_ON_ERROR in self.bugs:
                 state.request_id = None
                 return
             self.partition_state = CommittedPartitionState(state.isr)

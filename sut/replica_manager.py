@@ -13,7 +13,7 @@ from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
 from .clock import ManualTime
 from .epoch_cache import LeaderEpochFileCache
-from .errors import NOT_LEADER_OR_FOLLOWER
+from .errors import Errors
 from .fetcher import ReplicaFetcherThread
 from .purgatory import ClientResponses, DelayedProducePurgatory
 from .metadata import MetadataImage, PartitionRegistration
@@ -114,7 +114,7 @@ class ReplicaManager:
     def handle_fetch_request(self, req: FetchRequest) -> None:
         p = self.partition
         if p is None:
-            fields = {"error": NOT_LEADER_OR_FOLLOWER}
+            fields = {"error": Errors.NOT_LEADER_OR_FOLLOWER.name}
         else:
             fields = p.fetch_records(req.src, req.broker_epoch, req.leader_epoch, req.fetch_offset,
                                      req.last_fetched_epoch)

@@ -6,21 +6,49 @@ PartitionChangeRecord built by ``PartitionChangeBuilder``."""
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+import logging
+from typing import Callable, Collection, Optional
 
-from model import NO_LEADER, AlterPartitionRequest, Config, Rule
+from model import NO_LEADER, NO_LEADER_CHANGE, AlterPartitionRequest, Config, Rule
 
 from .bugs import Bug
 from .change_builder import PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
-from .errors import (FENCED_LEADER_EPOCH, INELIGIBLE_REPLICA, INVALID_REQUEST, INVALID_UPDATE_VERSION,
-                     NEW_LEADER_ELECTED, NOT_LEADER_OR_FOLLOWER, STALE_BROKER_EPOCH)
-from .metadata import ApiMessage, PartitionRecord, PartitionRegistration
+from .errors import ApiException, Errors, InvalidReplicaAssignmentException
+from .metadata import ApiMessage, PartitionChangeRecord, PartitionRecord, PartitionRegistration
 
 INITIAL_LEADER_EPOCH = 1      # the chapters' numbering (§3.1, §4.4)
 INITIAL_PARTITION_EPOCH = 1
 
 LogInfo = Callable[[int], Optional[tuple[int, int]]]
+#: (Errors.NONE, the registration after the change) or (the error, None)
+AlterPartitionResult = tuple[Errors, Optional[PartitionRegistration]]
+
+log = logging.getLogger(__name__)
+
+
+def _rejecting(error: Errors, broker_id: int, because: str) -> Errors:
+    """``error``, logged as Kafka's ``validateAlterPartitionData`` logs a refusal."""
+    log.debug("Rejecting AlterPartition request from node %d because %s: %s.", broker_id, because, error.name)
+    return error
+
+
+def validate_manual_partition_assignment(replicas: tuple[int, ...], registered: Collection[int]) -> None:
+    """Kafka's ``ReplicationControlManager.validateManualPartitionAssignment`` of an
+    AlterPartitionReassignments target (§4.2): a non-empty list of registered
+    brokers, none twice. Raises ``InvalidReplicaAssignmentException`` with Kafka's
+    message."""
+    if not replicas:
+        raise InvalidReplicaAssignmentException("The manual partition assignment includes an empty replica list.")
+    previous: Optional[int] = None
+    for broker_id in sorted(replicas):
+        if broker_id not in registered:
+            raise InvalidReplicaAssignmentException(f"The manual partition assignment includes broker {broker_id}, "
+                                                    "but no such broker is registered.")
+        if broker_id == previous:
+            raise InvalidReplicaAssignmentException(f"The manual partition assignment includes the broker "
+                                                    f"{previous} more than once.")
+        previous = broker_id
 
 
 class ReplicationControlManager:
@@ -51,11 +79,16 @@ class ReplicationControlManager:
         assert self.partition is not None
         return self.change_builder(self.partition, self.cluster.is_unfenced, self.config, self.bugs)
 
+    def _replay(self, builder: PartitionChangeBuilder, record: PartitionChangeRecord) -> None:
+        """Append ``record`` and replay it (Kafka's ``replay(PartitionChangeRecord)``)."""
+        self.append(record)
+        self.partition = builder.partition.merge(record)
+
     def _commit(self, builder: PartitionChangeBuilder) -> None:
+        """The change the chapters' paths set up in full on ``builder``, committed."""
         record = builder.build()
         if record is not None:
-            self.append(record)
-            self.partition = builder.partition.merge(record)
+            self._replay(builder, record)
 
     def _change(self, b: PartitionChangeBuilder, unclean_shutdown: frozenset[int] = frozenset(),
                 unclean: bool = True) -> None:
@@ -63,8 +96,7 @@ class ReplicationControlManager:
         ``PartitionChangeBuilder.build`` decides it (``build_change``), committed."""
         record = b.build_change(unclean_shutdown, unclean)
         if record is not None:
-            self.append(record)
-            self.partition = b.partition.merge(record)
+            self._replay(b, record)
 
     # --------------------------------------------------- broker lifecycle (§2.8)
 
@@ -121,85 +153,97 @@ class ReplicationControlManager:
 
     # ------------------------------------------------------ AlterPartition (§2.9.2)
 
-    def _validate_alter_partition(self, req: AlterPartitionRequest) -> Optional[str]:
-        """§2.9.2, §6.3: the request must come from the current leader in its current
-        broker epoch, leader epoch and partition epoch; the ISR must be a subset of
-        the replicas holding the leader; every added replica must be unfenced and in
-        the broker epoch the leader saw (§6.5.1 case 3)."""
-        p = self.partition
-        assert p is not None
-        reg = self.cluster.registration(req.src)
-        if reg.epoch != req.broker_epoch:
-            return STALE_BROKER_EPOCH
-        if self.config.follows(Rule.ALTER_PARTITION_VALIDATION):
-            return self._validate_alter_partition_data(req)
-        if p.leader != req.src:
-            return NOT_LEADER_OR_FOLLOWER
-        if req.leader_epoch != p.leader_epoch:
-            return FENCED_LEADER_EPOCH
-        if req.partition_epoch != p.partition_epoch:
-            return INVALID_UPDATE_VERSION
-        if not req.isr <= frozenset(p.replicas) or req.src not in req.isr:
-            return INVALID_REQUEST
-        added_epochs = dict(req.added_broker_epochs)
-        for added in req.isr - p.isr:
-            areg = self.cluster.registration(added)
-            if areg.fenced:
-                return INELIGIBLE_REPLICA
-            if areg.epoch != added_epochs.get(added) and Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH not in self.bugs:
-                return INELIGIBLE_REPLICA
-        return None
-
-    def _validate_alter_partition_data(self, req: AlterPartitionRequest) -> Optional[str]:
-        """Kafka's ``validateAlterPartitionData``: the leader epoch first, INVALID_REQUEST
-        for a broker that is not the leader, then the partition epoch and the ISR,
-        then ``ineligibleReplicasForIsr``."""
-        p = self.partition
-        assert p is not None
-        checks = ((req.leader_epoch < p.leader_epoch, FENCED_LEADER_EPOCH),
-                  (req.src != p.leader, INVALID_REQUEST),
-                  (req.partition_epoch < p.partition_epoch, INVALID_UPDATE_VERSION),
-                  (not req.isr <= frozenset(p.replicas) or p.leader not in req.isr, INVALID_REQUEST),
-                  (bool(self._ineligible_replicas_for_isr(req, p)), INELIGIBLE_REPLICA))
-        return next((error for failed, error in checks if failed), None)
-
-    def _ineligible_replicas_for_isr(self, req: AlterPartitionRequest, p: PartitionRegistration) -> list[int]:
-        """Kafka's ``ineligibleReplicasForIsr``: proposed members that are fenced, or
-        registered in another broker epoch than the request gives (none, -1, is not
-        checked)."""
-        given = dict(req.added_broker_epochs)
-        ignores_epoch = Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH in self.bugs
-        out = []
-        for member in sorted(req.isr):
-            reg = self.cluster.registration(member)
-            epoch = given.get(member)
-            stale = epoch is not None and epoch != reg.epoch and not (ignores_epoch and member not in p.isr)
-            if reg.fenced or stale:
-                out.append(member)
-        return out
-
-    def alter_partition(self, req: AlterPartitionRequest) -> tuple[Optional[str], Optional[PartitionRegistration]]:
-        """Returns (error, None) or (None, the registration after the change). Under
-        Kafka's completion rule a change that completes a reassignment and moves
-        leadership away from the requester is committed and answered
+    def alter_partition(self, request: AlterPartitionRequest) -> AlterPartitionResult:
+        """Kafka's ``alterPartition`` for the one partition: the requester's broker
+        epoch (``ClusterControlManager.checkBrokerEpoch``), then
+        ``validate_alter_partition_data``, then the change to the proposed ISR.
+        Returns (Errors.NONE, the registration after the change) or (the error, None).
+        Under Kafka's completion rule a change that completes a reassignment and
+        moves leadership away from the requester is committed and answered
         NEW_LEADER_ELECTED."""
-        error = self._validate_alter_partition(req)
-        if error is not None:
+        broker_id = request.src
+        try:
+            self.cluster.check_broker_epoch(broker_id, request.broker_epoch)
+        except ApiException as e:
+            return e.error, None
+        partition = self.partition
+        assert partition is not None
+        error = self.validate_alter_partition_data(broker_id, partition, request)
+        if error is not Errors.NONE:
             return error, None
-        p = self.partition
-        assert p is not None
-        b = self._builder()
-        b.target_isr = req.isr
-        if self.config.follows(Rule.REASSIGNMENT_COMPLETION):
-            self._change(b)
-            assert self.partition is not None
-            if self.partition.leader != req.src:
-                return NEW_LEADER_ELECTED, None
-            return None, self.partition
-        b.apply_elr_rules(p.isr - req.isr)
-        self._maybe_complete_reassignment(b)
-        self._commit(b)
-        return None, self.partition
+        builder = self._builder()
+        builder.target_isr = request.isr
+        if not self.config.follows(Rule.REASSIGNMENT_COMPLETION):
+            builder.apply_elr_rules(partition.isr - request.isr)
+            self._maybe_complete_reassignment(builder)
+            self._commit(builder)
+            return Errors.NONE, self.partition
+        record = builder.build_change()
+        if record is not None:
+            self._replay(builder, record)
+            if record.leader not in (broker_id, NO_LEADER_CHANGE):
+                log.debug("AlterPartition request from node %d completed the ongoing partition reassignment and "
+                          "triggered a leadership change. Returning NEW_LEADER_ELECTED.", broker_id)
+                return Errors.NEW_LEADER_ELECTED, None
+        return Errors.NONE, self.partition
+
+    def validate_alter_partition_data(self, broker_id: int, partition: PartitionRegistration,
+                                      data: AlterPartitionRequest) -> Errors:
+        """Kafka's ``validateAlterPartitionData``: the request must come from the leader
+        in its leader epoch and partition epoch, with an ISR of replicas holding the
+        leader, of eligible replicas only (§2.9.2, §6.3, §6.5.1 case 3). The
+        chapters' controller first refuses a requester that does not lead
+        (NOT_LEADER_OR_FOLLOWER) and wants both epochs to be the partition's; Kafka's
+        (Rule.ALTER_PARTITION_VALIDATION) fences an older leader epoch before it
+        answers a non-leader INVALID_REQUEST, and refuses only older epochs (a newer
+        one would be NOT_CONTROLLER, which one controller never sees)."""
+        kafka = self.config.follows(Rule.ALTER_PARTITION_VALIDATION)
+        if not kafka and broker_id != partition.leader:
+            return _rejecting(Errors.NOT_LEADER_OR_FOLLOWER, broker_id, f"the current leader is {partition.leader}")
+        stale_leader_epoch = data.leader_epoch < partition.leader_epoch
+        if stale_leader_epoch or (not kafka and data.leader_epoch != partition.leader_epoch):
+            return _rejecting(Errors.FENCED_LEADER_EPOCH, broker_id, f"the current leader epoch is "
+                              f"{partition.leader_epoch}, not {data.leader_epoch}")
+        if broker_id != partition.leader:
+            return _rejecting(Errors.INVALID_REQUEST, broker_id, f"the current leader is {partition.leader}")
+        stale_partition_epoch = data.partition_epoch < partition.partition_epoch
+        if stale_partition_epoch or (not kafka and data.partition_epoch != partition.partition_epoch):
+            return _rejecting(Errors.INVALID_UPDATE_VERSION, broker_id, f"the current partition epoch is "
+                              f"{partition.partition_epoch}, not {data.partition_epoch}")
+        if not data.isr <= frozenset(partition.replicas):   # Replicas.validateIsr
+            return _rejecting(Errors.INVALID_REQUEST, broker_id, f"it specified an invalid ISR {sorted(data.isr)}")
+        if partition.leader not in data.isr:
+            return _rejecting(Errors.INVALID_REQUEST, broker_id, f"it specified an invalid ISR {sorted(data.isr)} "
+                              "that doesn't include itself")
+        ineligible = self.ineligible_replicas_for_isr(partition, data)
+        if ineligible:
+            return _rejecting(Errors.INELIGIBLE_REPLICA, broker_id, f"it specified ineligible replicas "
+                              f"{ineligible} in the new ISR {sorted(data.isr)}")
+        return Errors.NONE
+
+    def ineligible_replicas_for_isr(self, partition: PartitionRegistration,
+                                    data: AlterPartitionRequest) -> list[tuple[int, str]]:
+        """Kafka's ``ineligibleReplicasForIsr``: (broker id, why) of each proposed
+        member that is fenced or registered in another broker epoch than the request
+        gives it. Kafka checks every member and skips the epoch check of a member the
+        request gives none (Kafka's -1); the chapters check the replicas the request
+        adds, each of which must come with the broker epoch the leader saw in its
+        fetches (§6.5.1 case 3)."""
+        kafka = self.config.follows(Rule.ALTER_PARTITION_VALIDATION)
+        given = dict(data.added_broker_epochs)
+        out: list[tuple[int, str]] = []
+        for member in sorted(data.isr):
+            if not kafka and member in partition.isr:
+                continue
+            registration = self.cluster.registration(member)
+            requested = given.get(member)
+            if registration.fenced:
+                out.append((member, "fenced"))
+            elif member not in partition.isr and Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH in self.bugs:
+                continue   # BUG: an added replica's broker epoch goes unchecked
+            elif (requested is not None or not kafka) and requested != registration.epoch:
+                out.append((member, f"broker epoch mismatch: requested={requested} VS expected={registration.epoch}"))
+        return out
 
     # --------------------------------------------------------------- reassignment (ch4)
 
