@@ -26,7 +26,7 @@ settings.register_profile("fuzz", max_examples=2_000, stateful_step_count=400, *
 settings.load_profile(os.environ.get("REPLICHECK_PROFILE", "dev"))
 
 # The counterexample corpus (``--corpus-dir``, ``--no-corpus``) and ``--replay-corpus`` come
-# from the installed package's pytest plugin (the ``pytest11`` entry point ``harness.pytest_plugin``).
+# from the installed package's pytest plugin (the ``pytest11`` entry point ``pytest_replicheck.plugin``).
 
 
 @pytest.hookimpl(tryfirst=True)

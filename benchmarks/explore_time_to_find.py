@@ -10,7 +10,7 @@ Usage:
 For each flaw and seed, four searches, each up to ``--cap`` seconds:
 
 - **campaign**: one campaign unit of the flaw's target with a share of
-  ``--cap`` seconds (``harness.campaign.run_unit``, the explore engine, the
+  ``--cap`` seconds (``campaign.unit.run_unit``, the explore engine, the
   campaign's seed ``seed``), writing to a temporary corpus: explorer runs of
   ``EXPLORE_RUN_S``, each with its own seed and ``UNGUIDED_SHARE`` of its steps
   on fresh examples beside the guided bursts; after the first failure,
@@ -50,10 +50,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from time_to_find import random_walk_run  # noqa: E402
 
-from harness import machine_for  # noqa: E402
-from harness.campaign import EXPLORE, Target, WorkUnit, run_unit  # noqa: E402
-from harness.explore import Explorer  # noqa: E402
-from harness.minimal_scenarios import MINIMAL  # noqa: E402
+from check.machine import machine_for  # noqa: E402
+from campaign.targets import Target
+from campaign.unit import EXPLORE, WorkUnit, run_unit  # noqa: E402
+from check.explore import Explorer  # noqa: E402
+from check.scenarios import MINIMAL  # noqa: E402
+from check.subject import Subject
 from model import Variant  # noqa: E402
 from sut.bugs import Bug  # noqa: E402
 
@@ -71,14 +73,14 @@ def label_of(flaw: Any) -> str:
 
 def machine_of(flaw: Any) -> type:
     if isinstance(flaw, Variant):
-        return machine_for(variants=frozenset({flaw}))
-    return machine_for(bugs=frozenset({flaw}), compare_sut=True)
+        return machine_for(Subject(variants=frozenset({flaw})))
+    return machine_for(Subject(bugs=frozenset({flaw}), compare=True))
 
 
 def minimal_lengths() -> dict[str, int]:
     """Each flaw's best-known minimal scenario: the shorter of the hand-written
-    one (variants, ``harness.minimal_scenarios``) and the golden corpus's row."""
-    from harness.corpus import read_counterexamples
+    one (variants, ``check.scenarios``) and the golden corpus's row."""
+    from store.reader import read_counterexamples
     out: dict[str, int] = {label_of(v): len(s.actions) for v, s in MINIMAL.items()}
     for row in read_counterexamples(GOLDEN, warn=False).rows:
         names = list(row["variants"] or []) and [f"variant:{n}" for n in row["variants"]] or \
@@ -162,6 +164,8 @@ def main() -> None:
     ap.add_argument("--bug", action="append", default=[], choices=[b.name for b in Bug])
     ap.add_argument("--raw", help="append each measurement as a JSON line to this file")
     ap.add_argument("--from-raw", nargs="+", help="print the table of these raw files, measuring nothing")
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "explore_time_to_find")
     args = ap.parse_args()
     if args.from_raw:
         print_table([json.loads(line) for f in args.from_raw for line in Path(f).read_text().splitlines() if line])
@@ -181,4 +185,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

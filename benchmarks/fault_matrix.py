@@ -54,7 +54,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 try:
-    from harness.corpus import UNWRITTEN_MARK
+    from store.writer import UNWRITTEN_MARK
 except ImportError:  # a checkout from before issue 24, measured for comparison
     UNWRITTEN_MARK = "REPLICHECK-UNWRITTEN-COUNTEREXAMPLE"
 
@@ -67,7 +67,8 @@ PYTEST_MODULE = textwrap.dedent('''
     from pathlib import Path
 
     from hypothesis import HealthCheck, Phase, settings
-    from harness import machine_for
+    from check.machine import machine_for
+    from check.subject import Subject
     from model import Variant
     from sut import Bug
 
@@ -76,15 +77,15 @@ PYTEST_MODULE = textwrap.dedent('''
                     suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False,
                     phases=(Phase.explicit, Phase.reuse, Phase.generate))
 
-    Passing = machine_for(compare_sut=False, name="PassingMachine")
+    Passing = machine_for(Subject(compare=False), name="PassingMachine")
     Passing.TestCase.settings = settings(FAST, max_examples=3)
     TestA_Passing = Passing.TestCase
 
-    Hwm = machine_for(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR}), name="HwmMachine")
+    Hwm = machine_for(Subject(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR})), name="HwmMachine")
     Hwm.TestCase.settings = FAST
     TestB_Hwm = Hwm.TestCase
 
-    ProduceBug = machine_for(bugs=frozenset({Bug.PRODUCE_IGNORES_MIN_ISR}), name="ProduceBugMachine")
+    ProduceBug = machine_for(Subject(bugs=frozenset({Bug.PRODUCE_IGNORES_MIN_ISR})), name="ProduceBugMachine")
     ProduceBug.TestCase.settings = settings(FAST, stateful_step_count=30)
     TestC_ProduceBug = ProduceBug.TestCase
 
@@ -217,7 +218,7 @@ def _finish(proc: subprocess.Popen, timeout: float = 60.0) -> int:
 def _corpus_rows(corpus: Path) -> tuple[list[dict], list[dict]]:
     import warnings
 
-    from harness.corpus import read_counterexamples, read_runs
+    from store.reader import read_counterexamples, read_runs
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return read_counterexamples(corpus).rows, read_runs(corpus).rows
@@ -261,7 +262,7 @@ def _pytest_fault(how: str, work: Optional[Path] = None) -> Outcome:
         (marker / "release").write_text("")
     corpus = work / "corpus"
     xdist = how == "xdist-worker-sigkill"
-    cmd = [sys.executable, "-m", "pytest", "-p", "harness.pytest_plugin", "-p", "no:cacheprovider", "-v",
+    cmd = [sys.executable, "-m", "pytest", "-p", "pytest_replicheck.plugin", "-p", "no:cacheprovider", "-v",
            "--corpus-dir", str(corpus), "test_fault_machines.py"] + (["-n", "2"] if xdist else [])
     out_path = work / "out.txt"
     with _process_group(cmd, work, _env(**{MARKER_ENV: str(marker)}), out_path) as proc:
@@ -364,13 +365,15 @@ def disk_full_fault(work: Optional[Path] = None) -> Outcome:
     import pyarrow.parquet as pq
     from hypothesis import HealthCheck, Phase, settings
 
-    from harness import machine_for
-    from harness.corpus import CorpusWriter, run_machine
-    from harness.failures import CheckFailed
+    from campaign.record import run_machine
+    from check.failures import CheckFailed
+    from check.machine import machine_for
+    from check.subject import Subject
     from model import Variant
+    from store.writer import CorpusWriter
 
     work = Path(work or tempfile.mkdtemp(prefix="fault-full-"))
-    machine = machine_for(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR}), name="DiskFullMachine")
+    machine = machine_for(Subject(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR})), name="DiskFullMachine")
     fast = settings(max_examples=1000, stateful_step_count=20, derandomize=True, database=None, deadline=None,
                     suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                     phases=(Phase.explicit, Phase.reuse, Phase.generate))
@@ -408,7 +411,7 @@ def _write_many(root: str, parts: int, index: int) -> None:
     """A writer process of ``concurrent_fault``: ``parts`` one-row parts, all
     under the same run id, worker and seq as every other writer's, with
     ``os.link`` failing."""
-    import harness.corpus as corpus
+    import store.part as corpus
 
     def no_link(src: object, dst: object) -> None:
         raise PermissionError(errno.EPERM, "hard links not supported")
@@ -494,6 +497,8 @@ def main() -> None:
     parser.add_argument("--serial", action="store_true", help="one scenario at a time (default: 2 at once)")
     parser.add_argument("--after", type=float, default=FUZZ_AFTER_S, metavar="S",
                         help="seconds the fuzz campaign searches after its flaws are found, before the fault")
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(parser, "fault_matrix")
     args = parser.parse_args()
     FUZZ_AFTER_S = args.after
     outcomes = run_scenarios(args.only or list(SCENARIOS), parallel=1 if args.serial else 2)
@@ -501,4 +506,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

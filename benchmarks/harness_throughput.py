@@ -20,9 +20,10 @@ from collections import defaultdict
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-import harness.lockstep as hl
-import harness.machine as hm
+import check.lockstep as hl
+import check.machine as hm
 import properties
+from check.subject import Subject
 
 PARTS = ("enabled_actions", "model step", "properties", "SUT apply", "SUT observe")
 
@@ -49,7 +50,7 @@ def run_one(args: tuple[bool, int, int, int]) -> tuple[int, float, dict[str, flo
     compare_sut, examples, steps, seed = args
     timings: dict[str, float] = defaultdict(float)
     _instrument(timings)
-    machine = hm.machine_for(compare_sut=compare_sut, name=f"Throughput_{int(compare_sut)}_{seed}")
+    machine = hm.machine_for(Subject(compare=compare_sut), name=f"Throughput_{int(compare_sut)}_{seed}")
     t0 = time.perf_counter()
     run_state_machine_as_test(machine, settings=settings(
         max_examples=examples, stateful_step_count=steps, derandomize=True, database=None, deadline=None,
@@ -62,6 +63,8 @@ def main() -> None:
     ap.add_argument("--examples", type=int, default=300)
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "harness_throughput")
     args = ap.parse_args()
     header = f"{'SUT compared':12} {'workers':>7} {'checked steps/s':>16} {'per worker':>11}  " + \
              "  ".join(f"{p:>12}" for p in (*PARTS, "hypothesis+harness"))
@@ -87,4 +90,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

@@ -26,8 +26,9 @@ import sys
 import time
 from collections import defaultdict
 
-from harness.lockstep import LockStep, sut_factory
-from harness.random_walk import random_walk
+from check.implementations import bundled_sut
+from check.lockstep import LockStep
+from check.random_walk import random_walk
 from model import KAFKA, Config
 
 CONFIG = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
@@ -38,11 +39,12 @@ t0 = time.perf_counter()
 from kafka_bridge import jvm
 jvm.start()
 t1 = time.perf_counter()
-from harness.lockstep import LockStep
+from check.lockstep import LockStep
+from check.subject import Subject
 from model import (Config, KAFKA, AdvanceTime, ProposeIsrShrink, ReceiveAlterPartition, ReceiveFetchRequest,
                    ReceiveFetchResponse, SendFetch)
 import kafka_bridge
-ls = LockStep(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA), kafka_bridge.implementation)
+ls = LockStep(Subject.at(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA), implementation=kafka_bridge.implementation))
 for a in (SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2), AdvanceTime(30001), ProposeIsrShrink(1, 3),
           ReceiveAlterPartition(3)):
     ls.step(a)
@@ -82,6 +84,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--walks", type=int, default=20)
     ap.add_argument("--steps", type=int, default=300)
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "kafka_bridge_cost")
     args = ap.parse_args()
 
     out = subprocess.run([sys.executable, "-c", _START], capture_output=True, text=True, check=True)
@@ -98,14 +102,14 @@ def main() -> None:
     print(f"\n{'implementation':28} {'checked steps/s':>16} {'requests':>9} {'µs per request':>15}")
     print("-" * 71)
     for name, factory in (
-            ("Python SUT", sut_factory()),
+            ("Python SUT", bundled_sut(frozenset())),
             ("Kafka's builder alone", lambda c: Cluster(c, components=kafka_bridge.BUILDER_COMPONENTS)),
             ("Kafka's controller", lambda c: Cluster(c, components=kafka_bridge.CONTROLLER_COMPONENTS)),
             ("kafka (+ Kafka's Partition)", kafka_bridge.implementation)):
         totals.clear()
         steps, t0 = 0, time.perf_counter()
         for trace in traces:
-            lockstep = LockStep(CONFIG, factory, check_properties=False)
+            lockstep = LockStep(Subject.at(CONFIG, implementation=factory, check_properties=False))
             for action in trace:
                 verdict = lockstep.step(action)
                 assert verdict is None, verdict.text
@@ -208,4 +212,5 @@ def follower_cost(rounds: int, writes: int) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

@@ -3,8 +3,8 @@
 Usage: python benchmarks/kafka_campaign.py [--minutes 10] [--workers 2]
 
 Each worker runs the machine with the implementation "kafka" (``kafka_bridge``)
-as the campaign target ``implementation:kafka`` does (``harness.implementations.
-machine_options``: the Kafka profile, detached at findings: where the model
+as the campaign target ``implementation:kafka`` does (``check.implementations.
+subject_for``: the Kafka profile, detached at findings: where the model
 breaks a property, a known finding of the profile, Kafka's code is detached and
 the example goes on with the model alone), in rounds of Hypothesis examples
 (generation and shrinking, a fresh seed per round) until the time is up. A
@@ -29,14 +29,15 @@ def work(args: tuple[int, float]) -> tuple[int, int, int, float, list[str], dict
     from hypothesis.stateful import run_state_machine_as_test
 
     import kafka_bridge
-    from harness.corpus import failures_from_exception, reduce_failure
-    from harness.failures import CheckFailed
-    from harness.implementations import KAFKA, machine_options
-    from harness.machine import machine_for
+    from check.failures import CheckFailed, findings_of
+    from check.implementations import subject_for
+    from check.machine import machine_for
+    from check.refine import reduced as reduce_finding
+    from check.subject import KAFKA
 
     kafka_bridge.start()
-    options = machine_options(KAFKA)
-    machine = machine_for(**options, name=f"KafkaCampaign{worker}")
+    subject = subject_for(KAFKA)
+    machine = machine_for(subject, name=f"KafkaCampaign{worker}")
     deadline = time.monotonic() + minutes * 60
     rounds, found = 0, []
     t0 = time.perf_counter()
@@ -49,9 +50,8 @@ def work(args: tuple[int, float]) -> tuple[int, int, int, float, list[str], dict
                 report_multiple_bugs=False, print_blob=False))
         except CheckFailed as e:
             # replayed and reduced with the run's own settings, as the campaign's rows are
-            for f in failures_from_exception(e, implementation=kafka_bridge.implementation,
-                                             check_properties=options["check_properties"]):
-                reduced = reduce_failure(f, 60)
+            for f in findings_of(e, subject):
+                reduced = reduce_finding(f, 60)
                 found.append(f"worker {worker}, round {rounds}: {reduced.kind} after {len(reduced.trace)} steps\n"
                              f"config: {reduced.config!r}\ntrace: {list(reduced.trace)!r}\n{reduced.violation}")
     stats = machine.run_stats
@@ -63,6 +63,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--workers", type=int, default=2)
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "kafka_campaign")
     args = ap.parse_args()
     jobs = [(w, args.minutes) for w in range(args.workers)]
     with mp.get_context("spawn").Pool(args.workers) as pool:
@@ -83,4 +85,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

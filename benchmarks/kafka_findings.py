@@ -9,7 +9,7 @@ Usage:
 Each seed is one derandomized machine run (the seed is folded into the machine's
 name), generation only, up to --examples examples of up to --steps steps, with
 the fault budget of the chapters (at most MinISR - 1 lossy shutdowns). When a
-run fails, its trace is reduced (``harness.reduce.reduce_counterexample``, at
+run fails, its trace is reduced (``check.reduce.reduce_counterexample``, at
 most --reduce-s seconds: delta debugging, then smaller configurations), and
 **attributed**: every rule of the profile is switched off in turn (the chapters'
 rule in its place) and the reduced trace replayed; the rules without which it no
@@ -36,9 +36,12 @@ import attrs
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from harness import PropertyViolated, SutDiverged, machine_for
-from harness.reduce import reduce_counterexample
-from harness.replay import TraceNotEnabled, replay
+from check.failures import PropertyViolated, SutDiverged
+
+from check.machine import machine_for
+from check.reduce import reduce_counterexample
+from check.replay import TraceNotEnabled, replay
+from check.subject import Subject
 from model import KAFKA, PROFILES, RULE_DOCS, AdvanceTime, Config, Rule
 
 
@@ -53,7 +56,7 @@ def attribute(trace: tuple, config: Config, compare_sut: bool) -> list[str]:
         without = config.rules - {rule} - {r for r in config.rules if rule in RULE_DOCS[r].requires}
         timed = trace if Rule.REPLICA_LAG_TIME in without else tuple(a for a in trace if not isinstance(a, AdvanceTime))
         try:
-            if not replay(timed, attrs.evolve(config, rules=without), compare_sut=compare_sut).failed:
+            if not replay(timed, Subject.at(attrs.evolve(config, rules=without), compare=compare_sut)).failed:
                 needed.append(rule.name)
         except TraceNotEnabled:
             needed.append(rule.name)
@@ -69,7 +72,7 @@ def describe(config: Config) -> str:
 def run_seed(seed: int, examples: int, steps: int, without: tuple[str, ...], compare_sut: bool,
              reduce_s: float) -> dict[str, Any]:
     rules = PROFILES[KAFKA] - {Rule[name] for name in without}
-    machine = machine_for(profile=KAFKA, rules=rules, compare_sut=compare_sut, name=f"KafkaFindings_{seed}")
+    machine = machine_for(Subject(profile=KAFKA, rules=rules, compare=compare_sut), name=f"KafkaFindings_{seed}")
     t0 = time.monotonic()
     out: dict[str, Any] = {"seed": seed, "found": False, "examples": None, "seconds": None}
     try:
@@ -82,9 +85,8 @@ def run_seed(seed: int, examples: int, steps: int, without: tuple[str, ...], com
             config, names = failure.state.config, sorted(set(failure.property_names))
         else:
             config, names = failure.model_state.config, ["SutDiffersFromModel"]
-        reduced = reduce_counterexample(failure.trace, config, compare_sut=compare_sut, max_seconds=reduce_s,
-                                        prop=None if names == ["SutDiffersFromModel"] else names[0])
-        final = replay(reduced.trace, reduced.config, compare_sut=compare_sut)
+        reduced = reduce_counterexample(failure.trace, Subject.at(config, compare=compare_sut), max_seconds=reduce_s, prop=None if names == ["SutDiffersFromModel"] else names[0])
+        final = replay(reduced.trace, Subject.at(reduced.config, compare=compare_sut))
         out.update(found=True, examples=stats.first_failure_examples, seconds=stats.first_failure_s,
                    properties=list(final.property_names) or names, steps=len(failure.trace),
                    reduced=len(reduced.trace), config=describe(reduced.config),
@@ -105,6 +107,8 @@ def main() -> None:
     ap.add_argument("--no-sut", action="store_true", help="check the properties on the model only")
     ap.add_argument("--reduce-s", type=float, default=60.0)
     ap.add_argument("--traces", action="store_true", help="print each reduced trace")
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "kafka_findings")
     args = ap.parse_args()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     jobs = [(s, args.examples, args.steps, tuple(args.without), not args.no_sut, args.reduce_s) for s in seeds]
@@ -135,4 +139,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

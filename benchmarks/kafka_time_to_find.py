@@ -21,7 +21,7 @@ cache) has no equivalent: Kafka's own class runs there, and its row says which.
 For each bug and each seed, ``time_to_find.hypothesis_run`` runs the
 ReplicationMachine under the whole Kafka profile (``Config(profile="kafka-4.4.0")``,
 no variant, every rule: what ``kafka_bridge.not_applicable`` requires), detached
-at findings as a Kafka campaign is (``harness.implementations.machine_options``:
+at findings as a Kafka campaign is (``check.implementations.subject_for``:
 where the model breaks a property, a known finding of the profile, the
 implementation is detached and the example goes on with the model alone, so a
 finding never counts as finding the bug), generation only (no shrinking): once
@@ -55,7 +55,7 @@ process, one-core figures on a machine with N free cores. The two runs of a
 side, under the same load. ``--cpu-time`` gives each process's CPU seconds (the
 JVM's threads included) instead of wall-clock ones: the figure to read on a
 machine that is not idle. ``--reduce`` also reduces each first failure with the
-implementation that failed (``harness.reduce``; not counted in the time; the
+implementation that failed (``check.reduce``; not counted in the time; the
 note gives the median reduced lengths). ``--raw`` keeps every (bug,
 implementation, seed) measurement as a JSON line, and ``--from-raw`` prints the
 table of such files. Exits with status 2 when Kafka's
@@ -76,7 +76,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from time_to_find import fmt, hypothesis_run, median  # noqa: E402
 
-from harness.implementations import KAFKA, machine_options, unavailable  # noqa: E402
+from check.implementations import KAFKA, subject_for, unavailable  # noqa: E402
 from sut.bugs import DOCS, Bug  # noqa: E402
 
 PYTHON_SUT = "python"
@@ -138,12 +138,12 @@ def warm_up() -> None:
 def measure(bug: Bug, implementation: str, seed: int, examples: int, steps: int, budget_s: float,
             reduce: bool) -> dict[str, Any]:
     """One seed of one bug with the Python SUT or Kafka's components, run as the
-    implementation "kafka" is run (``machine_options``: profile, detached at
+    implementation "kafka" is run (``subject_for``: profile, detached at
     findings)."""
-    options = machine_options(KAFKA)
-    return hypothesis_run(bug, seed, examples, steps, shrink=False, profile=options["profile"],
+    kafka = subject_for(KAFKA)
+    return hypothesis_run(bug, seed, examples, steps, shrink=False, profile=kafka.profile,
                           implementation=None if implementation == PYTHON_SUT else KAFKA,
-                          detach_at_findings=options["detach_at_findings"], reduce=reduce, budget_s=budget_s)
+                          detach_at_findings=kafka.detach_at_findings, reduce=reduce, budget_s=budget_s)
 
 
 def ratio(kafka_s: Optional[float], python_s: Optional[float]) -> str:
@@ -261,6 +261,8 @@ def main() -> None:
                     help="run nothing: print the table of the JSON lines of these --raw files")
     ap.add_argument("--cpu-time", action="store_true",
                     help="the table's seconds are each process's CPU seconds, not wall-clock ones")
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "kafka_time_to_find")
     args = ap.parse_args()
     clock = "cpu_time" if args.cpu_time else "time"
     if args.from_raw:
@@ -291,4 +293,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

@@ -14,7 +14,7 @@ import argparse
 import random
 import time
 
-from harness.random_walk import choose
+from check.random_walk import choose
 from model import Config, enabled_actions, initial_state, step
 
 CONFIGS = {
@@ -55,6 +55,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10_000, help="steps per seed (default 10000)")
     ap.add_argument("--seeds", type=int, default=3, help="seeds per row (default 3)")
     ap.add_argument("--restart", type=int, default=200, help="restart the walk every N steps (default 200)")
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "model_throughput")
     args = ap.parse_args()
     header = f"{'configuration':28} {'policy':8} {'walk steps/s':>13} {'step-only steps/s':>18} " \
              f"{'step µs':>8} {'enabled_actions µs':>19}"
@@ -68,4 +70,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

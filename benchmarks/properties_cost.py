@@ -47,6 +47,8 @@ def per_call_us(fn, repeat: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=2000, help="calls timed per cell (default 2000)")
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "properties_cost")
     args = ap.parse_args()
     header = (f"{'brokers':>7} {'log':>5} {'check_all µs':>13} {'model step µs':>14} {'walk step µs':>13} "
               f"{'ratio to step':>14}  costliest property")
@@ -67,4 +69,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

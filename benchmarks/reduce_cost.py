@@ -1,10 +1,10 @@
-"""What trace reduction (harness.reduce) costs and gains on long traces.
+"""What trace reduction (check.reduce) costs and gains on long traces.
 
 Usage:
   python benchmarks/reduce_cost.py [--walks 3] [--steps 400] [--seeds 200]
   python benchmarks/reduce_cost.py --corpus DIR [DIR ...] [--seconds 10] [--jobs 2]
 
-For each of a few protocol variants, weighted random walks (harness.random_walk,
+For each of a few protocol variants, weighted random walks (check.random_walk,
 no Hypothesis, so no shrinking) run on RF 3 of 4 brokers, MinISR 2, until a walk
 breaks a property. Each such walk's trace, which is long and unshrunk, is then
 reduced twice: within its configuration (``reduce_trace``), and with smaller
@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import properties
-from harness.minimal_scenarios import MINIMAL
-from harness.random_walk import random_walk
-from harness.reduce import reduce_counterexample, reduce_trace
+from check.scenarios import MINIMAL
+from check.random_walk import random_walk
+from check.reduce import reduce_counterexample, reduce_trace
+from check.subject import Subject
 from model import Config, Variant
 
 VARIANTS = (Variant.HWM_ADVANCES_BELOW_MIN_ISR, Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR, Variant.NO_ELR,
@@ -71,11 +72,9 @@ def timed(fn, *args):  # type: ignore[no-untyped-def]
 
 def reduce_row(job: tuple[tuple, str, list[str], str, str, float]) -> tuple[int, float]:
     """A corpus row's found trace reduced again: (reduced length, seconds)."""
-    from harness.trace_codec import bugs_from_names, config_from_json
+    from store.codec import bugs_from_names, config_from_json
     trace, config_json, bugs, prop, kind, seconds = job
-    result, s = timed(lambda: reduce_counterexample(trace, config_from_json(config_json),
-                                                    bugs=bugs_from_names(bugs), max_seconds=seconds,
-                                                    prop=prop if kind == "property" else None))
+    result, s = timed(lambda: reduce_counterexample(trace, Subject.at(config_from_json(config_json), bugs=bugs_from_names(bugs)), max_seconds=seconds, prop=prop if kind == "property" else None))
     return len(result.trace), s
 
 
@@ -84,8 +83,8 @@ def corpus_table(dirs: list[str], seconds: float, jobs: int) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from explore_time_to_find import minimal_lengths
 
-    from harness.corpus import read_counterexamples
-    from harness.trace_codec import decode_steps
+    from store.reader import read_counterexamples
+    from store.codec import decode_steps
     minimal = minimal_lengths()
     rows: list[dict[str, Any]] = [row for d in dirs for row in read_counterexamples(d, warn=False).rows
                                   if row["shrunk_steps"] is not None]
@@ -121,6 +120,8 @@ def main() -> None:
     ap.add_argument("--corpus", nargs="+", metavar="DIR", help="reduce the found traces of these corpora instead")
     ap.add_argument("--seconds", type=float, default=10.0, help="with --corpus: seconds each reduction may take")
     ap.add_argument("--jobs", type=int, default=1, help="with --corpus: reductions at once, in processes")
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "reduce_cost")
     args = ap.parse_args()
     if args.corpus:
         corpus_table(args.corpus, args.seconds, args.jobs)
@@ -152,4 +153,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

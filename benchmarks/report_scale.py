@@ -5,7 +5,7 @@ on ``local[2]``.
     python benchmarks/report_scale.py                      # 10k,100k
     python benchmarks/report_scale.py --sizes 10k,100k,1M
 
-Corpora are schema-valid (``harness.schema``) and generated vectorized with
+Corpora are schema-valid (``store.schema``) and generated vectorized with
 numpy/pyarrow in a child process (so the driver's peak RSS below is the
 report's, not the generator's), then cached under ``--work`` (``--regen`` to
 rebuild). Distributions: 20 signatures over 14 properties with Zipf-like
@@ -132,7 +132,7 @@ def generate(path: Path, n: int, seed: int = 7, files: int = 0) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from harness.schema import COUNTEREXAMPLE_SCHEMA, RUN_SCHEMA, SCHEMA_VERSION, STEP
+    from store.schema import COUNTEREXAMPLE_SCHEMA, RUN_SCHEMA, SCHEMA_VERSION, STEP
 
     rng = np.random.default_rng(seed)
     names = list(ACTIONS)
@@ -233,7 +233,7 @@ def generate(path: Path, n: int, seed: int = 7, files: int = 0) -> None:
             pa.array(np.full(m, None, dtype=object), pa.string()), pa.array(["6.100.0"] * m),
             pa.array(["0.1.0"] * m), pa.array(run_ids, pa.string()).take(pa.array(rng.integers(0, len(run_ids), m))),
             pa.array(["gw%d" % w for w in range(4)]).take(pa.array(rng.integers(0, 4, m))),
-            pa.array(["tests/harness/test_machine.py::TestVariants"] * m),
+            pa.array(["tests/check/test_machine.py::TestVariants"] * m),
             pa.array(found, pa.timestamp("us", tz="UTC")), pa.array(ttf), pa.array(etf),
         ], schema=COUNTEREXAMPLE_SCHEMA)
         d = path / "counterexamples" / f"run_date={dates[fi % len(dates)]}"
@@ -259,7 +259,7 @@ def generate(path: Path, n: int, seed: int = 7, files: int = 0) -> None:
 
     runs = pa.Table.from_arrays([
         pa.array(np.full(r, SCHEMA_VERSION, dtype=np.int32)), pa.array([f"run-{i:05d}" for i in range(r)]),
-        pa.array(["tests/harness/test_machine.py::TestVariants"] * r),
+        pa.array(["tests/check/test_machine.py::TestVariants"] * r),
         pa.array(["gw%d" % w for w in range(4)]).take(pa.array(rng.integers(0, 4, r))), pa.array(["dev"] * r),
         pa.array([[all_targets[t]] if t < len(VARIANTS) else [] for t in tgt], pa.list_(pa.string())),
         pa.array([[all_targets[t]] if len(VARIANTS) <= t < len(all_targets) else [] for t in tgt],
@@ -309,6 +309,8 @@ def main(argv=None) -> int:
     p.add_argument("--regen", action="store_true", help="regenerate cached corpora")
     p.add_argument("--no-report", action="store_true", help="time the analyses only")
     p.add_argument("--generate", nargs=2, metavar=("N", "DIR"), help=argparse.SUPPRESS)
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(p, "report_scale")
     args = p.parse_args(argv)
     if args.generate:
         generate(Path(args.generate[1]), int(args.generate[0]))
@@ -395,4 +397,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import results
+    raise SystemExit(results.run(main))

@@ -7,10 +7,10 @@ Usage: python benchmarks/spark_scaling.py [--seconds 40] [--seed 1] [--local 1 2
 
 Runs the correct protocol + SUT only (every slot searches it for the whole
 budget, as ``replicheck fuzz --correct-only`` does) with the explorer, no
-corpus, once per pool: the local worker pool (``harness.workers``) with each
-``--local`` size, a Spark pool (``harness.spark_pool``) on each ``--spark``
+corpus, once per pool: the local worker pool (``campaign.workers``) with each
+``--local`` size, a Spark pool (``campaign.spark_pool``) on each ``--spark``
 master, and on a standalone master with each ``--standalone`` number of
-one-core workers, started on 127.0.0.1 for it (``harness.spark_standalone``;
+one-core workers, started on 127.0.0.1 for it (``campaign.spark_standalone``;
 needs Java; its start is not counted). A Spark pool's size is its executors'
 cores. Prints, per pool: its size, the wall seconds of the campaign (Spark's
 start included), the worker seconds the units ran, the checked steps, and
@@ -35,14 +35,17 @@ import time
 from contextlib import ExitStack
 from typing import Any, Optional
 
-from harness.campaign import all_targets, preload
-from harness.runner import run_campaign
+from campaign.plan import Campaign
+from campaign.targets import all_targets
+
+from campaign.unit import preload
+from campaign.runner import run_campaign
 
 
 def measure(seconds: float, seed: int, workers: int | None, master: str | None) -> tuple[int, float, float, int]:
     """(pool size, wall seconds, worker seconds, checked steps) of one campaign."""
     t0 = time.monotonic()
-    result = run_campaign(all_targets(correct_only=True), seconds, workers, seed=seed, finish_s=2.0, master=master)
+    result = run_campaign(Campaign(all_targets(correct_only=True), budget_s=seconds, workers=workers, seed=seed, master=master, finish_s=2.0))
     wall = time.monotonic() - t0
     return result.workers, wall, sum(t.seconds for t in result.targets), sum(t.steps for t in result.targets)
 
@@ -56,12 +59,13 @@ def unit_starts(master: Optional[str], starts: int) -> tuple[float, float]:
     """(first, median of the others) seconds from ``submit`` to the unit
     starting, ``starts`` units in a row on one slot: a local worker process
     (``master`` None) or a Spark pool of one slot on ``master``."""
-    from harness.workers import DONE, WorkerPool
+    from campaign.workers import DONE, WorkerPool
     if master is None:
         pool: Any = WorkerPool(1, _started, setup=preload)
     else:
-        from harness.spark_pool import SparkPool
-        pool = SparkPool(master, _started, size=1, setup=preload, app_name="replicheck-bench")
+        from campaign.spark_pool import SparkPool
+        plan = Campaign(all_targets()[:1], budget_s=60.0, workers=1, master=master)
+        pool = SparkPool(plan, _started, setup=preload, app_name="replicheck-bench")
     delays = []
     try:
         for i in range(starts):
@@ -87,8 +91,10 @@ def main() -> None:
     parser.add_argument("--standalone", type=int, nargs="*", default=[1, 2],
                         help="one-core workers of a standalone master started on 127.0.0.1, per pool")
     parser.add_argument("--starts", type=int, default=5, help="probe units per pool for the start-up (>= 2)")
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(parser, "spark_scaling")
     args = parser.parse_args()
-    from harness.spark_standalone import LoopbackCluster
+    from campaign.spark_standalone import LoopbackCluster
     with ExitStack() as stack:
         folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="replicheck-bench-"))
 
@@ -127,4 +133,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

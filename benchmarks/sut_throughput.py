@@ -3,12 +3,12 @@ cost of ``Cluster.observe()`` on one core.
 
 Usage: python benchmarks/sut_throughput.py [--steps N] [--seeds K] [--restart R]
 
-Seeded family-policy walks (``harness.random_walk.choose``) are drawn from the
+Seeded family-policy walks (``check.random_walk.choose``) are drawn from the
 model first, restarting from the initial state every --restart steps; then the
 same action sequence is replayed, timed separately, through ``model.step``,
 through ``Cluster.apply`` (a fresh cluster at every restart), and through
 ``Cluster.apply`` followed by ``observe()``. Before timing, one replay through the
-lockstep check (``harness.lockstep``, outcomes and observations) checks that the
+lockstep check (``check.lockstep``, outcomes and observations) checks that the
 SUT agrees with the model after every step.
 """
 
@@ -19,8 +19,9 @@ import random
 import time
 from typing import Any
 
-from harness.lockstep import LockStep, sut_factory
-from harness.random_walk import choose
+from check.lockstep import LockStep
+from check.random_walk import choose
+from check.subject import Subject
 from model import Config, enabled_actions, initial_state, step
 from sut import Cluster
 
@@ -52,7 +53,7 @@ def draw_walks(config: Config, steps: int, seeds: int, restart: int) -> list[lis
 
 def verify(config: Config, segments: list[list[Any]]) -> None:
     for seg in segments:
-        lockstep = LockStep(config, sut_factory(), probes=False, check_properties=False)
+        lockstep = LockStep(Subject.at(config, compare=True, check_properties=False), probes=False)
         for action in seg:
             verdict = lockstep.step(action)
             assert verdict is None, verdict.text
@@ -90,6 +91,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10_000, help="steps per seed (default 10000)")
     ap.add_argument("--seeds", type=int, default=3, help="seeds per row (default 3)")
     ap.add_argument("--restart", type=int, default=200, help="restart the walk every N steps (default 200)")
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "sut_throughput")
     args = ap.parse_args()
     header = (f"{'configuration':28} {'model steps/s':>14} {'SUT apply steps/s':>18} {'apply µs':>9} "
               f"{'observe µs':>12} {'apply+observe steps/s':>23} {'Cluster() µs':>13}")
@@ -104,4 +107,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

@@ -12,7 +12,7 @@ ReplicationMachine runs derandomized (the seed is folded into the machine's
 name, so each seed explores differently and reruns are identical) with up to
 --examples examples of up to --steps steps, and we record the time and the
 number of examples to the first failure, the length of the shrunk trace, and
-its length after ``harness.reduce.reduce_counterexample`` (delta debugging over
+its length after ``check.reduce.reduce_counterexample`` (delta debugging over
 the trace, in the smallest configuration where it still fails; ``reduced on``
 gives that configuration's replicas/brokers, the most common over the seeds).
 Beside it: a plain uniform random walk over ``enabled_actions`` (no
@@ -37,7 +37,7 @@ RULE`` switches rules of the profile off (the findings' rules, so that a failure
 the flaw's and not a finding's).
 
 ``hypothesis_run`` also measures a bug with another implementation than the
-bundled SUT (``implementation``, a name of ``harness.implementations``, built with
+bundled SUT (``implementation``, a name of ``check.implementations``, built with
 the bug: ``factory(config, bugs)``), detached at findings, within a time budget,
 and without reduction: ``benchmarks/kafka_time_to_find.py`` compares the bugs'
 times with Kafka's own components in place of the SUT's.
@@ -57,13 +57,14 @@ from typing import Any, Callable, Optional
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from harness import machine_for
-from harness.failures import CheckFailed
-from harness.implementations import named
-from harness.minimal_scenarios import MINIMAL
-from harness.reduce import reduce_counterexample
-from harness.lockstep import LockStep, sut_factory
-from harness.random_walk import choose, within_budget
+from check.machine import machine_for
+from check.failures import CheckFailed
+from check.implementations import named
+from check.scenarios import MINIMAL
+from check.reduce import reduce_counterexample
+from check.lockstep import LockStep
+from check.random_walk import choose, within_budget
+from check.subject import Subject
 from model import CHAPTERS, PROFILES, UNCLEAN_RECOVERY_STRATEGIES, Config, Rule, Variant
 
 
@@ -73,7 +74,7 @@ class BudgetSpent(BaseException):
 
 
 def implementation_factory(name: Optional[str], bugs: frozenset) -> Optional[Callable[[Config], Any]]:
-    """The factory of the implementation ``name`` (``harness.implementations``)
+    """The factory of the implementation ``name`` (``check.implementations``)
     with ``bugs`` switched on, as a machine or a reduction takes it (None: the
     bundled SUT, built by the machine itself)."""
     if name is None:
@@ -88,7 +89,7 @@ def hypothesis_run(target: object, seed: int, examples: int, steps: int, shrink:
                    detach_at_findings: bool = False, reduce: bool = True,
                    budget_s: Optional[float] = None) -> dict[str, Any]:
     """One seed of one target. ``implementation``: a name of
-    ``harness.implementations`` compared with the model instead of the bundled SUT,
+    ``check.implementations`` compared with the model instead of the bundled SUT,
     with the bug ``target`` switched on (None: the bundled SUT). The machine's name
     depends on the target and the seed only, so runs of one bug with different
     implementations draw the same examples (generation follows the model) until
@@ -101,10 +102,10 @@ def hypothesis_run(target: object, seed: int, examples: int, steps: int, shrink:
     is_variant = isinstance(target, Variant)
     bugs = frozenset() if is_variant else frozenset({target})
     factory = implementation_factory(implementation, bugs)
-    machine = machine_for(variants=frozenset({target}) if is_variant else frozenset(),
-                          bugs=bugs, compare_sut=not is_variant, name=f"TimeToFind_{target.name}_{seed}",  # type: ignore[attr-defined]
-                          profile=profile, rules=rules_of(profile, without), implementation=factory,
-                          detach_at_findings=detach_at_findings)
+    subject = Subject(variants=frozenset({target}) if is_variant else frozenset(), bugs=bugs,
+                      compare=not is_variant, profile=profile, rules=rules_of(profile, without),
+                      implementation=factory, detach_at_findings=detach_at_findings)
+    machine = machine_for(subject, name=f"TimeToFind_{target.name}_{seed}")  # type: ignore[attr-defined]
     cpu_at_failure: list[float] = []
     machine = timed(machine, budget_s, cpu_at_failure)
     t0, cpu0 = time.monotonic(), time.process_time()
@@ -124,8 +125,7 @@ def hypothesis_run(target: object, seed: int, examples: int, steps: int, shrink:
                       shrunk=float(len(failure.trace)) if shrink else None, kind=failure.verdict.kind,
                       cpu_time=cpu_at_failure[0] - cpu0 if cpu_at_failure else None)
         if reduce:
-            reduced = reduce_counterexample(failure.trace, failure.state.config, bugs=machine.bugs,
-                                            compare_sut=machine.compare_sut, implementation=factory)
+            reduced = reduce_counterexample(failure.trace, subject.with_config(failure.state.config))
             result["reduced"] = float(len(reduced.trace))
             result["reduced_on"] = f"{len(reduced.config.assignment)}/{len(reduced.config.brokers)}"
     result["elapsed"] = time.monotonic() - t0
@@ -183,7 +183,7 @@ def random_walk_run(target: object, seed: int, budget_s: float, steps: int,
     t0 = time.monotonic()
     while time.monotonic() - t0 < budget_s:
         config = random_config(rng, target, profile, without)
-        lockstep = LockStep(config, None if isinstance(target, Variant) else sut_factory({target}))
+        lockstep = LockStep(Subject.at(config, bugs=() if isinstance(target, Variant) else {target}))
         walk_rng = random.Random(rng.randrange(2**32))
         verdict = lockstep.check()
         for _ in range(steps):
@@ -252,6 +252,8 @@ def main() -> None:
                     help="a rule of the profile switched off (repeatable)")
     ap.add_argument("--from-raw", metavar="FILE", nargs="+",
                     help="run nothing: print the table of the JSON lines of these --raw files")
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "time_to_find")
     args = ap.parse_args()
     if args.from_raw:
         print_table(read_raw(args.from_raw))
@@ -319,4 +321,5 @@ def print_table(by_target: dict[object, list[dict[str, Any]]]) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

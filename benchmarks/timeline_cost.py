@@ -1,4 +1,4 @@
-"""What recording a counterexample's timeline (harness.timeline) costs.
+"""What recording a counterexample's timeline (check.timeline) costs.
 
 Usage: python benchmarks/timeline_cost.py [--lengths 10 100 400] [--repeat 5]
 
@@ -20,10 +20,11 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.random_walk import random_walk
-from harness.replay import replay
-from harness.schema import STEP, TIMELINE_STEP
-from harness.trace_codec import encode_steps, encode_timeline
+from check.random_walk import random_walk
+from check.replay import replay
+from store.schema import STEP, TIMELINE_STEP
+from store.codec import encode_steps, encode_timeline
+from check.subject import Subject
 from model import Config
 
 CONFIG = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2)
@@ -48,6 +49,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lengths", type=int, nargs="+", default=[10, 100, 400])
     ap.add_argument("--repeat", type=int, default=5)
+    import results  # benchmarks/results.py: --write into docs/results.md
+    results.add_write_option(ap, "timeline_cost")
     args = ap.parse_args()
     header = (f"{'steps':>6} {'replay ms':>10} {'+ timeline ms':>14} {'per step µs':>12} "
               f"{'steps bytes':>12} {'timeline bytes':>15}")
@@ -55,9 +58,9 @@ def main() -> None:
     print("-" * len(header))
     for n in args.lengths:
         trace = tuple(a for a, _ in random_walk(CONFIG, n, seed=n, policy="weighted"))
-        plain = timed(lambda: replay(trace, CONFIG, compare_sut=True), args.repeat)
-        with_tl = timed(lambda: replay(trace, CONFIG, compare_sut=True, timeline=True), args.repeat)
-        moments = replay(trace, CONFIG, compare_sut=True, timeline=True).timeline
+        plain = timed(lambda: replay(trace, Subject.at(CONFIG, compare=True)), args.repeat)
+        with_tl = timed(lambda: replay(trace, Subject.at(CONFIG, compare=True), timeline=True), args.repeat)
+        moments = replay(trace, Subject.at(CONFIG, compare=True), timeline=True).timeline
         assert len(moments) == len(trace), "the walk must replay to its end"
         print(f"{len(trace):>6} {plain * 1e3:>10.1f} {with_tl * 1e3:>14.1f} "
               f"{(with_tl - plain) / len(trace) * 1e6:>12.1f} "
@@ -66,4 +69,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import results
+    results.run(main)

@@ -16,7 +16,7 @@ The policy (``Scheduler.next_unit``, asked whenever a worker is free):
   the search's end: short enough that time moves to where it is needed, long
   enough that a unit is more than Hypothesis's start-up;
 - a target already running gets another shard (its own series of runs, see
-  ``harness.campaign.Target.shard``) when it is still the fairest choice: every
+  ``campaign.unit.Target.shard``) when it is still the fairest choice: every
   worker of an implementation's campaign, the correct target once the flaws are
   found;
 - a target whose unit was lost with its worker (a crash) gets one more try; a
@@ -35,11 +35,14 @@ implementation is ``clean``.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
 import attrs
 
-from .campaign import ENGINES, EXPLORE, SearchTally, Target, UnitResult, WorkUnit
+from .plan import Campaign
+from .targets import Target
+
+from .unit import SearchTally, UnitResult, WorkUnit
 from .workers import check_workers
 
 MIN_UNIT_S = 5.0     # a run of EXAMPLES_PER_RUN examples takes about this long
@@ -148,34 +151,23 @@ class _Track:
 
 
 class Scheduler:
-    """Hands out ``WorkUnit``s for ``targets`` (labels unique; shards are the
-    scheduler's) to ``workers`` workers until ``search_end`` (``time.time()``
-    seconds), each unit with ``deadline`` (no run starts, and shrinking and
-    reduction stop, by then; default ``search_end``), the campaign's ``seed``,
-    ``corpus_dir`` and ``run_id`` and ``engine`` (``harness.campaign.ENGINES``);
-    ``started``: the campaign's start, for ``snapshot``'s elapsed time. Not thread-safe: one runner drives it.
+    """Hands out ``WorkUnit``s for the targets of ``plan`` (``campaign.plan.
+    Campaign``: its seed, corpus, run id and engine go with every unit; shards
+    are the scheduler's) to ``workers`` workers until ``search_end``
+    (``time.time()`` seconds), each unit with ``deadline`` (no run starts, and
+    shrinking and reduction stop, by then; default ``search_end``); ``started``:
+    the campaign's start, for ``snapshot``'s elapsed time. Not thread-safe: one
+    runner drives it. ValueError when ``workers`` is below 1."""
 
-    ValueError when ``targets`` is empty or names a label twice, or ``workers``
-    is below 1, or ``engine`` is not one of ``ENGINES``."""
-
-    def __init__(self, targets: Sequence[Target], workers: int, search_end: float,
-                 deadline: Optional[float] = None, seed: Optional[int] = None, corpus_dir: Optional[str] = None,
-                 run_id: Optional[str] = None, started: Optional[float] = None, engine: str = EXPLORE) -> None:
-        labels = [t.label for t in targets]
-        if not labels:
-            raise ValueError("a campaign needs at least one target")
-        if len(set(labels)) != len(labels):
-            raise ValueError(f"campaign targets must be unique, got {labels}")
+    def __init__(self, plan: Campaign, workers: int, search_end: float, deadline: Optional[float] = None,
+                 started: Optional[float] = None) -> None:
         check_workers(workers)
-        if engine not in ENGINES:
-            raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-        self.engine = engine
-        self.tracks = [_Track(attrs.evolve(t, shard=0)) for t in targets]
+        self.plan = plan
+        self.tracks = [_Track(attrs.evolve(t, shard=0)) for t in plan.targets]
         self._by_label = {t.target.label: t for t in self.tracks}
         self.workers = workers
         self.search_end = search_end
         self.deadline = search_end if deadline is None else deadline
-        self.seed, self.corpus_dir, self.run_id = seed, corpus_dir, run_id
         self.started = started
         self._finished: list[TargetResult] = []
 
@@ -196,9 +188,10 @@ class Scheduler:
         shard = next(s for s in range(len(track.running) + 1) if s not in track.running)
         track.running[shard] = share
         track.started += 1
+        plan = self.plan
         return WorkUnit(attrs.evolve(track.target, shard=shard), share, first_run=track.next_run.get(shard, 0),
-                        seed=self.seed, corpus_dir=self.corpus_dir, run_id=self.run_id, deadline=self.deadline,
-                        engine=self.engine)
+                        seed=plan.seed, corpus_dir=None if plan.corpus_dir is None else str(plan.corpus_dir),
+                        run_id=plan.run_id, deadline=self.deadline, engine=plan.engine)
 
     # ------------------------------------------------------------ coming back
 

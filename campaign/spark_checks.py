@@ -1,5 +1,5 @@
 """Checks made before Spark starts, shared by the campaign on a cluster
-(``harness.spark_pool``) and the Spark report (``spark_reports``): each gives one
+(``campaign.spark_pool``) and the Spark report (``spark_reports``): each gives one
 line naming the option and what it allows, or None. Nothing here imports
 PySpark, so a bad argument is reported in milliseconds, before any JVM starts."""
 
@@ -9,6 +9,8 @@ import re
 import socket
 from typing import Optional
 from urllib.parse import urlsplit
+
+from store.fs import CorpusLocationError, is_uri, location, probe
 
 #: The master URL forms ``check_master`` accepts (Spark's "Master URLs").
 MASTER_FORMS = ("local", "local[N]", "local[*]", "local[N,F]", "local[*,F]", "local-cluster[N,C,M]",
@@ -67,7 +69,7 @@ def check_shared_corpus(corpus: object, option: str = "--corpus") -> Optional[st
     """Why ``corpus`` (a str or path) cannot be a campaign's corpus, or None:
     every worker (a local worker process, a Spark executor) writes it, so it is
     a folder path (a local folder on one machine, a shared mount across hosts)
-    or a URI pyarrow's file systems open (``harness.corpus_fs``: ``s3://``,
+    or a URI pyarrow's file systems open (``store.fs``: ``s3://``,
     ``gs://``, ``hdfs://``; ``file:///PATH`` is that folder path). A URI is
     checked by asking its store, within a few seconds: the line (``option`` and
     the URI first) says that its scheme is unknown (``s3a://``: give
@@ -75,7 +77,6 @@ def check_shared_corpus(corpus: object, option: str = "--corpus") -> Optional[st
     endpoint does not answer, that access is denied (missing or wrong
     credentials), that its bucket does not exist, or that it names a file. Each
     executor opens it again with its own environment (credentials, endpoint)."""
-    from .corpus_fs import CorpusLocationError, is_uri, location, probe
     if not is_uri(corpus):
         return None
     try:

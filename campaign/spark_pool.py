@@ -1,21 +1,21 @@
 """The campaign's work units as Spark tasks: ``SparkPool`` has the interface of
-``harness.workers.WorkerPool`` (``size``, ``idle``, ``busy``, ``submit``,
-``wait``, ``stop``, ``close``), so ``harness.runner.run_campaign(...,
+``campaign.workers.WorkerPool`` (``size``, ``idle``, ``busy``, ``submit``,
+``wait``, ``stop``, ``close``), so ``campaign.runner.run_campaign(...,
 master=URL)`` drives a Spark cluster (or ``local[N]``) as it drives local
 worker processes.
 
 A submitted unit is a one-task Spark job, started from a driver thread of its
 own in a job group of its own (``setJobGroup(..., interruptOnCancel=True)``).
-The task runs ``setup()`` (``harness.campaign.preload``) once per Python
-worker, then ``work(unit, progress, worker)`` (``harness.campaign.run_unit``),
+The task runs ``setup()`` (``campaign.unit.preload``) once per Python
+worker, then ``work(unit, progress, worker)`` (``campaign.unit.run_unit``),
 and returns the unit's ``UnitResult``: DONE. What the work passes to
 ``progress`` while it runs reaches ``wait`` as PROGRESS, as from a local
 worker, over a TCP connection from the task to the driver
-(``harness.spark_progress``: executors always reach the driver; the corpus
+(``campaign.spark_progress``: executors always reach the driver; the corpus
 need not be a folder for it). A failed task (an exception, its
 Python worker or its executor lost) is LOST with one line saying why and
 where; Spark does not retry it (``spark.task.maxFailures`` 1), the scheduler
-decides (``harness.scheduler.Scheduler.lost``). ``worker`` names the executor:
+decides (``campaign.scheduler.Scheduler.lost``). ``worker`` names the executor:
 ``executor-ID@HOST`` (``executor-driver@HOST`` under ``local[N]``), which the
 corpus rows keep in their ``worker`` column.
 
@@ -28,7 +28,7 @@ attrs, pyarrow; JPype for ``implementation:kafka``). Kafka's jars are not
 the executor JVM's (``spark.jars`` would not reach them): ``kafka_bridge``
 starts a JVM of its own in the Python worker (JPype), which reads them from
 ``$REPLICHECK_KAFKA_LIB``. For each of the ``implementations`` given, the
-driver's folders it needs (``harness.implementations.executor_folders``: for
+driver's folders it needs (``check.implementations.executor_folders``: for
 "kafka", the folder of Kafka's jars) go to the executors as one archive each
 (``SparkContext.addArchive``, stored uncompressed, unpacked by Spark into its
 files folder), and a task sets the variable to the unpacked folder
@@ -39,10 +39,10 @@ The corpus. Units write their rows where the driver names (``corpus_dir``), so
 it must be a place the driver and every executor reach: a folder path (a local
 folder with ``local[N]`` or a cluster on this machine, a shared mount (NFS)
 otherwise), or a URI pyarrow opens (``s3://``, ``gs://``, ``hdfs://``:
-``harness.corpus_fs``), which each executor opens again with its own
+``store.fs``), which each executor opens again with its own
 environment (credentials, endpoint). One that cannot be used (an unknown
 scheme, an unreachable store, a missing bucket) is refused before Spark starts
-(``harness.spark_checks.check_shared_corpus``).
+(``campaign.spark_checks.check_shared_corpus``).
 
 Output. Spark's driver log and the driver JVM's own output go to a file
 beside the workers' log (``<log_path without .log>.spark.log``, level WARN),
@@ -51,7 +51,7 @@ unit prints goes to ``log_path`` when its folder exists on the executor (else
 to the executor's own stderr file).
 
 Stopping. ``stop`` asks every running unit to stop over its task's connection
-to the driver (``harness.spark_progress``), or, for a task that could not
+to the driver (``campaign.spark_progress``), or, for a task that could not
 connect, through a file in a folder corpus (``.spark-stop/``, polled by the
 task): the unit unwinds as a
 local worker does on SIGTERM, writing what it found; the job groups of units
@@ -79,16 +79,18 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 import attrs
 
-from .corpus_fs import is_uri, one_line
-from .implementations import executor_folders
+from check.implementations import executor_folders
+from store.fs import is_uri, one_line
+
+from .plan import Campaign
 from .spark_checks import check_master, check_shared_corpus, is_local_master, on_loopback
 from .spark_progress import Address, ProgressListener, ProgressSender
-from .workers import DONE, LOST, PROGRESS, Event, Stopped, _stop_on_sigterm, check_workers
+from .workers import DONE, LOST, PROGRESS, Event, Stopped, _stop_on_sigterm
 
-#: The packages a unit imports (``harness.campaign.run_unit`` and everything it
-#: loads, ``harness.campaign.preload``; ``kafka_bridge`` for an implementation),
+#: The packages a unit imports (``campaign.unit.run_unit`` and everything it
+#: loads, ``campaign.unit.preload``; ``kafka_bridge`` for an implementation),
 #: shipped to the executors as one zip.
-SHIPPED = ("model", "properties", "sut", "harness", "kafka_bridge")
+SHIPPED = ("model", "properties", "sut", "check", "store", "campaign", "kafka_bridge")
 #: Seconds to wait for a first executor to register before giving up.
 REGISTER_S = 60.0
 #: The executors' cores (the pool's size) are taken once they have not changed
@@ -142,32 +144,30 @@ class _Job:
 
 
 class SparkPool:
-    """Units run as Spark tasks on ``master`` (a Spark master URL,
-    ``harness.spark_checks.MASTER_FORMS``). ``size``: how many units run at
-    once (None: the executors' total cores, divided by ``spark.task.cpus``,
-    once they have registered); ``work``, ``setup``: as ``WorkerPool``'s, and
-    importable on the executors (a function of ``SHIPPED``); ``log_path``: the
-    units' output (appended; None: discarded), Spark's log beside it;
-    ``corpus_dir``: the campaign's corpus (a shared folder path; the stop
-    files go there); ``implementations``: the names
-    (``harness.implementations.NAMES``) the units build, whose folders are
-    shipped (module doc).
+    """The units of ``plan`` (a ``campaign.plan.Campaign`` with a ``master``: a
+    Spark master URL, ``campaign.spark_checks.MASTER_FORMS``) run as Spark tasks.
+    Of the plan: ``workers``, how many units run at once (None: the executors'
+    total cores, divided by ``spark.task.cpus``, once they have registered);
+    ``log_path``, the units' output (appended; None: discarded), Spark's log
+    beside it; ``corpus_dir``, the campaign's corpus (a shared folder path; the
+    stop files go there); its targets' implementations, whose folders are shipped
+    (module doc). ``work``, ``setup``: as ``WorkerPool``'s, and importable on the
+    executors (a function of ``SHIPPED``).
 
     Starts Spark (some seconds: the driver's JVM, the executors). ValueError
-    names a bad ``master``, ``size`` or ``corpus_dir`` (before Spark starts);
+    names a bad ``master`` or ``corpus_dir`` (before Spark starts);
     SparkUnavailable when no executor registers within ``register_s`` seconds
     or Spark cannot start here."""
 
-    def __init__(self, master: str, work: Callable, size: Optional[int] = None, setup: Optional[Callable] = None,
-                 log_path: Optional[str] = None, corpus_dir: Optional[str] = None,
-                 app_name: str = "replicheck-fuzz", register_s: float = REGISTER_S,
-                 implementations: Sequence[str] = ()) -> None:
+    def __init__(self, plan: Campaign, work: Callable, setup: Optional[Callable] = None,
+                 app_name: str = "replicheck-fuzz", register_s: float = REGISTER_S) -> None:
+        master, size, log_path, corpus_dir = plan.master, plan.workers, plan.log_path, plan.corpus_dir
+        if master is None:
+            raise ValueError("a campaign on Spark needs a master")
         problem = check_master(master) or (None if corpus_dir is None else check_shared_corpus(corpus_dir,
                                                                                              "corpus_dir"))
         if problem is not None:
             raise ValueError(problem)
-        if size is not None:
-            check_workers(size)
         from pyspark import SparkContext
         if SparkContext._active_spark_context is not None:
             raise SparkUnavailable("a SparkContext is already running in this process; a campaign on Spark starts "
@@ -194,7 +194,7 @@ class SparkPool:
         self._sc: Any = None
         try:
             self._sc = self._start(app_name)
-            self._shipped = self._ship(implementations)
+            self._shipped = self._ship(plan.implementations)
             self._listener = self._listen()
             cores = self._wait_for_executors(register_s)
         except BaseException:
@@ -278,7 +278,7 @@ class SparkPool:
             "spark.pyspark.python": sys.executable,
             "spark.pyspark.driver.python": sys.executable,
             "spark.python.worker.reuse": "true",            # setup() once per Python worker
-            "spark.task.maxFailures": "1",                   # a lost unit: harness.scheduler decides
+            "spark.task.maxFailures": "1",                   # a lost unit: campaign.scheduler decides
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
             "spark.driver.extraJavaOptions": f"-Dlog4j.configurationFile=file:{self._log4j_file()}",

@@ -1,5 +1,5 @@
 """A running Spark task's progress values, back to the driver while it runs
-(``harness.spark_pool``): the channel local worker processes have in their pipe.
+(``campaign.spark_pool``): the channel local worker processes have in their pipe.
 
 The channel is a TCP connection from the task to a port the driver listens on,
 at the address Spark's executors reach the driver by (``spark.driver.host``).

@@ -3,7 +3,7 @@ a field-by-field diff between two states (model vs SUT)."""
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Optional, Sequence
 
 import attrs
 
@@ -91,3 +91,11 @@ def diff(model_state: object, sut_state: object, limit: int = 20, root: str = "s
             out.append("…")
             break
     return out
+
+
+def first_difference_path(differences: Sequence[str]) -> Optional[str]:
+    """The field path of the first ``path: model=… sut=…`` line of a diff."""
+    for line in differences:
+        if ": model=" in line:
+            return line.split(": model=", 1)[0]
+    return None

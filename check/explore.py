@@ -4,7 +4,7 @@ abstract states.
 The machine's own policy (``ReplicationMachine``: its configurations, swarm,
 fault spacing, warm-up writes, compound steps, every action through the one
 lockstep check) makes each choice, drawn from a ``random.Random``
-(``harness.strategies.RandomDraws``) instead of Hypothesis. What this adds is
+(``check.strategies.RandomDraws``) instead of Hypothesis. What this adds is
 where each burst of steps starts:
 
 - an archive maps each *cell* — an abstract protocol state (``cell_of``: the
@@ -23,12 +23,12 @@ where each burst of steps starts:
 - with an ``unguided_share``, that share of the steps goes to whole fresh
   examples of the machine's policy instead, kept out of the archive: some flaws
   need one long coherent example (one swarm, one fault spacing) more than a
-  state reached again (the campaign runs both, ``harness.campaign``).
+  state reached again (the campaign runs both, ``campaign.unit``).
 
 A failure is the lockstep's ``Verdict`` (the failing example's whole trace from
 its initial state, the forks' prefixes included), raised by the machine as
 ``CheckFailed``; the explorer returns it with what the search did. The trace is
-not shrunk: ``harness.corpus.reduce_failure`` reduces it (ddmin, smaller
+not shrunk: ``check.refine.reduced`` reduces it (ddmin, smaller
 configurations) as it does a Hypothesis counterexample.
 
 Sources: Ecoffet et al., "First return, then explore" (Go-Explore, Nature 2021);
@@ -130,6 +130,16 @@ class _Entry:
     @property
     def steps(self) -> int:
         return len(self.snapshot.trace)
+
+
+@attrs.frozen
+class Exploration:
+    """How one explorer run searches: ``guided`` and ``unguided_share`` as
+    ``Explorer`` takes them, ``shorten_s`` as ``Explorer.run`` does."""
+
+    guided: bool = True
+    unguided_share: float = 0.0
+    shorten_s: float = 0.0
 
 
 @attrs.frozen
@@ -272,36 +282,3 @@ class Explorer:
         took = time.monotonic() - t0
         return ExploreResult(best, self.examples, self.bursts, stats.steps - steps0, len(self.archive), took,
                              found_s)
-
-
-#: The ``profile`` column of an explorer run's ``runs`` row (a Hypothesis run's
-#: holds the Hypothesis settings profile).
-EXPLORE_PROFILE = "explore"
-
-
-def run_explorer(machine_cls: type, seconds: float, seed: int, *, writer: Any = None,
-                 test_id: Optional[str] = None, reduce_s: Optional[float] = None,
-                 guided: bool = True, shorten_s: float = 0.0, unguided_share: float = 0.0) -> ExploreResult:
-    """One explorer run of ``machine_cls`` for ``seconds``, recorded as
-    ``harness.corpus.run_machine`` records a Hypothesis run: with ``writer`` (a
-    ``CorpusWriter``), the failure's counterexample rows — reduced first, within
-    ``reduce_s`` seconds, when given — are written before this returns, and a
-    ``runs`` row is buffered (``seed``: the run's seed, ``profile``:
-    ``EXPLORE_PROFILE``). ``guided``, ``unguided_share``: see ``Explorer``;
-    ``shorten_s``: see ``Explorer.run``. Raises the
-    failure as ``CheckFailed`` (after recording); else returns what the search
-    did."""
-    from .corpus import RunObserver
-    from .failures import failure_for
-    run = RunObserver(machine_cls, test_id)
-    run.seed, run.profile = str(seed), EXPLORE_PROFILE
-    try:
-        with run:
-            result = Explorer(machine_cls, seed, guided=guided, unguided_share=unguided_share).run(
-                seconds, shorten_s=shorten_s)
-            if result.verdict is not None:
-                raise failure_for(result.verdict)
-    finally:
-        if writer is not None:
-            writer.record(run, reduce_s)
-    return result

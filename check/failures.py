@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from model import Action, ClusterState, Observation
 
-from .lockstep import Verdict
+from .finding import Finding, Search, findings
+from .subject import Subject
+from .verdict import Verdict
 
 
 class CheckFailed(AssertionError):
@@ -74,3 +78,19 @@ def failure_for(verdict: Verdict) -> CheckFailed:
     cls = {"property": PropertyViolated, "divergence": SutDiverged, "outcome": SutDiverged, "enablement": SutDiverged,
            "harness_error": HarnessFailure}[verdict.kind]
     return cls(verdict)
+
+
+def verdicts_of(exc: BaseException) -> Iterator[Verdict]:
+    """The verdict of every ``CheckFailed`` in ``exc`` (exception groups
+    flattened); any other exception (a health check, an interrupt) has none."""
+    if isinstance(exc, BaseExceptionGroup):
+        for e in exc.exceptions:
+            yield from verdicts_of(e)
+    elif isinstance(exc, CheckFailed):
+        yield exc.verdict
+
+
+def findings_of(exc: BaseException, subject: Subject = Subject(), search: Search = Search()) -> tuple[Finding, ...]:
+    """The findings an exception out of a run of ``subject`` carries: those of the
+    verdict of every ``CheckFailed`` in it (``verdicts_of``), with ``search``."""
+    return tuple(f for v in verdicts_of(exc) for f in findings(v, subject, search))

@@ -1,14 +1,15 @@
-"""Implementations under test by name, so a corpus row says which one it was
-found with and a replay takes the same one.
+"""Implementations under test, from a ``Subject``: what the lockstep builds and
+compares with the model.
 
-A row's ``implementation`` is null for the bundled SUT (``sut.Cluster`` with the
-row's bugs; or the model alone, by replay's rule for variants), ``"kafka"`` for
-``kafka_bridge.implementation``, and ``"module:qualname"`` for any other factory,
-which replay imports.
+A subject's implementation is None for the bundled SUT (``sut.Cluster`` with the
+subject's bugs), ``"kafka"`` for Apache Kafka's own classes
+(``kafka_bridge.implementation``), ``"module:qualname"`` of any other factory
+``Config -> implementation`` (imported here, so a corpus row names the one it was
+found with and a replay takes the same one), or such a factory itself.
 
 The campaign (``replicheck fuzz --implementation NAME``) and the pytest option
-``--implementation NAME`` build their machine from ``machine_options(NAME)``:
-the factory, the profile it follows and whether the properties are checked.
+``--implementation NAME`` put NAME under test as ``subject_for(NAME)``: the
+profile it follows and whether the properties are checked.
 """
 
 from __future__ import annotations
@@ -17,11 +18,18 @@ import importlib
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-KAFKA = "kafka"
+from model import CHAPTERS
+from model import KAFKA as KAFKA_PROFILE
+from model import Config
+from sut import Cluster
+
+from .subject import KAFKA, Subject
 
 #: The implementations known by a short name: a campaign target
 #: ``implementation:NAME`` may name these (a ``module:qualname`` has no target).
 NAMES = (KAFKA,)
+
+_ALLOWED = f"null (the bundled SUT), {KAFKA!r}, or 'module:qualname' of an importable factory"
 
 
 class ImplementationUnavailable(RuntimeError):
@@ -29,21 +37,10 @@ class ImplementationUnavailable(RuntimeError):
     what to run."""
 
 
-def _kafka() -> Callable:
+def _kafka() -> Callable[..., Any]:
+    # Loaded only when named: kafka_bridge starts a JVM (JPype) on first use.
     import kafka_bridge
     return kafka_bridge.implementation
-
-
-def name_of(implementation: Optional[Callable]) -> Optional[str]:
-    """The name a row records for ``implementation`` (None: the bundled SUT)."""
-    if implementation is None:
-        return None
-    try:
-        if implementation is _kafka():
-            return KAFKA
-    except ImportError:
-        pass
-    return f"{implementation.__module__}:{implementation.__qualname__}"
 
 
 def named(name: Optional[str]) -> Optional[Callable[..., Any]]:
@@ -60,12 +57,33 @@ def named(name: Optional[str]) -> Optional[Callable[..., Any]]:
         for part in qualname.split("."):
             found = getattr(found, part)
     except (ImportError, AttributeError, ValueError) as e:
-        raise ValueError(f"implementation {name!r} cannot be loaded ({type(e).__name__}: {e}); allowed: null (the "
-                         f"bundled SUT), {KAFKA!r}, or 'module:qualname' of an importable factory") from None
+        raise ValueError(f"implementation {name!r} cannot be loaded ({type(e).__name__}: {e}); "
+                         f"allowed: {_ALLOWED}") from None
     if not callable(found) or not qualname:
-        raise ValueError(f"implementation {name!r} is not a callable factory; allowed: null (the bundled SUT), "
-                         f"{KAFKA!r}, or 'module:qualname' of an importable factory")
+        raise ValueError(f"implementation {name!r} is not a callable factory; allowed: {_ALLOWED}")
     return found
+
+
+def bundled_sut(bugs: frozenset) -> Callable[[Config], Any]:
+    """Builds the bundled SUT (``sut.Cluster``) with ``bugs`` for a config."""
+    def build(config: Config) -> Any:
+        return Cluster(config, bugs=bugs)
+    return build
+
+
+def factory(subject: Subject) -> Optional[Callable[[Config], Any]]:
+    """What builds the implementation ``subject`` compares with the model from a
+    config: None when it compares none (``Subject.compares``), the bundled SUT
+    with its bugs, the named factory (``named``: ValueError when it cannot be
+    loaded) or the factory given."""
+    if not subject.compares:
+        return None
+    implementation = subject.implementation
+    if implementation is None:
+        return bundled_sut(subject.bugs)
+    if isinstance(implementation, str):
+        return named(implementation)
+    return implementation
 
 
 def unavailable(name: str) -> Optional[str]:
@@ -86,7 +104,7 @@ def executor_folders(name: str) -> dict[str, Path]:
     build the implementation ``name`` as this one does, each by the environment
     variable that names it there: for "kafka", ``kafka_bridge.jvm.LIB_ENV`` and
     this process's folder of Kafka's jars (absolute) when it exists; nothing
-    otherwise. ``harness.spark_pool`` ships them with Spark."""
+    otherwise. ``campaign.spark_pool`` ships them with Spark."""
     if name != KAFKA:
         return {}
     try:
@@ -97,34 +115,20 @@ def executor_folders(name: str) -> dict[str, Path]:
     return {LIB_ENV: folder.resolve()} if folder.is_dir() else {}
 
 
-def reports_properties(name: Optional[str]) -> bool:
-    """Whether a property violation is a failure of the implementation ``name``'s
-    runs (None, the bundled SUT: yes). Not for "kafka" (``machine_options``): only a
-    disagreement with the model is, so a replay of one of its disagreements checks
-    no property, as a run with the properties off found it (a property the Kafka
-    profile's findings break on the way would stop the replay before it)."""
-    return name != KAFKA
-
-
-def machine_options(name: str) -> dict[str, Any]:
-    """The ``harness.machine.machine_for`` arguments that put the implementation
-    ``name`` under test: ``implementation`` (its factory), ``profile``,
-    ``check_properties`` and ``detach_at_findings``.
+def subject_for(name: str) -> Subject:
+    """The subject that puts the implementation ``name`` under test.
 
     "kafka" runs under the Kafka profile, detached at findings: its code follows
     every rule of that profile, whose known findings are property violations of
-    the profile itself (README, "Findings under the Kafka profile"). A property
+    the profile itself (docs: Findings under the Kafka profile). A property
     failing is no failure of the run: it detaches Kafka's code and the model goes
-    on alone (``harness.lockstep.LockStep``), since what follows a finding is its
+    on alone (``check.lockstep.LockStep``), since what follows a finding is its
     consequence (Kafka's controller throws electing a last known leader outside the
     replicas, tests/kafka_bridge/test_kafka_findings.py), not a new disagreement.
     What the run checks is agreement with the model up to there. Any other factory
-    runs under the chapters' profile with every property checked (the defaults of
-    ``machine_for``). Raises ValueError as ``named`` does."""
-    from model import CHAPTERS
-    from model import KAFKA as KAFKA_PROFILE
-    factory = named(name)
+    runs under the chapters' profile with every property checked. Raises
+    ValueError as ``named`` does."""
+    named(name)
     if name == KAFKA:
-        return {"implementation": factory, "profile": KAFKA_PROFILE, "check_properties": True,
-                "detach_at_findings": True}
-    return {"implementation": factory, "profile": CHAPTERS, "check_properties": True, "detach_at_findings": False}
+        return Subject(implementation=KAFKA, profile=KAFKA_PROFILE, detach_at_findings=True)
+    return Subject(implementation=name, profile=CHAPTERS)

@@ -25,109 +25,20 @@ an implementation.
 
 from __future__ import annotations
 
+import copy
 import itertools
-from typing import Any, Callable, Iterable, Optional
-
-import attrs
+from typing import Any, Iterable, Optional
 
 import properties
-from model import (Action, ActionNotEnabled, ClusterState, Config, Observation, Outcome, ProposeIsrExpand,
-                   ProposeIsrShrink, ProposeIsrShrinkMany, Rule, Produce, SendFetch, StartBroker, UnfenceBroker, FenceBroker, UncleanRecovery,
-                   UncleanLeaderElection, CancelReassignment, Consume, ListOffsets, initial_state, observe, outcome,
-                   step, why_not_enabled)
-from properties import Violation
+from model import (Action, ActionNotEnabled, CancelReassignment, ClusterState, Config, Consume, FenceBroker,
+                   ListOffsets, Observation, Outcome, Produce, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
+                   Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UnfenceBroker, initial_state,
+                   observe, outcome, step, why_not_enabled)
 
-from .report import describe, diff
-
-#: Pseudo-property names of the failures that are not property violations.
-SUT_DIFFERS = "SutDiffersFromModel"
-HARNESS_ERROR = "HarnessError"
-
-#: What a verdict can say: a property failed on the model; the implementation's
-#: observable state differs from the model's (or it refused an action the model
-#: took); an action's outcome differs; it disagrees on whether an action is
-#: enabled; an exception in the model or the implementation.
-KINDS = ("property", "divergence", "outcome", "enablement", "harness_error")
-
-
-def trace_tail(trace: tuple, n: int = 12) -> str:
-    """The last ``n`` steps, numbered from 1."""
-    start = max(0, len(trace) - n)
-    return "\n".join(f"  {i + 1:3}. {a!r}" for i, a in enumerate(trace[start:], start))
-
-
-@attrs.frozen
-class Verdict:
-    """What one lockstep step found wrong.
-
-    kind: one of ``KINDS``. properties: the failing properties, in order (for the
-    other kinds ``SutDiffersFromModel`` or ``HarnessError``). text: the report.
-    template: what the corpus signature is made of (the first violation's message,
-    the first differing field path, the refusal or the error); template_is_path:
-    whether it is a field path. state: the model state at the failure (its config
-    the run's). trace: every action taken, the failing one last. violations,
-    differences: the details; observed: the implementation's observation when
-    one was compared."""
-
-    kind: str
-    properties: tuple[str, ...]
-    text: str
-    template: str
-    state: ClusterState
-    trace: tuple
-    template_is_path: bool = False
-    violations: tuple[Violation, ...] = ()
-    differences: tuple[str, ...] = ()
-    observed: Optional[Observation] = None
-
-    @property
-    def config(self) -> Config:
-        return self.state.config
-
-    def for_property(self, prop: str) -> "Verdict":
-        """This verdict narrowed to one failing property (the corpus keeps a row per
-        property)."""
-        vs = tuple(v for v in self.violations if v.property == prop)
-        return attrs.evolve(self, properties=(prop,), violations=vs, template=vs[0].message if vs else self.template)
-
-
-def _property_verdict(violations: tuple[Violation, ...], state: ClusterState, trace: tuple) -> Verdict:
-    text = ("property violated after step " + str(len(trace)) + ":\n  " + "\n  ".join(str(v) for v in violations)
-            + "\n\n" + describe(state) + "\n\nlast steps:\n" + trace_tail(trace))
-    return Verdict("property", tuple(dict.fromkeys(v.property for v in violations)), text, violations[0].message,
-                   state, trace, violations=violations)
-
-
-def _divergence_verdict(state: ClusterState, observed: Optional[Observation], trace: tuple,
-                        differences: tuple[str, ...], kind: str = "divergence") -> Verdict:
-    from .trace_codec import first_difference_path
-    last = f" ({trace[-1]!r})" if trace else ""
-    what = "the outcome of the last step" if kind == "outcome" else "the observed state"
-    text = (f"SUT differs from model after step {len(trace)}{last} in {what}:\n  " + "\n  ".join(differences)
-            + "\n\nmodel:\n" + describe(state) + "\n\nlast steps:\n" + trace_tail(trace))
-    first = differences[0] if differences else ""
-    path = first_difference_path(list(differences)) if kind != "enablement" else None
-    return Verdict(kind, (SUT_DIFFERS,), text, path or first, state, trace, template_is_path=path is not None,
-                   differences=differences, observed=observed)
-
-
-def refusal_verdict(state: ClusterState, trace: tuple, action: Action, reason: str) -> Verdict:
-    """The implementation refused ``action``, which the model took (the last of ``trace``)."""
-    refused = f"the SUT refuses {action!r}, which the model takes: {reason}"
-    text = (f"SUT differs from model after step {len(trace)}: {refused}\n\nmodel:\n" + describe(state)
-            + "\n\nlast steps:\n" + trace_tail(trace))
-    return Verdict("divergence", (SUT_DIFFERS,), text, f"the SUT refuses {type(action).__name__}: {reason}",
-                   state, trace, differences=(refused,))
-
-
-def error_verdict(state: ClusterState, trace: tuple, error: BaseException, where: str = "") -> Verdict:
-    """An exception in the model, the implementation (``where``: " from the SUT")
-    or the harness, after ``trace``."""
-    message = f"{type(error).__name__}{where}: {error}"
-    text = (f"harness error after step {len(trace)}: {message}\n\nmodel:\n" + describe(state)
-            + "\n\nlast steps:\n" + trace_tail(trace))
-    return Verdict("harness_error", (HARNESS_ERROR,), text, message, state, trace)
-
+from .describe import diff
+from .implementations import factory
+from .subject import Subject
+from .verdict import Verdict, divergence_verdict, error_verdict, property_verdict, refusal_verdict
 
 # ------------------------------------------------------------------ enablement probes
 
@@ -174,20 +85,10 @@ def enablement_disagreements(state: ClusterState, implementation: Any,
 
 # ---------------------------------------------------------------------- the check
 
-def sut_factory(bugs: Iterable[Any] = frozenset()) -> Callable[[Config], Any]:
-    """Builds the bundled SUT (``sut.Cluster``) with ``bugs`` for a config."""
-    bugs = frozenset(bugs)
-
-    def build(config: Config) -> Any:
-        from sut import Cluster
-        return Cluster(config, bugs=bugs)
-    return build
-
-
 class LockStep:
-    """The model and, when ``implementation`` is given (a callable building one from
-    the config, such as ``sut_factory()``), an implementation under test, taking
-    the same actions from the initial state.
+    """The model and the implementation ``subject`` names (``check.implementations.
+    factory``: none when the subject compares none), taking the same actions from
+    the initial state of ``subject.config`` (ValueError when it has none).
 
     ``step(action)`` applies the action to both and checks (see the module doc);
     ``check()`` checks the current state (the initial one, say); ``probe(actions)``
@@ -197,27 +98,27 @@ class LockStep:
     reached.
 
     probes: check the enablement of ``probe_actions`` after every step (the
-    machine does; the default). check_properties: check every property of the
-    model state (off for tests that compare the implementation only, on states
-    whose properties are not theirs to judge, such as the Kafka profile's
-    findings). A state already checked is not checked again.
-    detach_at_findings: a property failing is not a verdict: the implementation is
-    detached there (``detached`` names the failed properties) and the model goes
-    on alone. For an implementation that follows a profile with known findings
-    (Kafka's code under the Kafka profile): once the model shows a finding, what
-    follows is the finding's consequence, not a new disagreement to look for.
+    machine does; the default). The subject's ``check_properties`` (off for an
+    implementation whose profile has known findings, or for tests that compare the
+    implementation only) and ``detach_at_findings`` (a property failing is not a
+    verdict: the implementation is detached there, ``detached`` names the failed
+    properties, and the model goes on alone — once the model shows a finding,
+    what follows is the finding's consequence, not a new disagreement to look
+    for) decide what a property failure does. A state already checked is not
+    checked again.
     """
 
-    def __init__(self, config: Config, implementation: Optional[Callable[[Config], Any]] = None,
-                 probes: bool = True, check_properties: bool = True, detach_at_findings: bool = False) -> None:
-        self.config = config
-        self.state: ClusterState = initial_state(config)
+    def __init__(self, subject: Subject, probes: bool = True) -> None:
+        if subject.config is None:
+            raise ValueError("a lockstep needs a subject with a config (Subject.at(config))")
+        self.subject = subject
+        self.config: Config = subject.config
+        self.state: ClusterState = initial_state(self.config)
         self.trace: list[Action] = []
-        self._factory = implementation
-        self.implementation = None if implementation is None else implementation(config)
+        self._factory = factory(subject)
+        self.implementation = None if self._factory is None else self._factory(self.config)
         self.probes = probes
-        self.check_properties = check_properties
-        self.detach_at_findings = detach_at_findings
+        self.check_properties = subject.check_properties
         #: the properties whose failure detached the implementation (empty: attached)
         self.detached: tuple[str, ...] = ()
         self._checked: Optional[ClusterState] = None
@@ -227,25 +128,30 @@ class LockStep:
         self.last_observed: Optional[Observation] = None
 
     def resumed(self, state: ClusterState, trace: Iterable[Action], detached: tuple[str, ...] = ()) -> "LockStep":
-        """A new lockstep of this one's config and flags at ``state``, which this
-        lockstep reached (and checked) by ``trace`` from the initial state, say
-        earlier in its run: the implementation is built again and takes the
-        trace's actions (``apply`` only, nothing compared: they were, on the way
-        there). ``detached``: the findings it was detached at by then (the
-        implementation is then left out). No deep copy: cheap when the
-        implementation is large, and possible when it cannot be copied (Kafka's
-        ``Partition`` over its files)."""
-        other = LockStep(self.config, None, probes=self.probes, check_properties=self.check_properties,
-                         detach_at_findings=self.detach_at_findings)
+        """A new lockstep of this one's subject at ``state``, which this lockstep
+        reached (and checked) by ``trace`` from the initial state, say earlier in
+        its run: the implementation is built again and takes the trace's actions
+        (``apply`` only, nothing compared: they were, on the way there).
+        ``detached``: the findings it was detached at by then (the implementation
+        is then left out). No deep copy: cheap when the implementation is large,
+        and possible when it cannot be copied (Kafka's ``Partition`` over its
+        files)."""
+        other = copy.copy(self)
         other.state, other.trace, other._checked = state, list(trace), state
-        if detached:
-            other.detached, other.check_properties = detached, False
-        elif self._factory is not None:
-            other._factory = self._factory
+        other.last_outcome = other.last_observed = None
+        other.detached = detached
+        other.check_properties = self.subject.check_properties and not detached
+        other.implementation = None
+        if not detached and self._factory is not None:
             other.implementation = self._factory(self.config)
             for action in other.trace:
                 other.implementation.apply(action)
         return other
+
+    @property
+    def compares(self) -> bool:
+        """Whether an implementation is compared with the model (until detached)."""
+        return self._factory is not None
 
     def probe(self, actions: Iterable[Action]) -> Optional[Verdict]:
         """An enablement verdict when the implementation and the model disagree on
@@ -255,7 +161,7 @@ class LockStep:
         disagreements = enablement_disagreements(self.state, self.implementation, actions)
         if not disagreements:
             return None
-        return _divergence_verdict(self.state, None, tuple(self.trace), disagreements, "enablement")
+        return divergence_verdict(self.state, None, tuple(self.trace), disagreements, "enablement")
 
     def step(self, action: Action) -> Optional[Verdict]:
         """Apply ``action`` to the model (raises ActionNotEnabled as ``model.step``
@@ -282,7 +188,7 @@ class LockStep:
             return error_verdict(self.state, tuple(self.trace), e, " from the SUT")
         expected = outcome(before, new_state, action)
         if got != expected:
-            return _divergence_verdict(self.state, None, tuple(self.trace),
+            return divergence_verdict(self.state, None, tuple(self.trace),
                                        tuple(diff(expected, got, root="outcome")), "outcome")
         return self._check_implementation()
 
@@ -294,13 +200,13 @@ class LockStep:
         if self._checked is self.state or not self.check_properties:
             return None
         violations = properties.check_all(self.state)
-        if violations and self.detach_at_findings:
+        if violations and self.subject.detach_at_findings:
             self.detached = tuple(sorted({v.property for v in violations}))
             self.implementation = None
             self.check_properties = False
             return None
         if violations:
-            return _property_verdict(violations, self.state, tuple(self.trace))
+            return property_verdict(violations, self.state, tuple(self.trace))
         if self.implementation is None:
             self._checked = self.state
         return None
@@ -311,11 +217,11 @@ class LockStep:
         expected, observed = observe(self.state), self.implementation.observe()
         self.last_observed = observed
         if observed != expected:
-            return _divergence_verdict(self.state, observed, tuple(self.trace),
+            return divergence_verdict(self.state, observed, tuple(self.trace),
                                        tuple(diff(expected, observed, root="observed")))
         if self.probes:
             disagreements = enablement_disagreements(self.state, self.implementation)
             if disagreements:
-                return _divergence_verdict(self.state, observed, tuple(self.trace), disagreements, "enablement")
+                return divergence_verdict(self.state, observed, tuple(self.trace), disagreements, "enablement")
         self._checked = self.state
         return None

@@ -5,25 +5,25 @@ family, checking every property, the SUT's outcomes and its observation after ev
 from __future__ import annotations
 
 import time
-from collections import Counter
-from typing import Any, Callable, Optional
-
-import attrs
+from typing import Any, Optional
 
 from hypothesis import currently_in_test_context, event, note
 from hypothesis.errors import HypothesisException
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from model import (ACTION_TYPES, ACTIONS, CHAPTERS, NO_LEADER, PROFILES, Action, ClusterState, Config,
+from model import (ACTION_TYPES, ACTIONS, NO_LEADER, Action, ClusterState, Config,
                    ControlledShutdown, FenceBroker, Produce, Reassign, ReplicateMetadata, SendFetch, StartBroker,
-                   UncleanRecovery, UncleanShutdown, UnfenceBroker, Variant, enabled_actions, family_of,
+                   UncleanRecovery, UncleanShutdown, UnfenceBroker, enabled_actions, family_of,
                    why_not_enabled)
 
 from .coverage import events_between
 from .failures import CheckFailed, failure_for
-from .lockstep import LockStep, Verdict, error_verdict, sut_factory
+from .lockstep import LockStep
+from .statistics import RunStats
 from .strategies import Draws, HypothesisDraws, configs, draw_config
+from .subject import Subject
+from .verdict import Verdict, error_verdict
 
 
 #: Actions that send a request without delivering a message: the start of an
@@ -75,51 +75,22 @@ RESTART_PHASES = (
 RECEIVERS: dict[str, type] = {k.receives: k.cls for k in ACTIONS if k.receives and k.receives != "any"}
 
 
-@attrs.define
-class RunStats:
-    """What one machine run (all its examples) did: the ``runs`` table's baseline
-    for lift analysis. Accumulated by every example's teardown."""
-
-    examples: int = 0
-    steps: int = 0
-    started: Optional[float] = None            # time.monotonic() of the first example
-    first_failure_s: Optional[float] = None    # seconds from the start to the first failure
-    first_failure_examples: Optional[int] = None  # examples run when it was found (1-based)
-    family_counts: Counter = attrs.Factory(Counter)
-    action_counts: Counter = attrs.Factory(Counter)
-    event_counts: Counter = attrs.Factory(Counter)
-
-
 class ReplicationMachine(RuleBasedStateMachine):
-    """Model (and SUT) under one drawn Config; one rule per action family, each
-    drawing only among the model's enabled actions of that family.
+    """Model (and the implementation under test beside it) under one drawn Config;
+    one rule per action family, each drawing only among the model's enabled
+    actions of that family.
 
-    Class attributes select the run: ``variants`` (protocol flaws switched into
-    the model), ``bugs`` (SUT bugs), ``compare_sut`` (apply every action to
-    ``sut.Cluster`` too and compare outcomes and observations), ``implementation``
-    (a factory ``Config -> implementation`` to compare instead of the bundled SUT,
-    see ``harness.lockstep``), ``lossy_budget`` (lossy unclean
-    shutdowns allowed per run; None: MinISR - 1, the fault budget of §6.2),
-    ``unclean_leader_election`` (None: drawn), ``profile`` and ``model_rules``
-    (whose rules the model and the SUT follow, ``model.profile``; the rules default
-    to the profile's), ``check_properties`` (False: compare the implementation with
-    the model only, as when Kafka's own code is under test and the profile's known
-    findings are not what the run is about), ``detach_at_findings`` (a property
-    failing ends the comparison instead of the run: see ``harness.lockstep``; each
-    is counted as the event ``finding reached: <properties>``).
+    ``subject`` (a ``check.subject.Subject``, set per subclass by ``machine_for``)
+    says what is under test: the configurations drawn (its profile, rules,
+    variants, unclean leader election; or its fixed config), the implementation
+    compared and its SUT bugs, the fault budget, whether the properties are checked
+    and whether a property failing detaches the implementation instead of failing
+    the run (each detachment is counted as the event ``finding reached:
+    <properties>``). ``run_stats`` accumulates what every example did.
     """
 
-    variants: frozenset[Variant] = frozenset()
-    profile: str = CHAPTERS
-    model_rules: Optional[frozenset] = None  # None: the profile's (``rules`` is Hypothesis's)
-    bugs: frozenset = frozenset()
-    compare_sut: bool = False
-    implementation: Optional[Any] = None  # staticmethod-wrapped factory, set by machine_for
+    subject: Subject = Subject()
     run_stats: RunStats = RunStats()  # replaced per subclass by machine_for
-    lossy_budget: Optional[int] = None
-    unclean_leader_election: Optional[bool] = None
-    check_properties: bool = True
-    detach_at_findings: bool = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -137,13 +108,12 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     @initialize(data=st.data())
     def setup(self, data: st.DataObject) -> None:
-        config = data.draw(configs(self.variants, self.unclean_leader_election, self.profile, self.model_rules),
-                           label="config")
+        config = self.subject.config or data.draw(configs(self.subject), label="config")
         self.begin(config, HypothesisDraws(data.draw))
 
     def draw_config(self, draws: Draws) -> Config:
-        """A configuration of this machine's run selection (variants, profile, …)."""
-        return draw_config(draws, self.variants, self.unclean_leader_election, self.profile, self.model_rules)
+        """A configuration of this machine's subject (its fixed one, or one drawn)."""
+        return self.subject.config or draw_config(draws, self.subject)
 
     def begin(self, config: Config, draws: Draws) -> None:
         """Start an example under ``config``: the fault spacing, the warm-up writes
@@ -161,9 +131,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         if currently_in_test_context():
             note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}; "
                  f"swarm: {', '.join(f'{c.__name__} x{f:g}' for c, f in swarm.items() if f != 1) or 'none'}")
-        factory = self.implementation or (sut_factory(self.bugs) if self.compare_sut else None)
-        self.lockstep = LockStep(self.config, factory, check_properties=self.check_properties,
-                                 detach_at_findings=self.detach_at_findings)
+        self.lockstep = LockStep(self.subject.with_config(config))
         self.state = self.lockstep.state
         self._check()
         for _ in range(warm_up):
@@ -177,13 +145,13 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     def reswarm(self, draws: Draws) -> None:
         """Draw the fault spacing and the swarm again mid-example: a search that
-        branches from a state it reached (``harness.explore``) goes on from it
+        branches from a state it reached (``check.explore``) goes on from it
         with another emphasis."""
         self.fault_spacing = draws.integer(0, MAX_FAULT_SPACING, "fault spacing")
         self._draw_swarm(draws)
 
     def act(self, family: str, draws: Draws) -> None:
-        """One rule step of ``family`` (one of ``harness.explore.FAMILIES``), its
+        """One rule step of ``family`` (one of ``check.explore.FAMILIES``), its
         choices drawn from ``draws``; raises ``CheckFailed`` with the verdict of a
         failure."""
         self._guarded(lambda: self._do(family, draws))
@@ -216,7 +184,8 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     def budget(self) -> int:
         assert self.config is not None
-        return self.config.min_isr - 1 if self.lossy_budget is None else self.lossy_budget
+        budget = self.subject.lossy_budget
+        return self.config.min_isr - 1 if budget is None else budget
 
     def _allowed(self, action: Action, spaced: bool, swarm: bool = True) -> bool:
         assert self.state is not None
@@ -495,32 +464,8 @@ class ReplicationMachine(RuleBasedStateMachine):
         self._check()
 
 
-def machine_for(variants: frozenset[Variant] = frozenset(), bugs: frozenset = frozenset(),
-                compare_sut: Optional[bool] = None, lossy_budget: Optional[int] = None,
-                unclean_leader_election: Optional[bool] = None, name: Optional[str] = None,
-                profile: str = CHAPTERS, rules: Optional[frozenset] = None,
-                implementation: Optional[Callable[[Config], Any]] = None, check_properties: bool = True,
-                detach_at_findings: bool = False) -> type:
-    """A ReplicationMachine subclass for one run selection. ``compare_sut`` defaults
-    to True unless variants are on (a variant run checks the properties on the
-    model; the SUT implements the correct protocol). ``profile``: whose rules
-    (``model.PROFILES``; ValueError names the allowed ones); ``rules``: the rules in
-    force instead of the profile's (say, the profile's minus one).
-    ``implementation``: a factory building the implementation under test from a
-    ``Config`` (the interface of ``harness.lockstep``), compared instead of the
-    bundled SUT; ``bugs`` then only name the run. ``check_properties`` and
-    ``detach_at_findings``: see ``ReplicationMachine``."""
-    if profile not in PROFILES:
-        raise ValueError(f"profile must be one of {tuple(PROFILES)}, got {profile!r}")
-    if compare_sut is None:
-        compare_sut = implementation is not None or not variants
-    label = name or "ReplicationMachine" + "".join(
-        f"_{x.name if hasattr(x, 'name') else x}" for x in sorted(variants | frozenset(bugs), key=str)) + (
-        "" if profile == CHAPTERS else "_" + profile.replace("-", "_").replace(".", "_"))
-    return type(label, (ReplicationMachine,), {
-        "variants": frozenset(variants), "bugs": frozenset(bugs), "compare_sut": compare_sut,
-        "lossy_budget": lossy_budget, "unclean_leader_election": unclean_leader_election,
-        "profile": profile, "model_rules": None if rules is None else frozenset(rules), "run_stats": RunStats(),
-        "implementation": None if implementation is None else staticmethod(implementation),
-        "check_properties": check_properties, "detach_at_findings": detach_at_findings,
-    })
+def machine_for(subject: Subject = Subject(), name: Optional[str] = None) -> type:
+    """A ReplicationMachine subclass for ``subject`` (its own ``run_stats``), named
+    ``name`` (default: ``ReplicationMachine_<subject label>``)."""
+    label = name or "ReplicationMachine_" + "".join(c if c.isalnum() else "_" for c in subject.label)
+    return type(label, (ReplicationMachine,), {"subject": subject, "run_stats": RunStats()})

@@ -21,7 +21,7 @@ catch-up finds, or that a later step needed, was refused whole: ddmin stopped at
 traces three times their flaw's minimal scenario (benchmarks/reduce_cost.py
 --corpus).
 
-Each candidate is checked by ``harness.replay``, so reduction keeps exactly the
+Each candidate is checked by ``check.replay``, so reduction keeps exactly the
 machine's checks, SUT comparison included.
 
 ``reduce_trace`` works within the trace's configuration. ``reduce_counterexample``
@@ -38,7 +38,7 @@ of a hand-written scenario.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 import attrs
 
@@ -47,6 +47,7 @@ from model import (MIN_BROKERS, ActionNotEnabled, AdvanceTime, Config, ProposeIs
 from model.clock import expiry_delays
 
 from .replay import ReplayResult, TraceNotEnabled, replay
+from .subject import Subject
 
 
 def sends(trace: Sequence[Any], config: Config) -> list[tuple[Any, ...]]:
@@ -282,27 +283,20 @@ class _Failure:
 
     result: ReplayResult
     props: frozenset[str]
-    bugs: frozenset
-    compare_sut: Optional[bool]
-    implementation: Optional[Callable[[Config], Any]] = None
-    check_properties: bool = True
+    subject: Subject
     tried: dict = attrs.field(factory=dict, eq=False, repr=False)
 
     @classmethod
-    def of(cls, trace: Sequence[Any], config: Config, variants: Iterable[Any], bugs: Iterable[Any],
-           compare_sut: Optional[bool], max_seconds: float, prop: Optional[str],
-           implementation: Optional[Callable[[Config], Any]] = None, check_properties: bool = True) -> "_Failure":
+    def of(cls, trace: Sequence[Any], subject: Subject, max_seconds: float, prop: Optional[str]) -> "_Failure":
         if not max_seconds > 0:
             raise ValueError(f"max_seconds must be a positive number of seconds, got {max_seconds!r}")
-        bugs = frozenset(bugs)
-        result = replay(trace, config, frozenset(variants), bugs, compare_sut, implementation,
-                        check_properties=check_properties)
+        result = replay(trace, subject)
         if not result.failed:
             raise ValueError(f"the trace of {len(trace)} steps does not fail; nothing to reduce")
         props = frozenset(result.property_names) if prop is None else frozenset({prop})
         if result.violations and not props & set(result.property_names):
             raise ValueError(f"the trace breaks {', '.join(result.property_names)}, not {prop}")
-        return cls(result, props, bugs, compare_sut, implementation, check_properties)
+        return cls(result, props, subject)
 
     def reproduced(self, candidate: Optional[tuple], config: Config) -> Optional[tuple]:
         """``candidate`` up to its failing step when it fails in ``config`` (which
@@ -316,8 +310,7 @@ class _Failure:
 
     def _reproduced(self, candidate: tuple, config: Config) -> Optional[tuple]:
         try:
-            result = replay(candidate, config, (), self.bugs, self.compare_sut, self.implementation,
-                            check_properties=self.check_properties)
+            result = replay(candidate, self.subject.with_config(config))
         except TraceNotEnabled:
             return None
         if not result.failed:
@@ -433,16 +426,13 @@ def _reduce_within(best: tuple, config: Config, failure: _Failure, deadline: flo
     return best
 
 
-def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] = frozenset(),
-                 bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
-                 max_seconds: float = 60.0, prop: Optional[str] = None,
-                 implementation: Optional[Callable[[Config], Any]] = None, check_properties: bool = True) -> tuple:
-    """The shortest trace found, in ``config``, that still fails as ``trace`` does,
-    and ends at the failing step.
+def reduce_trace(trace: Sequence[Any], subject: Subject, max_seconds: float = 60.0,
+                 prop: Optional[str] = None) -> tuple:
+    """The shortest trace found, in ``subject.config``, that still fails as
+    ``trace`` does, and ends at the failing step.
 
-    Arguments are those of ``harness.replay`` (``implementation``: the factory of
-    the implementation under test, instead of the bundled SUT; ``check_properties``:
-    False for a trace found with the properties off). "Fails as ``trace`` does" means:
+    ``trace`` and ``subject`` are what ``check.replay.replay`` takes (the subject
+    with the trace's config). "Fails as ``trace`` does" means:
     - for a property violation, at least one of the same properties fails (``prop``
       when given: a corpus row's property);
     - otherwise, the failure is of the same kind (the SUT differs, or a harness error).
@@ -455,8 +445,7 @@ def reduce_trace(trace: Sequence[Any], config: Config, variants: Iterable[Any] =
     ``max_seconds`` is not positive, and TraceNotEnabled when a step of it is not
     enabled.
     """
-    failure = _Failure.of(trace, config, variants, bugs, compare_sut, max_seconds, prop, implementation,
-                          check_properties)
+    failure = _Failure.of(trace, subject, max_seconds, prop)
     return _reduce_within(failure.result.trace, failure.result.config, failure, time.monotonic() + max_seconds)
 
 
@@ -471,11 +460,8 @@ class Reduced:
     changes: tuple[str, ...] = ()
 
 
-def reduce_counterexample(trace: Sequence[Any], config: Config, variants: Iterable[Any] = frozenset(),
-                          bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
-                          max_seconds: float = 60.0, prop: Optional[str] = None,
-                          implementation: Optional[Callable[[Config], Any]] = None,
-                          check_properties: bool = True) -> Reduced:
+def reduce_counterexample(trace: Sequence[Any], subject: Subject, max_seconds: float = 60.0,
+                          prop: Optional[str] = None) -> Reduced:
     """``reduce_trace``, then smaller configurations (``smaller_configs``): the
     first one the trace, carried over, still fails in is kept, and the trace is
     reduced again there, until no simplification fails or time is up.
@@ -484,8 +470,7 @@ def reduce_counterexample(trace: Sequence[Any], config: Config, variants: Iterab
     of ``reduce_trace``. The trace never grows: a carried-over trace only loses
     steps. Broker ids in the result are those of the smaller configuration.
     """
-    failure = _Failure.of(trace, config, variants, bugs, compare_sut, max_seconds, prop, implementation,
-                          check_properties)
+    failure = _Failure.of(trace, subject, max_seconds, prop)
     deadline = time.monotonic() + max_seconds
     config = failure.result.config
     best = _ddmin(failure.result.trace, config, failure, deadline)

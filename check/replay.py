@@ -1,11 +1,11 @@
 """Deterministic replay of a trace: the model (and the SUT beside it) take the
 recorded actions one by one from the initial state through the lockstep check
-(``harness.lockstep``), exactly as ``ReplicationMachine`` checks them, and the
+(``check.lockstep``), exactly as ``ReplicationMachine`` checks them, and the
 first failure stops the replay.
 
-``replay(trace, config, variants=frozenset(), bugs=frozenset(), compare_sut=None)``
-returns a ``ReplayResult``; ``replay_counterexample(row)`` replays a corpus row.
-The module itself is callable (``harness.replay(trace, config)``).
+``replay(trace, subject)`` (a ``check.subject.Subject`` with a config:
+``Subject.at(config, bugs=…)``) returns a ``ReplayResult``;
+``campaign.regression.replay_row`` replays a corpus row.
 
 A trace whose step the model does not enable raises ``TraceNotEnabled`` naming
 the step (0-based index and 1-based number), the action and the model's reason.
@@ -13,18 +13,18 @@ the step (0-based index and 1-based number), the action and the model's reason.
 
 from __future__ import annotations
 
-import sys
-import types
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import attrs
 
-from model import ActionNotEnabled, ClusterState, Config, Observation, Variant, observe
+from model import ActionNotEnabled, ClusterState, Config, Observation, observe
 from properties import Violation
 
 from .failures import CheckFailed, failure_for
-from .lockstep import HARNESS_ERROR, SUT_DIFFERS, LockStep, Verdict, sut_factory  # noqa: F401 (re-exported)
+from .lockstep import LockStep
+from .subject import Subject
 from .timeline import Moment, model_moment, moment
+from .verdict import Verdict
 
 
 class TraceNotEnabled(Exception):
@@ -38,21 +38,16 @@ class TraceNotEnabled(Exception):
         super().__init__(f"step {index} (#{index + 1} of {total}) {action!r} is not enabled: {reason}")
 
 
-def sut_available() -> bool:
-    """Whether the SUT package can be imported (replays compare with it only then)."""
-    import importlib.util
-    return importlib.util.find_spec("sut") is not None
-
-
 @attrs.frozen
 class ReplayResult:
     """What a replay found.
 
     verdict: the lockstep's verdict at the failing step (None: no failure).
     state: the model state at the failure (or after the last step); observed: the
-      SUT's observation then (None without SUT). trace: the steps applied (the failing
-      one last). compared_sut: whether the SUT was compared. timeline: one
-      ``harness.timeline.Moment`` per step applied, when asked for (else empty).
+      implementation's observation then (None without one). trace: the steps
+      applied (the failing one last). subject: what was replayed (its config the
+      trace's); compared: whether an implementation was compared. timeline: one
+      ``check.timeline.Moment`` per step applied, when asked for (else empty).
     The other fields read the verdict: violations (empty: none), divergence (the
     differences, None without one), error (an exception's "Type: message"),
     failed_at (steps applied when the failure showed, 0 for the initial state,
@@ -63,10 +58,13 @@ class ReplayResult:
     state: ClusterState
     observed: Optional[Observation]
     trace: tuple
-    config: Config
-    bugs: frozenset = frozenset()
-    compared_sut: bool = False
+    subject: Subject
+    compared: bool = False
     timeline: tuple[Moment, ...] = ()
+
+    @property
+    def config(self) -> Config:
+        return self.state.config
 
     @property
     def failed(self) -> bool:
@@ -120,54 +118,30 @@ class ReplayResult:
         one-line "no failure" summary."""
         if self.verdict is None:
             return (f"no failure: all {len(self.trace)} steps replayed, every property holds"
-                    + (" and the SUT matches the model" if self.compared_sut else ""))
+                    + (" and the SUT matches the model" if self.compared else ""))
         return self.verdict.text
 
 
-def _effective_config(config: Config, variants: Iterable[Variant]) -> Config:
-    variants = frozenset(variants)
-    if variants - config.variants:
-        return attrs.evolve(config, variants=config.variants | variants)
-    return config
+def replay(trace: Sequence[Any], subject: Subject, timeline: bool = False) -> ReplayResult:
+    """Re-execute ``trace`` from the initial state of ``subject.config`` through the
+    lockstep check (``check.lockstep``: the model, every property unless the
+    subject checks none, and the implementation the subject compares, with its
+    outcomes, observation and enablement), as the machine does; stops at the
+    first verdict. Deterministic.
 
-
-def replay(trace: Sequence[Any], config: Config, variants: Iterable[Variant] = frozenset(),
-           bugs: Iterable[Any] = frozenset(), compare_sut: Optional[bool] = None,
-           implementation: Optional[Callable[[Config], Any]] = None, timeline: bool = False,
-           check_properties: bool = True) -> ReplayResult:
-    """Re-execute ``trace`` from ``initial_state(config)`` through the lockstep check
-    (``harness.lockstep``: the model, every property, and ``sut.Cluster(config,
-    bugs=bugs)`` with its outcomes, observation and enablement when comparing), as the machine
-    does; stops at the first verdict. Deterministic.
-
-    ``variants`` are added to ``config.variants``. ``compare_sut``: True/False, or
-    None (default) to compare exactly when no variant is on — the rule
-    ``machine_for`` uses, since variants change the model only and the SUT
-    implements the correct protocol. Without the ``sut`` package no comparison
-    is made. ``implementation``: a factory of another implementation under test
-    to compare instead of the SUT (``harness.lockstep``'s interface). ``timeline``:
-    record what each step visibly did (``harness.timeline``): the implementation's
-    outcome and observation where it gave them, the model's otherwise.
-    ``check_properties``: False compares the implementation with the model only,
-    as the run that found the trace did (``machine_for(check_properties=False)``,
-    the implementation "kafka": a property the Kafka profile's findings break on
-    the way is not the failure replayed). Raises ``TraceNotEnabled`` when the
-    model does not enable a step.
+    ``timeline``: record what each step visibly did (``check.timeline``): the
+    implementation's outcome and observation where it gave them, the model's
+    otherwise. Raises ``TraceNotEnabled`` when the model does not enable a step,
+    ValueError when the subject has no config.
     """
-    config = _effective_config(config, variants)
-    bugs = frozenset(bugs)
-    if compare_sut is None:
-        compare_sut = not config.variants
-    compared = implementation is not None or bool(compare_sut and sut_available())
-    lockstep = LockStep(config, implementation or (sut_factory(bugs) if compared else None),
-                        check_properties=check_properties)
+    lockstep = LockStep(subject)
     trace = tuple(trace)
     moments: list[Moment] = []
 
     def result(verdict: Optional[Verdict]) -> ReplayResult:
         impl = lockstep.implementation
         observed = verdict.observed if verdict is not None else (impl.observe() if impl is not None else None)
-        return ReplayResult(verdict, lockstep.state, observed, tuple(lockstep.trace), config, bugs, compared,
+        return ReplayResult(verdict, lockstep.state, observed, tuple(lockstep.trace), subject, lockstep.compares,
                             tuple(moments))
 
     verdict = lockstep.check()
@@ -201,28 +175,9 @@ def _moment(i: int, action: Any, lockstep: LockStep, before: ClusterState, verdi
     return moment(i, action, got, seen)
 
 
-def replay_counterexample(row: dict[str, Any], compare_sut: Optional[bool] = None) -> ReplayResult:
-    """Replay a corpus ``counterexamples`` row (a dict as read by ``harness.corpus``)."""
-    from .corpus import decode_counterexample
-    decoded = decode_counterexample(row)
-    return replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs, compare_sut=compare_sut,
-                  implementation=decoded.implementation, check_properties=decoded.check_properties)
-
-
 def reproduces(result: ReplayResult, prop: str, kind: str) -> bool:
     """Whether ``result`` shows the recorded failure: ``prop`` among the failing
     properties (a divergence or harness error: the same kind of failure)."""
     if kind == "property":
         return prop in result.property_names and bool(result.violations)
     return result.kind == kind
-
-
-class _CallableModule(types.ModuleType):
-    """Lets ``harness.replay(trace, config, ...)`` call ``replay`` whether
-    ``harness.replay`` resolves to this module or to the function."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> ReplayResult:
-        return replay(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

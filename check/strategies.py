@@ -3,7 +3,7 @@
 Every choice the machine makes (a configuration, an action, how far an
 exchange goes, …) goes through a ``Draws``: ``HypothesisDraws`` draws from
 Hypothesis (the stateful tests, the campaign's machine runs: shrinkable, in the
-example database), ``RandomDraws`` from a ``random.Random`` (``harness.explore``:
+example database), ``RandomDraws`` from a ``random.Random`` (``check.explore``:
 no Hypothesis engine, so a search may branch from any state it reached). The
 same policy code runs under both, so the explorer and the machine explore the
 same space the same way.
@@ -16,7 +16,9 @@ from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from hypothesis import strategies as st
 
-from model import CHAPTERS, PROFILES, UNCLEAN_RECOVERY_STRATEGIES, Config, Rule, Variant
+from model import PROFILES, UNCLEAN_RECOVERY_STRATEGIES, Config, Rule
+
+from .subject import Subject
 
 T = TypeVar("T")
 
@@ -75,30 +77,28 @@ class RandomDraws:
         return self.rng.random() < 0.5
 
 
-def draw_config(draws: Draws, variants: frozenset[Variant] = frozenset(),
-                unclean_leader_election: bool | None = None, profile: str = CHAPTERS,
-                rules: frozenset[Rule] | None = None) -> Config:
-    """A Config: 3–5 brokers, replication factor 2..brokers (a spare broker gives
-    reassignment headroom), MinISR 1..RF, any unclean recovery strategy the
-    rules allow (none under Rule.LAST_KNOWN_LEADER: Kafka has no
-    unclean.recovery.strategy). ``rules`` default to the profile's. Shrinks
+def draw_config(draws: Draws, subject: Subject = Subject()) -> Config:
+    """A Config of ``subject``'s (its variants, profile, rules — default the
+    profile's — and unclean leader election, None: drawn): 3–5 brokers,
+    replication factor 2..brokers (a spare broker gives reassignment headroom),
+    MinISR 1..RF, any unclean recovery strategy the rules allow (none under
+    Rule.LAST_KNOWN_LEADER: Kafka has no unclean.recovery.strategy). Shrinks
     towards 3 brokers, RF 2, MinISR 1, strategy "none"."""
-    rules = PROFILES[profile] if rules is None else rules
+    profile = subject.profile
+    rules = PROFILES[profile] if subject.rules is None else subject.rules
     n = draws.integer(3, 5, "brokers")
     rf = draws.integer(2, n, "replication factor")
     min_isr = draws.integer(1, rf, "MinISR")
     strategies = ("none",) if Rule.LAST_KNOWN_LEADER in rules else UNCLEAN_RECOVERY_STRATEGIES
     strategy = draws.choice(strategies, "unclean recovery")
-    ule = draws.boolean("unclean leader election") if unclean_leader_election is None \
-        else unclean_leader_election
+    ule = draws.boolean("unclean leader election") if subject.unclean_leader_election is None \
+        else subject.unclean_leader_election
     brokers = tuple(range(1, n + 1))
     return Config(brokers=brokers, assignment=brokers[:rf], min_isr=min_isr, unclean_recovery=strategy,
-                  unclean_leader_election=ule, variants=variants, profile=profile, rules=rules)
+                  unclean_leader_election=ule, variants=subject.variants, profile=profile, rules=rules)
 
 
 @st.composite
-def configs(draw: st.DrawFn, variants: frozenset[Variant] = frozenset(),
-            unclean_leader_election: bool | None = None, profile: str = CHAPTERS,
-            rules: frozenset[Rule] | None = None) -> Config:
+def configs(draw: st.DrawFn, subject: Subject = Subject()) -> Config:
     """``draw_config`` as a Hypothesis strategy."""
-    return draw_config(HypothesisDraws(draw), variants, unclean_leader_election, profile, rules)
+    return draw_config(HypothesisDraws(draw), subject)

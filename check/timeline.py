@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 import attrs
 
-from model import Observation, Outcome, kind_of, observe, outcome
+from model import Observation, Outcome, initial_state, kind_of, observe, outcome, step
 
 #: The endpoint value meaning "the controller" (messages carry broker ids otherwise).
 CONTROLLER = None
@@ -106,7 +106,6 @@ def model_timeline(config: Any, trace: Any) -> tuple[Moment, ...]:
     """The model's ``Moment`` of every step of ``trace`` from ``initial_state(config)``,
     properties unchecked (a story that goes on past its first violation, say).
     Raises ``model.ActionNotEnabled`` at a step the model does not enable."""
-    from model import initial_state, step
     state, out = initial_state(config), []
     for i, action in enumerate(trace):
         after = step(state, action)

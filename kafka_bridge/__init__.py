@@ -26,6 +26,7 @@ from typing import Optional
 
 from model import KAFKA, PROFILES, Config
 
+from sut import Cluster
 from sut.components import Components
 
 from .change_builder import KafkaPartitionChangeBuilder
@@ -68,7 +69,6 @@ def implementation(config: Config, bugs: frozenset = frozenset()):
     ``bugs`` reach only the SUT's parts left (the fetcher, the metadata replay).
     Raises ValueError when ``not_applicable(config)``, ``KafkaUnavailable`` when
     Kafka's classes cannot be loaded."""
-    from sut import Cluster
     why = not_applicable(config)
     if why is not None:
         raise ValueError(f"implementation kafka: {why}")

@@ -4,9 +4,9 @@ and the action registry.
 Each action is a frozen attrs value whose repr reads as a scenario step, e.g.
 ``FenceBroker(broker=2)``. ``ACTIONS`` describes each class once (its family,
 whether it is a fault, the message it sends or delivers, its broker fields, its
-default weights); ``FAMILIES``, ``ACTION_TYPES``, the machine's weights and
-faults, the random walk's weights, reduction's broker renaming, the trace codec
-and the reports' action vocabulary are derived from it.
+default weights, its diagram tag); ``FAMILIES``, ``ACTION_TYPES``, the machine's
+weights and faults, the random walk's weights, reduction's broker renaming, the
+trace codec and the reports' action vocabulary and step tags are derived from it.
 """
 
 from __future__ import annotations
@@ -201,6 +201,14 @@ class ActionKind:
       all classes). family_weight: its weight among the enabled classes of its
       family in the machine. swarm: the machine's swarm-testing levels for it (the
       first, 1, is where shrinking goes; 0 leaves it out of an example).
+    tag: how a space-time diagram (``spark_reports.diagram``) labels a step of
+      it, e.g. ``"md+{count}"``: a ``str.format`` template over its fields and,
+      for a client's read, over its ``Outcome``'s (``consumed``,
+      ``list_offsets``; drawn only where the outcome was recorded). A bool
+      field's format spec ``A|B`` reads A when the field is true, else B; a list
+      field's spec is the separator between its items. None: the step is not
+      labelled (the diagram draws the message it sends or delivers, or the
+      write it makes).
     """
 
     cls: type
@@ -213,6 +221,7 @@ class ActionKind:
     weight: float = 1.0
     family_weight: int = 1
     swarm: tuple[float, ...] = (1,)
+    tag: Optional[str] = None
 
     @property
     def name(self) -> str:
@@ -226,39 +235,44 @@ _SLOW = (1, 0.25)         # swarm: restarts slowed (the rest of the family scale
 #: machine (Kafka leaves flushing to the OS by default, so a crash usually finds
 #: records unflushed); faults are rare and the data path frequent in the walk.
 ACTIONS: tuple[ActionKind, ...] = (
-    ActionKind(StartBroker, "lifecycle", broker_fields=("broker",), weight=3.0, family_weight=6, swarm=_SLOW),
-    ActionKind(UnfenceBroker, "lifecycle", broker_fields=("broker",), weight=3.0, family_weight=6, swarm=_SLOW),
-    ActionKind(FenceBroker, "lifecycle", fault=True, broker_fields=("broker",), weight=0.15, swarm=_RARE),
-    ActionKind(ControlledShutdown, "lifecycle", fault=True, broker_fields=("broker",), weight=0.15, swarm=_RARE),
-    ActionKind(UncleanShutdown, "lifecycle", fault=True, broker_fields=("broker",), weight=0.1, swarm=_RARE),
-    ActionKind(Flush, "lifecycle", broker_fields=("broker",), weight=2.0, swarm=_RARE),
-    ActionKind(ReplicateMetadata, "metadata", broker_fields=("broker",), weight=5.0),
+    ActionKind(StartBroker, "lifecycle", broker_fields=("broker",), weight=3.0, family_weight=6, swarm=_SLOW,
+               tag="start"),
+    ActionKind(UnfenceBroker, "lifecycle", broker_fields=("broker",), weight=3.0, family_weight=6, swarm=_SLOW,
+               tag="unfence"),
+    ActionKind(FenceBroker, "lifecycle", fault=True, broker_fields=("broker",), weight=0.15, swarm=_RARE, tag="FENCED"),
+    ActionKind(ControlledShutdown, "lifecycle", fault=True, broker_fields=("broker",), weight=0.15, swarm=_RARE,
+               tag="shutdown"),
+    ActionKind(UncleanShutdown, "lifecycle", fault=True, broker_fields=("broker",), weight=0.1, swarm=_RARE,
+               tag="{lossy:CRASH lossy|crash}"),
+    ActionKind(Flush, "lifecycle", broker_fields=("broker",), weight=2.0, swarm=_RARE, tag="flush"),
+    ActionKind(ReplicateMetadata, "metadata", broker_fields=("broker",), weight=5.0, tag="md+{count}"),
     ActionKind(SendFetch, "fetch", sends="FetchRequest", broker_fields=("follower",), weight=6.0, family_weight=2),
     ActionKind(ReceiveFetchRequest, "fetch", sends="FetchResponse", receives="FetchRequest",
                may_send="AlterPartitionRequest", weight=6.0, family_weight=3),
     ActionKind(ReceiveFetchResponse, "fetch", receives="FetchResponse", weight=6.0, family_weight=3),
     ActionKind(ProposeIsrShrink, "isr", fault=True, sends="AlterPartitionRequest",
-               broker_fields=("leader", "follower"), weight=0.6, swarm=_RARE),
+               broker_fields=("leader", "follower"), weight=0.6, swarm=_RARE, tag="ISR−{follower}"),
     # Not swarmed: a swarm level of its own would be one more draw in every example,
     # the chapters' too, where it is never enabled.
     ActionKind(ProposeIsrShrinkMany, "isr", fault=True, sends="AlterPartitionRequest",
-               broker_fields=("leader", "followers"), weight=0.3),
+               broker_fields=("leader", "followers"), weight=0.3, tag="ISR−{followers:,}"),
     ActionKind(ProposeIsrExpand, "isr", sends="AlterPartitionRequest", broker_fields=("leader", "follower"),
-               weight=3.0, family_weight=3),
+               weight=3.0, family_weight=3, tag="ISR+{follower}"),
     # Not swarmed, as ProposeIsrShrinkMany: only the Kafka profile has a clock.
     ActionKind(AdvanceTime, "isr", weight=1.0, family_weight=2),
     ActionKind(ReceiveAlterPartition, "isr", sends="AlterPartitionResponse", receives="AlterPartitionRequest",
                weight=4.0, family_weight=3),
     ActionKind(ReceiveAlterPartitionResponse, "isr", receives="AlterPartitionResponse", weight=4.0,
                family_weight=3),
-    ActionKind(Reassign, "reassignment", fault=True, broker_fields=("target",), weight=0.15, swarm=_RARE),
-    ActionKind(CancelReassignment, "reassignment", fault=True, weight=0.3, swarm=_RARE),
-    ActionKind(UncleanRecovery, "recovery", weight=2.0, swarm=_RARE),
-    ActionKind(UncleanLeaderElection, "recovery", weight=2.0, swarm=_RARE),
+    ActionKind(Reassign, "reassignment", fault=True, broker_fields=("target",), weight=0.15, swarm=_RARE,
+               tag="reassign→{target}"),
+    ActionKind(CancelReassignment, "reassignment", fault=True, weight=0.3, swarm=_RARE, tag="cancel reassignment"),
+    ActionKind(UncleanRecovery, "recovery", weight=2.0, swarm=_RARE, tag="UNCLEAN RECOVERY"),
+    ActionKind(UncleanLeaderElection, "recovery", weight=2.0, swarm=_RARE, tag="UNCLEAN LEADER ELECTION"),
     ActionKind(DropMessage, "network", fault=True, receives="any", weight=0.3, swarm=_RARE),
     ActionKind(Produce, "client", broker_fields=("broker",), weight=4.0, family_weight=3),
-    ActionKind(Consume, "client", weight=1.5, family_weight=2, swarm=_RARE),
-    ActionKind(ListOffsets, "client", weight=1.5, family_weight=2, swarm=_RARE),
+    ActionKind(Consume, "client", weight=1.5, family_weight=2, swarm=_RARE, tag="consume → {consumed}"),
+    ActionKind(ListOffsets, "client", weight=1.5, family_weight=2, swarm=_RARE, tag="ListOffsets → {list_offsets}"),
 )
 
 #: Action class -> its ``ActionKind``.

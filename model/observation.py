@@ -25,6 +25,7 @@ from typing import Optional
 import attrs
 
 from .actions import Action, ListOffsets, Produce
+from .config import Variant
 from .state import (BrokerRegistration, BrokerStatus, ClusterState, FollowerState, Message, PartitionMetadata,
                     Record, Replica, Role)
 
@@ -176,7 +177,6 @@ def outcome(before: ClusterState, after: ClusterState, action: Action) -> Outcom
         appended = tuple(placed[:1])
     answer = None
     if isinstance(action, ListOffsets):
-        from .config import Variant
         answer = list_offsets_result(after, after.partition.leader,
                                      before_leso=after.config.has(Variant.LIST_OFFSETS_BEFORE_LESO))
     return Outcome(appended=appended, acknowledged=acknowledged, failed=failed,

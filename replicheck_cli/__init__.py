@@ -1,5 +1,5 @@
 """The ``replicheck`` command: ``fuzz`` (the campaign, its progress, kill matrix
-and report), ``replay`` (``harness.cli``) and ``report`` (``spark_reports.cli``).
+and report), ``replay`` (``replicheck_cli.replay``) and ``report`` (``spark_reports.cli``).
 
 The one package that sees every layer: it imports ``harness`` and
 ``spark_reports``, and neither imports it.

@@ -1,16 +1,22 @@
 """The ``replicheck`` command group: ``fuzz`` and ``report`` here, ``replay`` from
-``harness.cli``. Bad arguments exit with status 2 and one line naming the
+``replicheck_cli.replay``. Bad arguments exit with status 2 and one line naming the
 option and what it allows."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
-from harness.cli import replay
+from campaign.spark_checks import check_master, check_shared_corpus
+from campaign.spark_pool import SparkUnavailable
+from check.implementations import ImplementationUnavailable
+from spark_reports.cli import ReportOptions, report as write_report, writable_folder
+from store.fs import RemotePath, location
+
+from .replay import replay
 
 
 @click.group()
@@ -53,18 +59,16 @@ def _err(message: str) -> None:
                    "[default: a random seed, printed]")
 @click.option("--implementation", default=None, metavar="NAME",
               help="run only this implementation under test in lockstep with the model, on every worker for the "
-                   "whole budget (harness.implementations.NAMES: kafka, Kafka's own code under the Kafka "
+                   "whole budget (check.implementations.NAMES: kafka, Kafka's own code under the Kafka "
                    "profile); not with --variant or --bug")
 @click.option("--correct-only", is_flag=True,
               help="only the correct protocol + SUT, on every worker for the whole budget: a long search for new "
                    "bugs that fails only on a real counterexample; not with --variant, --bug, --implementation "
                    "or --no-correct")
 @click.option("--engine", type=click.Choice(["explore", "hypothesis"]), default="explore", show_default=True,
-              help="how targets are searched: explore (the machine's policy driven by harness.explore, branching "
+              help="how targets are searched: explore (the machine's policy driven by check.explore, branching "
                    "from the protocol states it reached) or hypothesis (machine runs under Hypothesis)")
-def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs: tuple[str, ...],
-         corpus_dir: str, report_dir: Path, no_report: bool, no_live: bool, no_correct: bool, seed: Optional[int],
-         implementation: Optional[str], correct_only: bool, engine: str, master: Optional[str]) -> None:
+def fuzz(**options: Any) -> None:
     """Run the fuzz campaign: the correct protocol + SUT, every protocol variant and
     every SUT bug (or only those named), each as a series of machine runs in
     worker processes; every target gets a first unit of work before any gets a
@@ -83,48 +87,53 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
     line, before any run starts); 130 when interrupted by Ctrl-C, 143 by SIGTERM (the workers
     stopped, what they found on disk, the kill matrix printed with the targets cut short as
     stopped)."""
-    from harness.implementations import ImplementationUnavailable
-    from harness.spark_checks import check_master, check_shared_corpus
-    from harness.spark_pool import SparkUnavailable
-
-    from .fuzz import fuzz as run_fuzz
-    if not math.isfinite(minutes) or minutes <= 0:
-        _err(f"--minutes must be a finite number > 0, got {minutes}")
-        raise SystemExit(2)
-    if workers is not None and workers < 1:
-        _err(f"--workers must be an integer >= 1, got {workers}")
-        raise SystemExit(2)
-    if correct_only and (variants or bugs or implementation or no_correct):
-        _err("--correct-only runs only the correct protocol + SUT: give no --variant, --bug, --implementation "
-             "or --no-correct with it")
-        raise SystemExit(2)
-    # Before the folder checks: a URI given as --corpus is not a folder to create here.
-    problem = check_shared_corpus(corpus_dir, "--corpus") or check_master(master)
-    if problem is not None:
-        _err(problem)
-        raise SystemExit(2)
-    from spark_reports.cli import writable_folder
-    from harness.corpus_fs import RemotePath, location
-    local_corpus = location(corpus_dir)   # checked above: a folder path (file:// too), or a URI that answered
-    for option, folder in (("--corpus", None if isinstance(local_corpus, RemotePath) else local_corpus),
-                           ("--report", None if no_report else report_dir)):
-        problem = None if folder is None else writable_folder(folder, option)
-        if problem is not None:
-            _err(problem)
-            raise SystemExit(2)
+    from .fuzz import FuzzRequest, fuzz as run_fuzz
+    _check_fuzz_options(options)
+    request = FuzzRequest(minutes=options["minutes"], workers=options["workers"], variants=options["variants"],
+                          bugs=options["bugs"], corpus_dir=options["corpus_dir"],
+                          report_dir=None if options["no_report"] else options["report_dir"],
+                          include_correct=not options["no_correct"], seed=options["seed"],
+                          implementation=options["implementation"], engine=options["engine"],
+                          correct_only=options["correct_only"], live=not options["no_live"],
+                          live_dir=options["report_dir"], master=options["master"])
     try:
-        code = run_fuzz(minutes=minutes, workers=workers, variants=list(variants) or None, bugs=list(bugs) or None,
-                        corpus_dir=corpus_dir, report_dir=None if no_report else report_dir,
-                        include_correct=not no_correct, seed=seed, implementation=implementation, engine=engine,
-                        correct_only=correct_only, live=not no_live, live_dir=report_dir, master=master)
+        code = run_fuzz(request)
     except (ValueError, ImplementationUnavailable, SparkUnavailable) as exc:
         _err(str(exc))
         raise SystemExit(2) from None
     raise SystemExit(code)
 
 
-@main.command(context_settings={"ignore_unknown_options": True})
-@click.argument("corpus_dir", type=click.Path(path_type=Path))
+def _check_fuzz_options(options: dict[str, Any]) -> None:
+    """Exit 2 with one line naming the first bad option of ``fuzz``."""
+    minutes, workers, master = options["minutes"], options["workers"], options["master"]
+    if not math.isfinite(minutes) or minutes <= 0:
+        _usage(f"--minutes must be a finite number > 0, got {minutes}")
+    if workers is not None and workers < 1:
+        _usage(f"--workers must be an integer >= 1, got {workers}")
+    if options["correct_only"] and (options["variants"] or options["bugs"] or options["implementation"]
+                                    or options["no_correct"]):
+        _usage("--correct-only runs only the correct protocol + SUT: give no --variant, --bug, --implementation "
+               "or --no-correct with it")
+    # Before the folder checks: a URI given as --corpus is not a folder to create here.
+    problem = check_shared_corpus(options["corpus_dir"], "--corpus") or check_master(master)
+    if problem is not None:
+        _usage(problem)
+    local_corpus = location(options["corpus_dir"])   # checked above: a folder path (file:// too), or a URI
+    for option, folder in (("--corpus", None if isinstance(local_corpus, RemotePath) else local_corpus),
+                           ("--report", None if options["no_report"] else options["report_dir"])):
+        problem = None if folder is None else writable_folder(folder, option)
+        if problem is not None:
+            _usage(problem)
+
+
+def _usage(message: str) -> None:
+    _err(message)
+    raise SystemExit(2)
+
+
+@main.command()
+@click.argument("corpus_dir")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="directory for index.html and its plots")
 @click.option("--master", default=None, metavar="URL", help="Spark master URL [default: local[*]]")
@@ -132,7 +141,7 @@ def fuzz(minutes: float, workers: Optional[int], variants: tuple[str, ...], bugs
               help="space-time diagrams for the N largest signatures (an integer >= 0)")
 @click.option("--top", type=int, default=20, show_default=True,
               help="signatures in the printed summary (an integer >= 0)")
-def report(corpus_dir: Path, out_dir: Path, master: Optional[str], max_diagrams: int, top: int) -> None:
+def report(corpus_dir: str, out_dir: Path, master: Optional[str], max_diagrams: int, top: int) -> None:
     """Print a summary of a counterexample corpus and write an HTML report with
     Spark (local[*] unless --master names a cluster): the kill matrix, signature
     buckets, action lift, shrunk lengths, time to failure, protocol coverage,
@@ -145,11 +154,8 @@ def report(corpus_dir: Path, out_dir: Path, master: Optional[str], max_diagrams:
     bad argument (one line naming it; checked before Spark starts, a cluster's
     master by connecting to it) or Spark did not start: nothing written; 3:
     written, but files or folders were skipped (spark_reports.cli)."""
-    from spark_reports.cli import main as report_main
-    argv = [str(corpus_dir), "--out", str(out_dir), "--max-diagrams", str(max_diagrams), "--top", str(top)]
-    if master:
-        argv += ["--master", master]
-    raise SystemExit(report_main(argv))
+    raise SystemExit(write_report(ReportOptions(corpus_dir=corpus_dir, out=out_dir, master=master,
+                                                max_diagrams=max_diagrams, top=top)))
 
 
 if __name__ == "__main__":  # pragma: no cover

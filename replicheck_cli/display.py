@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any, Optional, TextIO
 
-from harness.scheduler import ERROR, FOUND, Progress, TargetResult
+from campaign.scheduler import ERROR, FOUND, Progress, TargetResult
 
 
 def _clock(seconds: float) -> str:

@@ -1,4 +1,4 @@
-"""``replicheck fuzz`` / ``make fuzz``: the campaign (``harness.runner``) with a
+"""``replicheck fuzz`` / ``make fuzz``: the campaign (``campaign.runner``) with a
 progress display, then its kill matrix, the Spark report and the verdict, all
 within the budget. ``replicheck fuzz --implementation kafka`` / ``make
 fuzz-kafka``: Kafka's own code in lockstep with the model, on every worker."""
@@ -12,11 +12,24 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
-if TYPE_CHECKING:
-    from harness.runner import CampaignResult
-    from harness.scheduler import Progress
+import attrs
+
+from campaign.plan import Campaign, check_budget
+from campaign.runner import GRACE_S, CampaignResult, run_campaign
+from campaign.scheduler import Progress
+from campaign.spark_checks import check_shared_corpus
+from campaign.targets import Target, all_targets
+from campaign.unit import ENGINES
+from check.implementations import ImplementationUnavailable, unavailable
+from store.fs import RemotePath, location
+from store.writer import new_run_id
+
+from .display import Display
+from .live import LiveView
+from .report_job import build_report_within, report_master
+from .verdicts import counts_line, final_line, kill_matrix
 
 #: Kept back from the budget for the Spark report: the JVM's start, a dozen small
 #: jobs and the diagrams take 20-35 s on two cores for a campaign's corpus.
@@ -56,105 +69,166 @@ class SigtermInterrupts:
             self._installed = False
 
 
-def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional[list[str]] = None,
-         bugs: Optional[list[str]] = None, corpus_dir: str | os.PathLike = "corpus",
-         report_dir: Optional[str | os.PathLike] = "report", include_correct: bool = True,
-         seed: Optional[int] = None, implementation: Optional[str] = None, engine: str = "explore",
-         correct_only: bool = False, live: bool = True, live_dir: Optional[str | os.PathLike] = None,
-         master: Optional[str] = None) -> int:
-    """Run the campaign for ``minutes`` (report included) on ``workers`` processes
-    (None: the machine's cores) and print its progress, kill matrix, report path
-    and verdict; returns the exit status: 0 when the correct protocol + SUT (or
-    the implementation) never failed and every selected flaw was found, 1
-    otherwise, 130 when interrupted by Ctrl-C, 143 by SIGTERM: the workers are
-    stopped, what they found is in the corpus, and the kill matrix shows the
-    targets still searching as ``stopped``.
+def _tuple(value: Any) -> tuple:
+    return tuple(value or ())
 
-    ``seed`` (an integer >= 0) makes every target's runs draw the same examples
-    each time (``harness.runner`` says what else is and is not reproducible);
-    None: a random one, printed so that the campaign can be run again.
-    ``implementation`` (a name of ``harness.implementations.NAMES``): run only
-    that implementation in lockstep with the model, on every worker. ``report_dir``
-    None: no report, the whole budget to the search. ``correct_only``: only the
-    correct protocol + SUT, on every worker for the whole budget (a long search
-    for new bugs, failing only on a real counterexample). ``engine``: how the targets
-    are searched (``harness.campaign.ENGINES``: ``explore``, the machine's policy
-    under ``harness.explore``; ``hypothesis``, machine runs under Hypothesis).
-    ``live``: the live view (``replicheck_cli.live``), ``live.html`` in
-    ``live_dir`` (None: ``report_dir``; no folder: no live view), rewritten while
-    the campaign runs; a page that cannot be written is warned about once.
-    ``master``: a Spark master URL: the units run as Spark tasks on its
-    executors (``harness.spark_pool``; ``workers`` None: one per executor
-    core), ``corpus_dir`` a folder every executor writes (or a URI); ``SparkUnavailable``
-    says why they cannot.
+
+@attrs.frozen
+class FuzzRequest:
+    """What ``replicheck fuzz`` was asked for.
+
+    minutes: the whole budget, the report included (a finite number > 0).
+    workers: worker processes (None: the machine's cores); with ``master``, how
+      many units run at once as Spark tasks (None: the executors' cores).
+    variants, bugs: only these flaws (names; none given: every one).
+    corpus_dir: a folder or a URI (``store.fs``). report_dir: where the Spark
+      report goes (None: no report, the whole budget to the search).
+    include_correct: the correct protocol + SUT as a target too.
+    seed: an integer >= 0 makes every target's runs draw the same examples each
+      time (``campaign.runner`` says what else is and is not reproducible); None:
+      a random one, printed so that the campaign can be run again.
+    implementation: a name of ``check.implementations.NAMES``: only that
+      implementation in lockstep with the model, on every worker.
+    engine: how the targets are searched (``campaign.unit.ENGINES``).
+    correct_only: only the correct protocol + SUT, on every worker for the whole
+      budget (a long search for new bugs, failing only on a real counterexample).
+    live, live_dir: the live view (``replicheck_cli.live``), ``live.html`` in
+      ``live_dir`` (None: ``report_dir``; no folder: no live view).
+    master: a Spark master URL: the units run as Spark tasks on its executors
+      (``campaign.spark_pool``), ``corpus_dir`` a folder every executor writes
+      (or a URI)."""
+
+    minutes: float = 5.0
+    workers: Optional[int] = None
+    variants: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    bugs: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    corpus_dir: str | os.PathLike = "corpus"
+    report_dir: Optional[str | os.PathLike] = "report"
+    include_correct: bool = True
+    seed: Optional[int] = None
+    implementation: Optional[str] = None
+    engine: str = "explore"
+    correct_only: bool = False
+    live: bool = True
+    live_dir: Optional[str | os.PathLike] = None
+    master: Optional[str] = None
+
+    @property
+    def budget_s(self) -> float:
+        return self.minutes * 60
+
+
+@attrs.frozen
+class _Session:
+    """A campaign being run: the request, its targets and workers, the seed it
+    draws from, the corpus's location, its run id and log, when it started and
+    how much of its budget is the search's."""
+
+    request: FuzzRequest
+    targets: tuple[Target, ...]
+    workers: int
+    seed: int
+    corpus: Any
+    run_id: str
+    log: Path
+    started: float
+    search_s: float
+
+    def plan(self) -> Campaign:
+        r = self.request
+        return Campaign(self.targets, self.search_s, self.workers if r.master is None else r.workers, seed=self.seed,
+                        corpus_dir=str(self.corpus), run_id=self.run_id, engine=r.engine, master=r.master,
+                        log_path=str(self.log))
+
+
+def _checked(r: FuzzRequest) -> tuple[list[Target], int]:
+    """The request's targets and worker count; ValueError or
+    ImplementationUnavailable naming what is wrong, before anything runs."""
+    if isinstance(r.minutes, bool) or not isinstance(r.minutes, (int, float)) or not math.isfinite(r.minutes) \
+            or r.minutes <= 0:
+        raise ValueError(f"minutes must be a finite number > 0, got {r.minutes!r}")
+    n_workers = (os.cpu_count() or 1) if r.workers is None else r.workers
+    check_budget(r.budget_s, n_workers, r.seed)
+    problem = check_shared_corpus(r.corpus_dir, "corpus_dir")
+    if problem is not None:   # before a folder is made of it
+        raise ValueError(problem)
+    if r.engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {r.engine!r}")
+    targets = all_targets(list(r.variants) or None, list(r.bugs) or None, r.include_correct, r.implementation,
+                          r.correct_only)
+    if r.implementation is not None:
+        why = unavailable(r.implementation)
+        if why is not None:
+            raise ImplementationUnavailable(f"implementation {r.implementation} is unavailable: {why}")
+    return targets, n_workers
+
+
+def _session(r: FuzzRequest) -> _Session:
+    """The campaign the request makes (its folders made), checked first."""
+    started = time.time()
+    targets, n_workers = _checked(r)
+    corpus = location(r.corpus_dir)
+    corpus = corpus if isinstance(corpus, RemotePath) else corpus.resolve()
+    run_id = new_run_id()
+    # The logs are local files: beside a local corpus, else in the report folder.
+    logs = Path(r.live_dir or r.report_dir or ".").resolve() / "logs" if isinstance(corpus, RemotePath) \
+        else corpus / "logs"
+    log = logs / f"campaign-{run_id}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    reserve_s = min(REPORT_RESERVE_S, r.budget_s / 2) if r.report_dir is not None else 0.0
+    return _Session(r, tuple(targets), n_workers, secrets.randbits(32) if r.seed is None else r.seed, corpus,
+                    run_id, log, started, max(1.0, r.budget_s - reserve_s - GRACE_S))
+
+
+def _announce(session: _Session) -> None:
+    r, targets, n = session.request, session.targets, session.workers
+    what = f"{len(targets)} target{'s' if len(targets) != 1 else ''}" if r.implementation is None else \
+        f"{targets[0].label} (a shard on every worker)"
+    where = f"{n} worker{'s' if n != 1 else ''}" if r.master is None else \
+        f"the executors of {r.master} ({'one unit per core' if r.workers is None else f'{r.workers} units at once'})"
+    print(f"replicheck fuzz: {what} on {where}, {r.minutes:g} min"
+          f"{' (report included)' if r.report_dir is not None else ''}, seed {session.seed}, corpus {session.corpus}",
+          flush=True)
+
+
+def _live_view(session: _Session) -> Optional[LiveView]:
+    """The live view, started (None: asked for none, or no folder for it)."""
+    r = session.request
+    folder = r.live_dir if r.live_dir is not None else r.report_dir
+    if not r.live or folder is None:
+        return None
+    view = LiveView(Path(folder).resolve(), session.corpus, targets=[t.label for t in session.targets],
+                    run_id=session.run_id, budget_s=r.budget_s, search_s=session.search_s, seed=session.seed,
+                    workers=session.workers if r.master is None else r.workers)
+    print(f"live view: {view.path}", flush=True)
+    view.start()
+    return view
+
+
+def fuzz(request: FuzzRequest) -> int:
+    """Run the campaign ``request`` asks for (report included) and print its
+    progress, kill matrix, report path and verdict; returns the exit status: 0
+    when the correct protocol + SUT (or the implementation) never failed and
+    every selected flaw was found, 1 otherwise, 130 when interrupted by Ctrl-C,
+    143 by SIGTERM: the workers are stopped, what they found is in the corpus,
+    and the kill matrix shows the targets still searching as ``stopped``.
 
     ValueError names a bad ``minutes``, ``workers``, ``seed``, ``engine``, variant,
     bug or implementation (or variants or bugs given with an implementation);
     ``ImplementationUnavailable`` says why the implementation cannot be built
-    here. Both come before any run starts."""
-    from harness.campaign import all_targets
-    from harness.corpus import new_run_id
-    from harness.runner import GRACE_S, check_budget, run_campaign
-
-    from .display import Display
-
-    started = time.time()
-    if isinstance(minutes, bool) or not isinstance(minutes, (int, float)) or not math.isfinite(minutes) \
-            or minutes <= 0:
-        raise ValueError(f"minutes must be a finite number > 0, got {minutes!r}")
-    n_workers = (os.cpu_count() or 1) if workers is None else workers
-    check_budget(minutes * 60, n_workers, seed)
-    from harness.spark_checks import check_shared_corpus
-    problem = check_shared_corpus(corpus_dir, "corpus_dir")
-    if problem is not None:   # before a folder is made of it
-        raise ValueError(problem)
-    from harness.campaign import ENGINES
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    targets = all_targets(variants, bugs, include_correct, implementation, correct_only)
-    if implementation is not None:
-        from harness.implementations import ImplementationUnavailable, unavailable
-        why = unavailable(implementation)
-        if why is not None:
-            raise ImplementationUnavailable(f"implementation {implementation} is unavailable: {why}")
-    if seed is None:
-        seed = secrets.randbits(32)
-    from harness.corpus_fs import RemotePath, location
-    corpus = location(corpus_dir)
-    corpus = corpus if isinstance(corpus, RemotePath) else corpus.resolve()
-    run_id = new_run_id()
-    # The logs are local files: beside a local corpus, else in the report folder.
-    logs = Path(live_dir or report_dir or ".").resolve() / "logs" if isinstance(corpus, RemotePath) else corpus / "logs"
-    log = logs / f"campaign-{run_id}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    budget_s = minutes * 60
-    reserve_s = min(REPORT_RESERVE_S, budget_s / 2) if report_dir is not None else 0.0
-    search_s = max(1.0, budget_s - reserve_s - GRACE_S)
-    what = f"{len(targets)} target{'s' if len(targets) != 1 else ''}" if implementation is None else \
-        f"{targets[0].label} (a shard on every worker)"
-    where = f"{n_workers} worker{'s' if n_workers != 1 else ''}" if master is None else \
-        f"the executors of {master} ({'one unit per core' if workers is None else f'{workers} units at once'})"
-    print(f"replicheck fuzz: {what} on {where}, {minutes:g} min"
-          f"{' (report included)' if report_dir is not None else ''}, seed {seed}, corpus {corpus}", flush=True)
-    live_view = None
-    live_folder = live_dir if live_dir is not None else report_dir
-    if live and live_folder is not None:
-        from .live import LiveView
-        live_view = LiveView(Path(live_folder).resolve(), corpus, targets=[t.label for t in targets], run_id=run_id,
-                             budget_s=budget_s, search_s=search_s, seed=seed,
-                             workers=n_workers if master is None else workers)
-        print(f"live view: {live_view.path}", flush=True)
-        live_view.start()
+    here; ``SparkUnavailable`` why Spark cannot run the units. All come before any
+    run starts."""
+    session = _session(request)
+    _announce(session)
+    live_view = _live_view(session)
     with SigtermInterrupts() as term:
-        with Display(search_s) as display:
-            def on_progress(p: "Progress") -> None:
+        with Display(session.search_s) as display:
+            def on_progress(p: Progress) -> None:
                 display.update(p)
                 if live_view is not None:
                     live_view.update(p)   # never raises: a page it cannot write is warned about once
             try:
-                result = run_campaign(targets, search_s, n_workers if master is None else workers, seed=seed,
-                                      corpus_dir=str(corpus), run_id=run_id, log_path=str(log),
-                                      on_progress=on_progress, engine=engine, master=master)
+                result = run_campaign(session.plan(), on_progress=on_progress)
             except BaseException as exc:   # the page must not say "running" for ever
                 if live_view is not None:
                     live_view.abandon(f"{type(exc).__name__}: {exc}")
@@ -162,32 +236,36 @@ def fuzz(minutes: float = 5.0, workers: Optional[int] = None, variants: Optional
         term.raising = False   # from here on a SIGTERM is only noted: the results are printed
         if live_view is not None:
             live_view.finish(result)
-        return _finish(result, term.received, started, budget_s, corpus, report_dir, targets, run_id, log, master)
+        return _finish(session, result, term.received)
 
 
-def _finish(result: "CampaignResult", received: list[int], started: float, budget_s: float, corpus: Any,
-            report_dir: Optional[str | os.PathLike], targets: list, run_id: str, log: Path,
-            master: Optional[str] = None) -> int:
+def _report(session: _Session, result: CampaignResult) -> None:
+    """Build the Spark report within what is left of the budget, and say where it
+    is, or why it was not built and how to build it."""
+    r = session.request
+    left = session.started + r.budget_s - time.time()
+    outcome = build_report_within(session.corpus, Path(r.report_dir).resolve(), left,
+                                  [t.label for t in session.targets], session.run_id, r.master)
+    if outcome.path is not None:
+        print(f"\nreport: {outcome.path}  (Spark's log: {outcome.log})", flush=True)
+        return
+    on = report_master(r.master)   # the campaign's verdict stands without the report
+    print(f"\nthe Spark report was not built: {outcome.problem}; Spark's log: {outcome.log}; build it with "
+          f"`replicheck report {session.corpus} --out {r.report_dir}{'' if on == 'local[*]' else f' --master {on}'}`",
+          flush=True)
+
+
+def _finish(session: _Session, result: CampaignResult, received: list[int]) -> int:
     """Print the campaign's results (the kill matrix, the counts, the report, the
     final line); returns the exit status (``fuzz``)."""
-    from .verdicts import counts_line, final_line, kill_matrix
     if result.interrupted:
         how = signal.Signals(received[0]).name if received else "Ctrl-C"
-        print(f"\ninterrupted ({how}): the workers were stopped; what they found is in {corpus}", flush=True)
+        print(f"\ninterrupted ({how}): the workers were stopped; what they found is in {session.corpus}", flush=True)
     print("\nkill matrix (this campaign):\n" + kill_matrix(result), flush=True)
     print(counts_line(result), flush=True)
-    if report_dir is not None and not result.interrupted and not received:
-        from .report_job import build_report_within, report_master
-        left = started + budget_s - time.time()
-        outcome = build_report_within(corpus, Path(report_dir).resolve(), left, [t.label for t in targets], run_id,
-                                      master)
-        if outcome.path is not None:
-            print(f"\nreport: {outcome.path}  (Spark's log: {outcome.log})", flush=True)
-        else:  # the campaign's verdict stands without the report
-            on = report_master(master)
-            print(f"\nthe Spark report was not built: {outcome.problem}; Spark's log: {outcome.log}; build it with "
-                  f"`replicheck report {corpus} --out {report_dir}{'' if on == 'local[*]' else f' --master {on}'}`",
-                  flush=True)
+    if session.request.report_dir is not None and not result.interrupted and not received:
+        _report(session, result)
+    log = session.log
     if log.exists() and log.stat().st_size:
         print(f"workers' output (warnings, errors): {log}", flush=True)
     elif log.exists():

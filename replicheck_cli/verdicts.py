@@ -4,8 +4,8 @@ targets that failed the campaign."""
 
 from __future__ import annotations
 
-from harness.runner import CampaignResult
-from harness.scheduler import FOUND, NOT_RUN, STOPPED, TargetResult
+from campaign.runner import CampaignResult
+from campaign.scheduler import FOUND, NOT_RUN, STOPPED, TargetResult
 
 COLUMNS = ("target", "verdict", "found by", "runs", "examples", "s to first failure", "shrunk steps",
            "reduced steps", "why")

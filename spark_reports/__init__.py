@@ -1,6 +1,6 @@
 """PySpark analyses and an HTML report over the Parquet counterexample corpus.
 
-Imports nothing of the project's but ``harness.schema``. Public face::
+Imports nothing of the project's but ``store.schema``. Public face::
 
     from spark_reports import session, load_corpus, kill_matrix
     spark = session()                       # local[*], UI off, UTC, ANSI on

@@ -7,8 +7,8 @@ import os
 import tempfile
 from typing import Any, Optional
 
-# The master checks, shared with the campaign on a cluster (harness.spark_pool).
-from harness.spark_checks import MASTER_FORMS, check_master, on_loopback  # noqa: F401
+# The master checks, shared with the campaign on a cluster (campaign.spark_pool).
+from campaign.spark_checks import MASTER_FORMS, check_master, on_loopback  # noqa: F401
 
 #: Defaults applied unless the caller passes the same key (underscores in
 #: keyword arguments stand for dots: ``spark_sql_shuffle_partitions=8``).

@@ -24,7 +24,7 @@ from typing import Iterable, Optional, Sequence
 
 from .corpus import ACTION_FAMILIES, Corpus, key_arg
 
-#: The fixed protocol coverage event names of ``harness.coverage`` (mirrored: the
+#: The fixed protocol coverage event names of ``check.coverage`` (mirrored: the
 #: module may not be imported here). ``protocol_coverage`` lists them with zero
 #: counts when no run reached them; parametrised events ("fetch rejected: …",
 #: "AlterPartition rejected: …") appear when reached.
@@ -223,19 +223,92 @@ def action_lift(corpus: Corpus, levels: Sequence[str] = ("family", "action", "ke
     step counts.
 
     Observations are *steps*. For target t and item a (a family, an action
-    class, or a ``key_arg``):
+    class, or a ``key_arg``): ``fail_steps`` F(a), steps doing a in t's
+    counterexamples (shrunk failing traces), of ``fail_total``; ``base_steps``
+    B(a), steps doing a in the baseline, of ``base_total``. For ``family`` and
+    ``action`` rows the baseline is every step t's runs executed
+    (``runs.rule_counts`` resp. ``runs.action_counts`` summed over t's runs;
+    ``baseline = "runs"``); runs count every executed step, failing examples
+    included. ``runs`` holds no per-argument counts, so for ``key_arg`` rows
+    the baseline is the failing steps of *every* target (a counterexample with
+    k targets counts k times; ``baseline = "all_counterexamples"``): how
+    specific the key argument is to t among failures. The scores (lift,
+    Failure, Context, Increase) are ``_lift_scores``'.
 
-    - ``fail_steps`` F(a): steps doing a in t's counterexamples (shrunk failing
-      traces); ``fail_total``: all steps of t's counterexamples.
-    - ``base_steps`` B(a): steps doing a in the baseline; ``base_total``: all
-      baseline steps. For ``family`` and ``action`` rows the baseline is every
-      step t's runs executed (``runs.rule_counts`` resp. ``runs.action_counts``
-      summed over t's runs; ``baseline = "runs"``); runs count every executed
-      step, failing examples included. ``runs`` holds no per-argument counts,
-      so for ``key_arg`` rows the baseline is the failing steps of *every*
-      target (a counterexample with k targets counts k times;
-      ``baseline = "all_counterexamples"``): how specific the key argument is
-      to t among failures.
+    Family and action rows include items seen only in the baseline (F = 0) or
+    only in failures (B = 0, e.g. a target without runs). An action's family
+    comes from ``ACTION_FAMILIES`` (else the step's own, else "unknown").
+    Columns: ``LIFT_COLUMNS`` (``family`` is the item's family; for family
+    rows, the item itself). Sorted by level (family, action, key_arg),
+    target_kind, target, increase descending, item.
+
+    The failing steps are aggregated once per (targets, action, args) before
+    anything else, so the cost is one pass over the steps whatever the levels.
+    """
+    F = _F()
+    unknown = set(levels) - {"family", "action", "key_arg"}
+    if unknown:
+        raise ValueError(f"levels must be among family, action, key_arg; got {sorted(unknown)}")
+    fail = with_targets(_failing_step_counts(corpus), "family", "action", "args_json", "n") \
+        .withColumn("family", _family_of(F.col("action"), F.col("family")))
+    runs = with_targets(corpus.runs, "rule_counts", "action_counts")
+    pieces = [p for level, of in (("family", _family_pieces), ("action", _action_pieces),
+                                  ("key_arg", _key_arg_pieces)) if level in levels for p in of(fail, runs)]
+    cols = ["level", "target_kind", "target", "family", "site", "item", "fail_n", "base_n"]
+    u = pieces[0].select(*cols)
+    for p in pieces[1:]:
+        u = u.unionByName(p.select(*cols))
+    g = u.groupBy("level", "target_kind", "target", "family", "site", "item").agg(
+        F.sum("fail_n").cast("long").alias("fail_steps"), F.sum("base_n").cast("long").alias("base_steps"))
+    level_order = F.when(F.col("level") == "family", 0).when(F.col("level") == "action", 1).otherwise(2)
+    return _lift_scores(g).orderBy(level_order, "target_kind", "target", F.desc_nulls_last("increase"), "item")
+
+
+def _zero():
+    return _F().lit(0).cast("long")
+
+
+def _family_pieces(fail, runs) -> list:
+    """Family rows: failing steps per family; every step the runs executed per
+    family (their rule counts). The site of a family is any step (``*``)."""
+    F = _F()
+    return [fail.select(F.lit("family").alias("level"), "target_kind", "target", "family",
+                        F.lit("*").alias("site"), F.col("family").alias("item"),
+                        F.col("n").alias("fail_n"), _zero().alias("base_n")),
+            runs.select(F.lit("family").alias("level"), "target_kind", "target",
+                        F.explode("rule_counts").alias("item", "base_n"))
+            .select("level", "target_kind", "target", F.col("item").alias("family"),
+                    F.lit("*").alias("site"), "item", _zero().alias("fail_n"), "base_n")]
+
+
+def _action_pieces(fail, runs) -> list:
+    """Action rows: failing steps per action; every step the runs executed per
+    action. The site of an action is its family."""
+    F = _F()
+    acts = runs.select("target_kind", "target", F.explode("action_counts").alias("action", "base_n"))
+    return [fail.select(F.lit("action").alias("level"), "target_kind", "target", "family",
+                        F.col("family").alias("site"), F.col("action").alias("item"),
+                        F.col("n").alias("fail_n"), _zero().alias("base_n")),
+            acts.select(F.lit("action").alias("level"), "target_kind", "target",
+                        _family_of(F.col("action")).alias("family"),
+                        _family_of(F.col("action")).alias("site"), F.col("action").alias("item"),
+                        _zero().alias("fail_n"), "base_n")]
+
+
+def _key_arg_pieces(fail, runs) -> list:
+    """Key-argument rows: failing steps per action with its key arguments (the
+    runs record no arguments: ``_lift_scores`` takes every target's failing
+    steps as their baseline). The site of a key argument is its action."""
+    F = _F()
+    return [fail.select(F.lit("key_arg").alias("level"), "target_kind", "target", "family",
+                        F.col("action").alias("site"), key_arg(F.col("action"), F.col("args_json"))
+                        .alias("item"), F.col("n").alias("fail_n"), _zero().alias("base_n"))]
+
+
+def _lift_scores(g):
+    """The lift columns of ``g`` (fail_steps, base_steps per level, target,
+    family, site and item):
+
     - ``fail_share`` = F(a)/fail_total, ``base_share`` = B(a)/base_total,
       ``lift`` = fail_share / base_share (> 1: over-represented in failures).
     - ``failure`` = Failure(a) = F(a)/B(a): the chance that a baseline step
@@ -248,55 +321,11 @@ def action_lift(corpus: Corpus, levels: Sequence[str] = ("family", "action", "ke
       than its site (for families, iff lift > 1).
 
     Ratios with a zero denominator are null (``try_divide``), so is increase
-    when either side is. Family and action rows include items seen only in the
-    baseline (F = 0) or only in failures (B = 0, e.g. a target without runs).
-    An action's family comes from ``ACTION_FAMILIES`` (else the step's own,
-    else "unknown"). Columns: ``LIFT_COLUMNS`` (``family`` is the item's family;
-    for family rows, the item itself). Sorted by level (family, action,
-    key_arg), target_kind, target, increase descending, item.
-
-    The failing steps are aggregated once per (targets, action, args) before
-    anything else, so the cost is one pass over the steps whatever the levels.
+    when either side is. Key-argument rows take every target's failing steps as
+    their baseline.
     """
     F = _F()
     from pyspark.sql import Window
-    unknown = set(levels) - {"family", "action", "key_arg"}
-    if unknown:
-        raise ValueError(f"levels must be among family, action, key_arg; got {sorted(unknown)}")
-    z = F.lit(0).cast("long")
-    fam = _family_of(F.col("action"), F.col("family"))
-    fail = with_targets(_failing_step_counts(corpus), "family", "action", "args_json", "n") \
-        .withColumn("family", _family_of(F.col("action"), F.col("family")))
-    runs = with_targets(corpus.runs, "rule_counts", "action_counts")
-    cols = ["level", "target_kind", "target", "family", "site", "item", "fail_n", "base_n"]
-    pieces = []
-    if "family" in levels:
-        pieces.append(fail.select(F.lit("family").alias("level"), "target_kind", "target", "family",
-                                  F.lit("*").alias("site"), F.col("family").alias("item"),
-                                  F.col("n").alias("fail_n"), z.alias("base_n")))
-        pieces.append(runs.select(F.lit("family").alias("level"), "target_kind", "target",
-                                  F.explode("rule_counts").alias("item", "base_n"))
-                      .select("level", "target_kind", "target", F.col("item").alias("family"),
-                              F.lit("*").alias("site"), "item", z.alias("fail_n"), "base_n"))
-    if "action" in levels:
-        pieces.append(fail.select(F.lit("action").alias("level"), "target_kind", "target", "family",
-                                  F.col("family").alias("site"), F.col("action").alias("item"),
-                                  F.col("n").alias("fail_n"), z.alias("base_n")))
-        acts = runs.select("target_kind", "target", F.explode("action_counts").alias("action", "base_n"))
-        pieces.append(acts.select(F.lit("action").alias("level"), "target_kind", "target",
-                                  _family_of(F.col("action")).alias("family"),
-                                  _family_of(F.col("action")).alias("site"), F.col("action").alias("item"),
-                                  z.alias("fail_n"), "base_n"))
-    if "key_arg" in levels:
-        pieces.append(fail.select(F.lit("key_arg").alias("level"), "target_kind", "target", "family",
-                                  F.col("action").alias("site"), key_arg(F.col("action"), F.col("args_json"))
-                                  .alias("item"), F.col("n").alias("fail_n"), z.alias("base_n")))
-    del fam
-    u = pieces[0].select(*cols)
-    for p in pieces[1:]:
-        u = u.unionByName(p.select(*cols))
-    g = u.groupBy("level", "target_kind", "target", "family", "site", "item").agg(
-        F.sum("fail_n").cast("long").alias("fail_steps"), F.sum("base_n").cast("long").alias("base_steps"))
     by_target = Window.partitionBy("level", "target_kind", "target")
     by_site = Window.partitionBy("level", "target_kind", "target", "site")
     all_level, all_item = Window.partitionBy("level"), Window.partitionBy("level", "item")
@@ -315,13 +344,11 @@ def action_lift(corpus: Corpus, levels: Sequence[str] = ("family", "action", "ke
     bs = F.try_divide(F.col("base_steps").cast("double"), F.col("base_total").cast("double"))
     failure = F.try_divide(F.col("fail_steps").cast("double"), F.col("base_steps").cast("double"))
     context = F.try_divide(F.col("site_fail").cast("double"), F.col("site_base").cast("double"))
-    out = w.select(
+    return w.select(
         "level", "target_kind", "target", "family", "item", "fail_steps", "fail_total", "base_steps", "base_total",
         fs.alias("fail_share"), bs.alias("base_share"), F.try_divide(fs, bs).alias("lift"), failure.alias("failure"),
         context.alias("context"), (failure - context).alias("increase"),
         F.when(key, F.lit("all_counterexamples")).otherwise(F.lit("runs")).alias("baseline"))
-    level_order = F.when(F.col("level") == "family", 0).when(F.col("level") == "action", 1).otherwise(2)
-    return out.orderBy(level_order, "target_kind", "target", F.desc_nulls_last("increase"), "item")
 
 
 # -------------------------------------------------------- 4. shrunk length distribution
@@ -480,12 +507,12 @@ def campaign_targets(corpus: Corpus, targets: Sequence[str], run_id: Optional[st
     """One row per label of a fuzz campaign's ``targets`` (``correct``,
     ``variant:NAME``, ``bug:NAME``, ``implementation:NAME``), in their order,
     counting the rows whose ``test_id`` is the target's
-    (``harness.schema.campaign_test_id``), of campaign ``run_id`` when given.
+    (``store.schema.campaign_test_id``), of campaign ``run_id`` when given.
 
     Columns: ``target``; ``runs``, ``examples`` (long, 0 when none); ``failed_runs``
     (long); ``counterexamples`` (long); ``ran`` (boolean: at least one run). A
     target that did not run has ``ran`` false."""
-    from harness.schema import campaign_test_id
+    from store.schema import campaign_test_id
     F = _F()
     spark = corpus.spark
     wanted = spark.createDataFrame([(i, label, campaign_test_id(label)) for i, label in enumerate(targets)],

@@ -4,9 +4,10 @@ write the HTML report.
 An already active SparkSession is used (and left running) when no
 ``--master`` is given; a session this command starts is stopped at the end.
 
-Embed it in another argparse CLI with ``add_arguments(subparser)`` and
-``run(namespace)``, or call ``main(argv)`` (a leading ``"report"`` is accepted
-and skipped).
+Call ``report(ReportOptions(...))`` with the options already parsed (the
+``replicheck report`` click command's), embed it in another argparse CLI with
+``add_arguments(subparser)`` and ``run(namespace)``, or call ``main(argv)`` (a
+leading ``"report"`` is accepted and skipped).
 
 The arguments are checked before Spark starts (``check_arguments``): ``--top``
 and ``--max-diagrams`` are integers >= 0, ``--out`` a folder that can be
@@ -15,7 +16,7 @@ whose cluster accepts a connection (``_session.check_master``). A bad one is
 one line on stderr naming it and what is allowed, and nothing is written.
 
 Every file or folder of the corpus that cannot be read is skipped
-(``harness.schema.table_files``): one ``skipped: PATH: REASON`` line each on
+(``store.schema.table_files``): one ``skipped: PATH: REASON`` line each on
 stderr, then how many, and listed in the report; everything else is reported.
 
 Exit status:
@@ -35,9 +36,37 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence, TextIO
+
+import attrs
 
 OK, MISSING, USAGE, PARTIAL = 0, 1, 2, 3
+
+
+@attrs.frozen(kw_only=True)
+class ReportOptions:
+    """The ``report`` command's options, parsed: ``corpus_dir`` (CORPUS_DIR: a
+    folder or a URI), ``out`` (``--out``, the folder for index.html),
+    ``master`` (``--master``, a Spark master URL; None: the active session,
+    else local[*]), ``max_diagrams`` (``--max-diagrams``: space-time diagrams
+    for the N largest signatures) and ``top`` (``--top``: signatures in the
+    printed summary)."""
+
+    corpus_dir: Any
+    out: Any
+    master: Optional[str] = None
+    max_diagrams: int = 20
+    top: int = 20
+
+    @classmethod
+    def from_namespace(cls, args: argparse.Namespace) -> "ReportOptions":
+        """The options of a namespace ``add_arguments``' parser made."""
+        return cls(corpus_dir=args.corpus_dir, out=args.out, master=args.master, max_diagrams=args.max_diagrams,
+                   top=args.top)
+
+
+def _default(option: str) -> Any:
+    return attrs.fields_dict(ReportOptions)[option].default
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -45,10 +74,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, metavar="DIR", help="directory for index.html")
     parser.add_argument("--master", default=None, metavar="URL",
                         help="Spark master URL (default: local[*])")
-    parser.add_argument("--max-diagrams", type=int, default=20, metavar="N",
-                        help="space-time diagrams for the N largest signatures (an integer >= 0; default 20)")
-    parser.add_argument("--top", type=int, default=20, metavar="N",
-                        help="signatures listed in the printed summary (an integer >= 0; default 20)")
+    parser.add_argument("--max-diagrams", type=int, default=_default("max_diagrams"), metavar="N",
+                        help="space-time diagrams for the N largest signatures (an integer >= 0; default "
+                             f"{_default('max_diagrams')})")
+    parser.add_argument("--top", type=int, default=_default("top"), metavar="N",
+                        help=f"signatures listed in the printed summary (an integer >= 0; default {_default('top')})")
     return parser
 
 
@@ -72,77 +102,87 @@ def writable_folder(path: "str | Path", option: str) -> Optional[str]:
     return None
 
 
-def check_arguments(args: argparse.Namespace) -> Optional[str]:
-    """The first bad argument of a ``report`` namespace, on one line naming it
-    and what is allowed, or None. Creates ``--out``; connects to a cluster's
-    master (``_session.check_master``)."""
+def check_arguments(options: ReportOptions) -> Optional[str]:
+    """The first bad option, on one line naming it and what is allowed, or
+    None. Creates ``--out``; connects to a cluster's master
+    (``_session.check_master``)."""
     from ._session import check_master
     from .corpus import _local_path
-    for option, value in (("--top", args.top), ("--max-diagrams", args.max_diagrams)):
+    for option, value in (("--top", options.top), ("--max-diagrams", options.max_diagrams)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             return f"{option} must be an integer >= 0, got {value}"
-    local = _local_path(args.corpus_dir)
+    local = _local_path(options.corpus_dir)
     if local is not None and local.exists() and not local.is_dir():
-        return f"CORPUS_DIR {args.corpus_dir}: not a folder; give the folder holding counterexamples/ and runs/"
-    return writable_folder(args.out, "--out") or check_master(args.master)
+        return f"CORPUS_DIR {options.corpus_dir}: not a folder; give the folder holding counterexamples/ and runs/"
+    return writable_folder(options.out, "--out") or check_master(options.master)
 
 
-def run(args: argparse.Namespace, out=None, err=None) -> int:
-    """Check the arguments, load the corpus once, print its summary and the
-    files skipped, write the report; returns the exit status (module doc)."""
+def report(options: ReportOptions, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
+    """Check the options, load the corpus once, print its summary (to ``out``,
+    default stdout) and the files skipped (to ``err``, default stderr), write
+    the report; returns the exit status (module doc). An active SparkSession is
+    used when no ``master`` is given; a session started here is stopped."""
     out = out or sys.stdout
     err = err or sys.stderr
-
-    problem = check_arguments(args)
+    problem = check_arguments(options)
     if problem is not None:
         print(f"replicheck report: {problem}", file=err)
         return USAGE
-
-    from . import analyses as A
-    from ._session import session
-    from .corpus import CorpusError, SchemaVersionError, load_corpus
-    from .report import build_report
-
     from pyspark.sql import SparkSession
+
+    from ._session import session
     active = SparkSession.getActiveSession()
-    own = active is None or args.master is not None
+    own = active is None or options.master is not None
     try:
-        spark = session(args.master or "local[*]") if own else active
+        spark = session(options.master or "local[*]") if own else active
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"replicheck report: --master {args.master or 'local[*]'}: Spark did not start ({first})", file=err)
+        print(f"replicheck report: --master {options.master or 'local[*]'}: Spark did not start ({first})", file=err)
         return USAGE
     try:
-        status, corpus, skipped = OK, None, ()
-        try:
-            corpus = load_corpus(spark, args.corpus_dir)
-            skipped = corpus.skipped
-            print(A.summary_table(corpus, top=args.top), file=out)
-        except SchemaVersionError as exc:
-            print(f"replicheck report: refused: {exc}", file=err)
-            return USAGE
-        except CorpusError as exc:
-            skipped = exc.skipped
-            missing = not Path(args.corpus_dir).exists() if "://" not in str(args.corpus_dir) else True
-            print(f"replicheck report: {exc}", file=err)
-            status = MISSING if missing else OK
-        for s in skipped:
-            print(f"skipped: {s}", file=err)
-        if skipped:
-            print(f"replicheck report: {len(skipped)} file(s) or folder(s) of {args.corpus_dir} skipped (named "
-                  f"above); everything else is reported", file=err)
-            status = PARTIAL
-        try:
-            path = build_report(args.corpus_dir, args.out, spark=spark, max_diagrams=args.max_diagrams,
-                                corpus=corpus)
-        except CorpusError as exc:
-            print(f"replicheck report: refused: {exc}", file=err)
-            return USAGE
-        print(f"report: {path}", file=out)
-        return status
+        return _summarize_and_write(spark, options, out, err)
     finally:
         if own:
             spark.stop()
+
+
+def _summarize_and_write(spark: Any, options: ReportOptions, out: TextIO, err: TextIO) -> int:
+    """Load the corpus, print its summary and what was skipped, write the report."""
+    from . import analyses as A
+    from .corpus import CorpusError, SchemaVersionError, load_corpus
+    from .report import ReportSettings, build_report
+    status, corpus, skipped = OK, None, ()
+    try:
+        corpus = load_corpus(spark, options.corpus_dir)
+        skipped = corpus.skipped
+        print(A.summary_table(corpus, top=options.top), file=out)
+    except SchemaVersionError as exc:
+        print(f"replicheck report: refused: {exc}", file=err)
+        return USAGE
+    except CorpusError as exc:
+        skipped = exc.skipped
+        missing = not Path(options.corpus_dir).exists() if "://" not in str(options.corpus_dir) else True
+        print(f"replicheck report: {exc}", file=err)
+        status = MISSING if missing else OK
+    for s in skipped:
+        print(f"skipped: {s}", file=err)
+    if skipped:
+        print(f"replicheck report: {len(skipped)} file(s) or folder(s) of {options.corpus_dir} skipped (named "
+              f"above); everything else is reported", file=err)
+        status = PARTIAL
+    try:
+        path = build_report(options.corpus_dir, options.out, spark=spark, corpus=corpus,
+                            settings=ReportSettings(max_diagrams=options.max_diagrams))
+    except CorpusError as exc:
+        print(f"replicheck report: refused: {exc}", file=err)
+        return USAGE
+    print(f"report: {path}", file=out)
+    return status
+
+
+def run(args: argparse.Namespace, out: Optional[TextIO] = None, err: Optional[TextIO] = None) -> int:
+    """``report`` with the options of ``args`` (``add_arguments``' namespace)."""
+    return report(ReportOptions.from_namespace(args), out, err)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -1,4 +1,4 @@
-"""Loading a counterexample corpus (``harness.schema``) into Spark DataFrames.
+"""Loading a counterexample corpus (``store.schema``) into Spark DataFrames.
 
 A corpus directory holds two hive-partitioned Parquet tables::
 
@@ -6,10 +6,10 @@ A corpus directory holds two hive-partitioned Parquet tables::
     runs/run_date=YYYY-MM-DD/*.parquet
 
 Of a local corpus, the files read are chosen before Spark sees any, by the rule
-every reader follows (``harness.schema.table_files``): the ``*.parquet`` files of
+every reader follows (``store.schema.table_files``): the ``*.parquet`` files of
 the ``run_date=YYYY-MM-DD`` folders that pyarrow opens, whose columns have the
 schema's types and whose ``schema_version`` is at most
-``harness.schema.SCHEMA_VERSION``; older ones are read with the columns they
+``store.schema.SCHEMA_VERSION``; older ones are read with the columns they
 lack as nulls (the schema only ever grows). Files and folders whose names start
 with ``.`` (writers' temp files) or ``_`` are ignored, as Spark ignores them.
 Anything else — a README.md, an empty, truncated, unreadable or foreign file, a
@@ -18,7 +18,7 @@ a folder that cannot be listed, a symbolic link loop — is skipped, and named
 with why in ``Corpus.skipped``; Spark reads the list of good files only, so one
 bad file never costs the others.
 
-A corpus at a URI that pyarrow's file systems open (``harness.corpus_fs``:
+A corpus at a URI that pyarrow's file systems open (``store.fs``:
 ``s3://``, ``gs://``, ``hdfs://``) is checked by the same rule, through
 pyarrow; then the driver reads the good files with pyarrow and hands Spark the
 Arrow tables (``spark.createDataFrame``), since Spark itself reads object
@@ -31,14 +31,14 @@ with the connector configured) is listed and read by Spark itself, unchecked.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Union
 from urllib.parse import urlparse
 
 import pyarrow as pa
 
-from harness.schema import (ACTION_FAMILIES, COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLES, PARTITION_COLUMN,  # noqa: F401
+from store.schema import (ACTION_FAMILIES, COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLES, PARTITION_COLUMN,  # noqa: F401
                             RUN_SCHEMA, RUNS, SCHEMA_VERSION, Skipped, table_files)
 
 PathLike = Union[str, os.PathLike]
@@ -117,10 +117,10 @@ def _uri(path: Path) -> str:
 
 
 def _remote(text: str):
-    """The ``harness.corpus_fs.RemotePath`` of a URI pyarrow opens, else None
+    """The ``store.fs.RemotePath`` of a URI pyarrow opens, else None
     (a URI left to Spark). ``CorpusError`` when pyarrow knows the scheme but
     cannot set up its file system (no libhdfs, a region that cannot be looked up)."""
-    from harness.corpus_fs import CorpusLocationError, RemotePath, location
+    from store.fs import CorpusLocationError, RemotePath, location
     try:
         where = location(text)
     except CorpusLocationError as exc:
@@ -134,7 +134,7 @@ def _missing(root) -> Optional[str]:
     """Why the corpus at ``root`` (a local ``Path`` or a ``RemotePath``) cannot be
     read at all, or None: it does not exist, is not a folder, or (remote) its
     store cannot be reached, denies access, or has no such bucket."""
-    from harness.corpus_fs import exists_dir, probe
+    from store.fs import exists_dir, probe
     if isinstance(root, Path):
         if not root.exists():
             return "the corpus directory does not exist"
@@ -163,7 +163,7 @@ class Corpus:
 
     ``notes`` says what is missing (no runs, only passing runs, …) in words for a
     report; ``newest_schema_version`` is the newest version among the files read;
-    ``skipped`` (``harness.schema.Skipped``: path and reason) every file or folder
+    ``skipped`` (``store.schema.Skipped``: path and reason) every file or folder
     of the corpus not read, in path order (a URI Spark lists itself: none are
     checked).
     """
@@ -245,8 +245,8 @@ def _arrow_table(files: Iterable[object], table: str, arrow_schema: pa.Schema) -
     footer), skipped with why."""
     from datetime import date
 
-    from harness.schema import file_table
-    from harness.corpus_fs import one_line
+    from store.schema import file_table
+    from store.fs import one_line
     parts, skipped = [], []
     for f in files:
         try:
@@ -274,7 +274,7 @@ def load_corpus(spark, path: PathLike, register: bool = True) -> Corpus:
     """Load the corpus under ``path`` (a directory, a URI pyarrow opens, or any
     URI Spark reads).
 
-    Of a local corpus, only the files ``harness.schema.table_files`` finds
+    Of a local corpus, only the files ``store.schema.table_files`` finds
     readable are handed to Spark; every other file or folder of the tables is
     in ``Corpus.skipped`` with why. Of a corpus at a URI pyarrow opens
     (``s3://``, ``gs://``, ``hdfs://``), the same files are chosen the same way,
@@ -292,72 +292,106 @@ def load_corpus(spark, path: PathLike, register: bool = True) -> Corpus:
     text = os.fspath(path)
     local = _local_path(path)
     remote = None if local is not None else _remote(text)
-    notes: list[str] = []
-    skipped: tuple[Skipped, ...] = ()
-    files: dict[str, Optional[tuple[Path, ...]]] = {COUNTEREXAMPLES: None, RUNS: None}
-    arrow: dict[str, pa.Table] = {}
     if local is not None or remote is not None:
-        root = local if local is not None else remote
-        problem = _missing(root)
-        if problem is not None:
-            raise CorpusError(text, problem)
-        tables = {t: table_files(root, t) for t in (COUNTEREXAMPLES, RUNS)}
-        skipped = tables[COUNTEREXAMPLES].skipped + tables[RUNS].skipped
-        files = {t: tables[t].files for t in tables}
-        if not files[COUNTEREXAMPLES] and not files[RUNS]:
-            raise CorpusError(text, f"empty corpus: no data files under {COUNTEREXAMPLES}/ or {RUNS}/" if not skipped
-                              else f"empty corpus: no readable data files under {COUNTEREXAMPLES}/ or {RUNS}/ "
-                                   f"({len(skipped)} file(s) or folder(s) skipped)", skipped)
-        newest = max(t.newest_version for t in tables.values())
-        present = {t: bool(files[t]) for t in files}
-        counts = {t: len(files[t]) for t in files}
-        if local is not None:
-            locations = {t: _uri(local / t) for t in files}
-        else:   # the driver reads them (module doc): Spark gets Arrow tables
-            locations = {t: str(remote / t) for t in files}
-            for t, schema in ((COUNTEREXAMPLES, COUNTEREXAMPLE_SCHEMA), (RUNS, RUN_SCHEMA)):
-                if files[t]:
-                    arrow[t], lost = _arrow_table(files[t], t, schema)
-                    skipped += tuple(lost)
-                    counts[t] -= len(lost)
+        tables = _checked_tables(text, local, remote)
     else:  # a URI pyarrow does not open: let Spark list it
-        base = text.rstrip("/")
-        locations = {t: f"{base}/{t}" for t in (COUNTEREXAMPLES, RUNS)}
-        present, counts, newest = {}, {COUNTEREXAMPLES: None, RUNS: None}, 0
-        for t, schema in ((COUNTEREXAMPLES, COUNTEREXAMPLE_SCHEMA), (RUNS, RUN_SCHEMA)):
-            try:
-                df = _read_table(spark, locations[t], schema)
-                row = df.agg({"schema_version": "max"}).collect()[0][0]
-                present[t] = row is not None
-                newest = max(newest, row or 0)
-                if row is not None and row > SCHEMA_VERSION:
-                    raise SchemaVersionError(locations[t], f"{t}: files written with a newer corpus schema "
-                                      f"(schema_version {row} > {SCHEMA_VERSION}); upgrade replicheck to read them")
-            except CorpusError:
-                raise
-            except Exception as exc:  # path not found, permission, …
-                if "PATH_NOT_FOUND" in str(exc) or "does not exist" in str(exc):
-                    present[t] = False
-                else:
-                    raise CorpusError(locations[t], f"{t}: cannot be read: {exc}") from None
-        if not any(present.values()):
-            raise CorpusError(text, f"empty or missing corpus: no data under {COUNTEREXAMPLES}/ or {RUNS}/")
-
-    def frame(t: str, schema: pa.Schema):
-        if not present[t]:
-            return _empty(spark, schema)
-        if t in arrow:
-            return spark.createDataFrame(arrow[t], spark_schema(schema))
-        return _read_table(spark, locations[t], schema, files[t])
-    ce, runs = frame(COUNTEREXAMPLES, COUNTEREXAMPLE_SCHEMA), frame(RUNS, RUN_SCHEMA)
-    if not present[COUNTEREXAMPLES]:
-        notes.append(f"no counterexamples: every recorded run passed (no data files under {COUNTEREXAMPLES}/)")
-    if not present[RUNS]:
-        notes.append(f"no runs table (no data files under {RUNS}/): lift has no baseline, "
-                     "coverage and kill rates are unknown")
-    if skipped:
-        notes.append(f"{len(skipped)} file(s) or folder(s) of the corpus could not be read and were skipped; "
-                     "everything else is reported")
-    corpus = Corpus(text, ce, runs, steps_of(ce), tuple(notes), counts[COUNTEREXAMPLES], counts[RUNS], newest,
-                    skipped=skipped)
+        tables = _spark_listed_tables(spark, text)
+    ce = tables.frame(spark, COUNTEREXAMPLES, COUNTEREXAMPLE_SCHEMA)
+    runs = tables.frame(spark, RUNS, RUN_SCHEMA)
+    corpus = Corpus(text, ce, runs, steps_of(ce), tables.notes(), tables.counts[COUNTEREXAMPLES],
+                    tables.counts[RUNS], tables.newest, skipped=tables.skipped)
     return corpus.register_views() if register else corpus
+
+
+@dataclass
+class _Tables:
+    """Where a corpus's two tables are and what was found of them: per table
+    its ``locations`` (a URI), the ``files`` to read (None: every file Spark
+    lists there), whether it has rows (``present``), how many files
+    (``counts``; None: not listed here) and, of a remote corpus, its rows read
+    by the driver (``arrow``); the ``newest`` schema version and what was
+    ``skipped``."""
+
+    locations: dict[str, str]
+    present: dict[str, bool]
+    counts: dict[str, Optional[int]]
+    newest: int
+    files: dict[str, Optional[tuple[Path, ...]]] = field(default_factory=lambda: {COUNTEREXAMPLES: None, RUNS: None})
+    arrow: dict[str, pa.Table] = field(default_factory=dict)
+    skipped: tuple[Skipped, ...] = ()
+
+    def frame(self, spark, t: str, schema: pa.Schema):
+        """Table ``t`` as a DataFrame (empty, with the schema's columns, when it has no rows)."""
+        if not self.present[t]:
+            return _empty(spark, schema)
+        if t in self.arrow:
+            return spark.createDataFrame(self.arrow[t], spark_schema(schema))
+        return _read_table(spark, self.locations[t], schema, self.files[t])
+
+    def notes(self) -> tuple[str, ...]:
+        """What is missing, in words for a report."""
+        notes = []
+        if not self.present[COUNTEREXAMPLES]:
+            notes.append(f"no counterexamples: every recorded run passed (no data files under {COUNTEREXAMPLES}/)")
+        if not self.present[RUNS]:
+            notes.append(f"no runs table (no data files under {RUNS}/): lift has no baseline, "
+                         "coverage and kill rates are unknown")
+        if self.skipped:
+            notes.append(f"{len(self.skipped)} file(s) or folder(s) of the corpus could not be read and were "
+                         "skipped; everything else is reported")
+        return tuple(notes)
+
+
+def _checked_tables(text: str, local: Optional[Path], remote) -> _Tables:
+    """The tables of a local corpus (``local``) or of one at a URI pyarrow opens
+    (``remote``), their files chosen by ``table_files``; a remote corpus's are
+    read by the driver (module doc)."""
+    root = local if local is not None else remote
+    problem = _missing(root)
+    if problem is not None:
+        raise CorpusError(text, problem)
+    found = {t: table_files(root, t) for t in (COUNTEREXAMPLES, RUNS)}
+    skipped = found[COUNTEREXAMPLES].skipped + found[RUNS].skipped
+    files = {t: found[t].files for t in found}
+    if not files[COUNTEREXAMPLES] and not files[RUNS]:
+        raise CorpusError(text, f"empty corpus: no data files under {COUNTEREXAMPLES}/ or {RUNS}/" if not skipped
+                          else f"empty corpus: no readable data files under {COUNTEREXAMPLES}/ or {RUNS}/ "
+                               f"({len(skipped)} file(s) or folder(s) skipped)", skipped)
+    tables = _Tables({}, {t: bool(files[t]) for t in files}, {t: len(files[t]) for t in files},
+                     max(f.newest_version for f in found.values()), files, skipped=skipped)
+    if local is not None:
+        tables.locations = {t: _uri(local / t) for t in files}
+        return tables
+    tables.locations = {t: str(remote / t) for t in files}
+    for t, schema in ((COUNTEREXAMPLES, COUNTEREXAMPLE_SCHEMA), (RUNS, RUN_SCHEMA)):
+        if files[t]:
+            tables.arrow[t], lost = _arrow_table(files[t], t, schema)
+            tables.skipped += tuple(lost)
+            tables.counts[t] -= len(lost)
+    return tables
+
+
+def _spark_listed_tables(spark, text: str) -> _Tables:
+    """The tables at a URI only Spark reads: listed by Spark, unchecked; rows of
+    a newer schema version refused (``SchemaVersionError``)."""
+    base = text.rstrip("/")
+    tables = _Tables({t: f"{base}/{t}" for t in (COUNTEREXAMPLES, RUNS)}, {}, {COUNTEREXAMPLES: None, RUNS: None}, 0)
+    for t, schema in ((COUNTEREXAMPLES, COUNTEREXAMPLE_SCHEMA), (RUNS, RUN_SCHEMA)):
+        try:
+            df = _read_table(spark, tables.locations[t], schema)
+            row = df.agg({"schema_version": "max"}).collect()[0][0]
+            tables.present[t] = row is not None
+            tables.newest = max(tables.newest, row or 0)
+            if row is not None and row > SCHEMA_VERSION:
+                raise SchemaVersionError(tables.locations[t], f"{t}: files written with a newer corpus schema "
+                                         f"(schema_version {row} > {SCHEMA_VERSION}); upgrade replicheck to read them")
+        except CorpusError:
+            raise
+        except Exception as exc:  # path not found, permission, …
+            if "PATH_NOT_FOUND" in str(exc) or "does not exist" in str(exc):
+                tables.present[t] = False
+            else:
+                raise CorpusError(tables.locations[t], f"{t}: cannot be read: {exc}") from None
+    if not any(tables.present.values()):
+        raise CorpusError(text, f"empty or missing corpus: no data under {COUNTEREXAMPLES}/ or {RUNS}/")
+    return tables

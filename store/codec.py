@@ -39,12 +39,13 @@ import enum
 import hashlib
 import json
 import re
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Sequence
 
 import attrs
 
 import model
 from model import ACTION_TYPES, CHAPTERS, PROFILES, Config, Rule, Variant, family_of
+from sut.bugs import Bug
 
 #: Classes tagged with "_type" in state JSON: the members of the union-typed
 #: fields (the metadata log and the network).
@@ -127,13 +128,6 @@ def variants_from_names(names: Iterable[str]) -> frozenset[Variant]:
 
 
 def bugs_from_names(names: Iterable[str]) -> frozenset:
-    names = list(names)
-    if not names:
-        return frozenset()
-    try:
-        from sut import Bug
-    except ImportError as e:  # pragma: no cover - the sut package is part of the project
-        raise TraceDecodeError(f"SUT bugs {names} named, but the sut package cannot be imported: {e}") from None
     return _members(Bug, names, "SUT bug")
 
 
@@ -205,8 +199,8 @@ def decode_step(step: dict[str, Any]) -> Any:
 
 
 def encode_timeline(moments: Sequence[Any]) -> list[dict[str, Any]]:
-    """``timeline`` column entries (``harness.schema.TIMELINE_STEP``) of
-    ``harness.timeline.Moment`` values."""
+    """``timeline`` column entries (``store.schema.TIMELINE_STEP``) of
+    ``check.timeline.Moment`` values."""
     return [{"idx": m.idx, "received": m.received,
              "sent": [attrs.asdict(s) for s in m.sent],
              "outcome_json": dumps({k: v for k, v in to_jsonable(m.outcome).items() if k != "sent"}),
@@ -258,11 +252,3 @@ def counterexample_id(config_json: str, steps: Sequence[dict[str, Any]], prop: s
                           "steps": [[s["action"], json.loads(s["args_json"])] for s in steps],
                           "property": prop}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-def first_difference_path(differences: Sequence[str]) -> Optional[str]:
-    """The field path of the first ``path: model=… sut=…`` line of a diff."""
-    for line in differences:
-        if ": model=" in line:
-            return line.split(": model=", 1)[0]
-    return None

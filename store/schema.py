@@ -1,7 +1,7 @@
 """The counterexample corpus schema (Parquet, hive-partitioned by ``run_date``).
 
 This module depends on pyarrow, the model's action registry
-(``model.actions``, data) and ``harness.corpus_fs`` (pyarrow's file systems) only, so readers (``spark_reports``) take the schema and the
+(``model.actions``, data) and ``store.fs`` (pyarrow's file systems) only, so readers (``spark_reports``) take the schema and the
 action vocabulary from here and need nothing else of the model or the harness.
 Changes are additive only: a new column gets a new
 ``SCHEMA_VERSION``; readers accept every version up to theirs and refuse newer
@@ -17,9 +17,9 @@ Versions: 1, the first; 2 adds ``shrunk_steps``, ``shrunk_step_count``,
 ``shrunk_config_json`` and ``reduction`` (a row whose trace was reduced after
 Hypothesis's shrinking keeps the shrunk trace beside it; null in version 1 rows
 and in rows that were not reduced); 3 adds ``timeline`` (what each step visibly
-did as replay observed it, ``harness.timeline``; null in older rows); 4 adds
+did as replay observed it, ``check.timeline``; null in older rows); 4 adds
 ``implementation`` (the implementation under test a row was found with, by
-``harness.implementations`` name; null: the bundled SUT, as in every older row).
+``check.implementations`` name; null: the bundled SUT, as in every older row).
 
 Layout under a corpus directory::
 
@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from model.actions import ACTIONS
 
-from .corpus_fs import Location, error_text, lexists, listing, location, opened
+from .fs import Location, error_text, lexists, listing, location, opened
 
 SCHEMA_VERSION = 4
 
@@ -65,7 +65,7 @@ STEP = pa.struct([
     pa.field("args_json", pa.string(), nullable=False),
 ])
 
-#: A message a step sent (``harness.timeline.SentMessage``): id (the network's
+#: A message a step sent (``check.timeline.SentMessage``): id (the network's
 #: numbering), type (``FetchRequest``, ``FetchResponse``, ``AlterPartitionRequest``,
 #: ``AlterPartitionResponse``), source and destination broker (null: the
 #: controller), error code (null: none).
@@ -77,7 +77,7 @@ SENT_MESSAGE = pa.struct([
     pa.field("error", pa.string(), nullable=True),
 ])
 
-#: One broker after a step (``harness.timeline.BrokerMoment``): status
+#: One broker after a step (``check.timeline.BrokerMoment``): status
 #: (``BrokerStatus`` name), fenced by the controller, its replica's role (null: no
 #: replica), leader epoch, LEO, HWM and flushed offset (exclusive ends).
 BROKER_MOMENT = pa.struct([
@@ -91,7 +91,7 @@ BROKER_MOMENT = pa.struct([
     pa.field("flushed", pa.int64(), nullable=True),
 ])
 
-#: What one step visibly did (``harness.timeline.Moment``): the id of the message
+#: What one step visibly did (``check.timeline.Moment``): the id of the message
 #: it delivered or dropped (null: none), the messages it sent, its outcome as JSON
 #: (``appended`` and ``acknowledged`` ``[value, offset]`` pairs, ``failed`` values,
 #: ``consumed`` records, the ``list_offsets`` answer), and the partition
@@ -137,14 +137,14 @@ COUNTEREXAMPLE_SCHEMA = pa.schema([
     pa.field("time_to_failure_s", pa.float64(), nullable=True),   # run start → first failure
     pa.field("examples_to_failure", pa.int64(), nullable=True),   # examples run when the first failure was found, it included
     # Version 2. ``steps``/``config_json`` above are then the reduced counterexample
-    # (harness.reduce); these keep what Hypothesis's shrinking reported. Null: not reduced.
+    # (check.reduce); these keep what Hypothesis's shrinking reported. Null: not reduced.
     pa.field("shrunk_steps", pa.list_(STEP), nullable=True),
     pa.field("shrunk_step_count", pa.int32(), nullable=True),
     pa.field("shrunk_config_json", pa.string(), nullable=True),   # the run's configuration
     pa.field("reduction", pa.list_(pa.string()), nullable=True),  # the configuration's simplifications, in order
     # Version 3: one entry per step of ``steps`` as replay observed it (null: not recorded).
     pa.field("timeline", pa.list_(TIMELINE_STEP), nullable=True),
-    # Version 4: "kafka", "module:qualname", or null for the bundled SUT (harness.implementations).
+    # Version 4: "kafka", "module:qualname", or null for the bundled SUT (check.implementations).
     pa.field("implementation", pa.string(), nullable=True),
 ])
 
@@ -177,7 +177,7 @@ REQUIRED_COLUMNS = {COUNTEREXAMPLES: ("schema_version", "counterexample_id"), RU
 # ------------------------------------------------------------------ reading
 #
 # Which files of a corpus table are read, and which are skipped and why: the one
-# rule every reader follows (``harness.corpus.read_table_rows`` — replay and
+# rule every reader follows (``store.reader.read_table_rows`` — replay and
 # ``pytest --replay-corpus`` — and ``spark_reports.load_corpus``), so that one
 # bad file costs that file alone. pyarrow and the standard library only.
 
@@ -193,7 +193,7 @@ class Skipped:
     """A file or folder of a corpus table that is not read: its path and why (one
     line). ``str()`` is the line every reader prints: ``PATH: REASON``."""
 
-    path: Location   # a local Path, or a harness.corpus_fs.RemotePath (str(): its URI)
+    path: Location   # a local Path, or a store.fs.RemotePath (str(): its URI)
     reason: str
 
     def __str__(self) -> str:
@@ -237,7 +237,7 @@ def partition_date(name: str) -> Optional[dt.date]:
 def list_table(table_dir: Location) -> tuple[list[Location], list[Skipped]]:
     """The candidate data files of one table folder and what is skipped there.
 
-    ``table_dir``: a local ``Path`` or a ``harness.corpus_fs.RemotePath`` (a
+    ``table_dir``: a local ``Path`` or a ``store.fs.RemotePath`` (a
     corpus at a URI); the files come back as the same kind of path.
 
     A table is ``TABLE/run_date=YYYY-MM-DD/NAME.parquet``: hidden names (``.``
@@ -322,7 +322,7 @@ def _type_name(t: pa.DataType) -> str:
 
 def check_file(path: Location, table: str) -> tuple[Optional[int], Optional[str]]:
     """``(version, None)`` when ``path`` (a local ``Path`` or a
-    ``harness.corpus_fs.RemotePath``) is a readable Parquet file of ``table``
+    ``store.fs.RemotePath``) is a readable Parquet file of ``table``
     (``version``: the schema version it was written with), else ``(None,
     reason)`` (one line): the file cannot be opened (permissions, a link loop),
     is empty, is not Parquet or is truncated; it lacks a ``REQUIRED_COLUMNS``
@@ -338,7 +338,7 @@ def check_file(path: Location, table: str) -> tuple[Optional[int], Optional[str]
 
 
 def _check_open(source, size: int, table: str) -> tuple[Optional[int], Optional[str]]:
-    """``check_file`` of an opened file (``harness.corpus_fs.opened``)."""
+    """``check_file`` of an opened file (``store.fs.opened``)."""
     import pyarrow.parquet as pq
 
     schema = SCHEMAS[table]
@@ -395,7 +395,7 @@ def _file_version(pf) -> int:
 def table_files(root: Path | str | Location, table: str) -> TableFiles:
     """``list_table`` of ``root/table``, each candidate file checked with
     ``check_file``: the readable files and everything skipped, with reasons.
-    ``root``: a folder path, or a URI (``harness.corpus_fs.location``: raises
+    ``root``: a folder path, or a URI (``store.fs.location``: raises
     its ``CorpusLocationError`` for one that cannot be opened)."""
     candidates, skipped = list_table(location(root) / table)
     files, versions = [], []
@@ -410,7 +410,7 @@ def table_files(root: Path | str | Location, table: str) -> TableFiles:
 
 
 def file_table(path: Location, table: str) -> pa.Table:
-    """One file of ``table`` (chosen by ``harness.schema.table_files``) as an
+    """One file of ``table`` (chosen by ``store.schema.table_files``) as an
     Arrow table of the schema's columns, in order, every one nullable (an older
     file's missing columns as nulls). Raises what pyarrow raises for a file it
     cannot read."""

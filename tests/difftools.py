@@ -4,16 +4,20 @@ the harness's lockstep of the model and the SUT set up for them, and the
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional, Sequence
+
+import attrs
 
 import model
 from model import ActionNotEnabled, ClusterState, Config
-from harness.lockstep import LockStep, Verdict, sut_factory
-from harness.report import diff as report_diff
+from check.describe import diff as report_diff
+from check.lockstep import LockStep
+from check.subject import Subject
+from check.verdict import Verdict
 
 
 def diff(sut_state: object, model_state: object, limit: int = 12) -> list[str]:
-    """``harness.report.diff`` with the SUT's state first, as these tests hold them."""
+    """``check.describe.diff`` with the SUT's state first, as these tests hold them."""
     return report_diff(model_state, sut_state, limit)
 
 
@@ -27,7 +31,8 @@ def lockstep(config: Config, bugs: Iterable = frozenset(), implementation=None) 
     implementation only: the properties and the automatic enablement probes are
     the machine's business, the SUT tests probe their own candidates
     (``LockStep.probe``)."""
-    return LockStep(config, implementation or sut_factory(bugs), probes=False, check_properties=False)
+    return LockStep(Subject.at(config, bugs=bugs, implementation=implementation, compare=True, check_properties=False),
+                    probes=False)
 
 
 def expect_agreement(verdict: Optional[Verdict], headline: str = "") -> None:
@@ -38,39 +43,53 @@ def expect_agreement(verdict: Optional[Verdict], headline: str = "") -> None:
 
 def probe_actions(state: ClusterState, rng) -> list:
     """Candidate actions around ``state``, mostly NOT enabled: every action class
-    for every broker (and an unknown one), metadata counts out of range, message
-    ids of every kind (and ones not in flight), random reassignment targets (some
-    invalid). A Produce carries the model's next value only: which values are
-    valid is the model's bookkeeping, not the implementation's."""
-    from model import (CancelReassignment, Consume, ControlledShutdown, DropMessage, FenceBroker, Flush,
-                       ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign,
-                       ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest,
-                       ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker, UncleanLeaderElection,
-                       UncleanRecovery, UncleanShutdown, UnfenceBroker)
+    of the registry (``model.ACTIONS``) with every combination of its fields'
+    candidate values (``_candidate_values``): its own broker (the first of its
+    ``broker_fields``) every broker and an unknown one, the brokers it names
+    besides every broker, metadata counts out of range, message ids of every
+    kind (and ones not in flight), random reassignment targets (some invalid),
+    clock steps of 0 ms (never enabled) and 1 ms. A Produce carries the model's
+    next value only: which values are valid is the model's bookkeeping, not the
+    implementation's. A field with no candidates here is a KeyError naming it."""
+    values = _candidate_values(state, rng)
+    out: list = []
+    for kind in model.ACTIONS:
+        combos: list[dict] = [{}]
+        for f in attrs.fields(kind.cls):
+            if f.name not in values:
+                raise KeyError(f"probe_actions has no candidate values for {kind.name}.{f.name}: add them to "
+                               f"_candidate_values")
+            own = bool(kind.broker_fields) and f.name == kind.broker_fields[0]
+            combos = [dict(c, **{f.name: v}) for c in combos for v in values[f.name](c, own)]
+        out += [kind.cls(**c) for c in combos]
+    return out
+
+
+def _candidate_values(state: ClusterState, rng) -> dict[str, Callable[[dict, bool], Sequence]]:
+    """Action field name -> its candidate values around ``state``, given the
+    fields chosen before it and whether it is the action's own broker."""
     brokers = list(state.config.brokers)
     unknown = max(brokers) + 1
-    nv = state.history.next_value
-    out: list = []
-    for b in brokers + [unknown]:
-        out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), ControlledShutdown(b),
-                UncleanShutdown(b, True), UncleanShutdown(b, False), Flush(b), SendFetch(b),
-                Produce(b, nv)]
-        if b in brokers:
-            pending = state.pending_metadata(b)
-            out += [ReplicateMetadata(b, c) for c in sorted({0, 1, pending, pending + 1})]
-        for f in brokers:
-            out += [ProposeIsrShrink(b, f), ProposeIsrExpand(b, f)]
-        others = tuple(f for f in brokers if f != b)
-        out += [ProposeIsrShrinkMany(b, fs) for fs in [others, others[:1], brokers, *zip(others, others[1:])]]
-    for i in [m.id for m in state.network.messages] + [0, state.network.next_id]:
-        out += [ReceiveFetchRequest(i), ReceiveFetchResponse(i), ReceiveAlterPartition(i),
-                ReceiveAlterPartitionResponse(i), DropMessage(i)]
-    for _ in range(3):
-        out.append(Reassign(tuple(rng.sample(brokers, rng.randint(0, len(brokers))))))
-    out += [Reassign(tuple(state.partition.replicas)), Reassign((brokers[0], brokers[0])),
-            Reassign((unknown,)), CancelReassignment(), UncleanRecovery(), UncleanLeaderElection(),
-            Consume(), ListOffsets()]
-    return out
+    ids = [m.id for m in state.network.messages] + [0, state.network.next_id]
+    targets = [tuple(rng.sample(brokers, rng.randint(0, len(brokers)))) for _ in range(3)] + [
+        tuple(state.partition.replicas), (brokers[0], brokers[0]), (unknown,)]
+
+    def broker(chosen: dict, own: bool) -> list:
+        return brokers + [unknown] if own else brokers
+
+    def followers(chosen: dict, own: bool) -> list:
+        others = tuple(f for f in brokers if f != chosen["leader"])
+        return [others, others[:1], brokers, *zip(others, others[1:])]
+
+    def counts(chosen: dict, own: bool) -> list:
+        if chosen["broker"] not in brokers:   # an unknown broker has no metadata to apply
+            return []
+        pending = state.pending_metadata(chosen["broker"])
+        return sorted({0, 1, pending, pending + 1})
+
+    return {"broker": broker, "leader": broker, "follower": broker, "followers": followers, "count": counts,
+            "lossy": lambda chosen, own: [True, False], "value": lambda chosen, own: [state.history.next_value],
+            "msg": lambda chosen, own: ids, "target": lambda chosen, own: targets, "ms": lambda chosen, own: [0, 1]}
 
 
 class MirroredStep:

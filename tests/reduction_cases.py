@@ -1,5 +1,5 @@
 """Counterexamples that only reduction in smaller configurations, or with steps
-re-based or merged, brings down, shared by the reduction tests (tests/harness/test_reduce.py) and the corpus
+re-based or merged, brings down, shared by the reduction tests (tests/check/test_reduce.py) and the corpus
 export tests (tests/corpus/test_corpus_reduction.py)."""
 
 from __future__ import annotations

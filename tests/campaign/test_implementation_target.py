@@ -10,8 +10,13 @@ import time
 
 import pytest
 
-from harness.campaign import HYPOTHESIS, Target, UnitResult, all_targets, run_seed, run_target
-from harness.scheduler import CLEAN, FOUND, Scheduler
+import campaign.unit
+from campaign.plan import Campaign
+from campaign.targets import Target, all_targets, run_seed
+
+from campaign.unit import HYPOTHESIS, UnitResult, run_target
+from campaign.scheduler import CLEAN, FOUND, Scheduler
+from check.subject import Subject
 
 KAFKA_TARGET = Target("implementation", "kafka")
 
@@ -48,7 +53,7 @@ def test_each_shard_draws_its_own_seeded_examples():
 
 
 def test_an_implementation_campaign_runs_a_shard_on_every_worker():
-    s = Scheduler([KAFKA_TARGET], workers=3, search_end=120.0)
+    s = Scheduler(Campaign([KAFKA_TARGET], budget_s=60.0, workers=3), 3, search_end=120.0)
     units = [s.next_unit(0.0) for _ in range(3)]
     assert [u.target.key for u in units] == ["implementation:kafka", "implementation:kafka#1",
                                              "implementation:kafka#2"]
@@ -61,17 +66,16 @@ def test_an_implementation_campaign_runs_a_shard_on_every_worker():
 
 def _divergence():
     """A SUT bug's divergence verdict (as any disagreement)."""
-    from harness.replay import replay
+    from check.replay import replay
     from model import Config, Produce, ProposeIsrShrink, ReceiveAlterPartition, ReceiveAlterPartitionResponse
     from sut import Bug
     trace = (ProposeIsrShrink(1, 2), ReceiveAlterPartition(1), ReceiveAlterPartitionResponse(2), Produce(1, 1))
-    return replay(trace, Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2),
-                  bugs={Bug.PRODUCE_IGNORES_MIN_ISR}).verdict
+    return replay(trace, Subject.at(Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2), bugs={Bug.PRODUCE_IGNORES_MIN_ISR})).verdict
 
 
 def _raised_from_the_implementation():
     """A harness error verdict of an exception the implementation raised."""
-    from harness.lockstep import error_verdict
+    from check.lockstep import error_verdict
     from model import Config, initial_state
     return error_verdict(initial_state(Config()), (), RuntimeError("java.lang.IllegalArgumentException"),
                          " from the SUT")
@@ -84,16 +88,14 @@ def test_the_implementation_target_runs_its_whole_share_after_a_failure(monkeypa
     looking for other disagreements until its share is spent, an exception its
     code raised being one of them (a harness error of any other target is the
     unit's error, not a verdict on the target)."""
-    import hypothesis.stateful
-
-    from harness.failures import failure_for
+    from check.failures import failure_for
     found = verdict()
 
     def one_run(machine, settings):  # stands in for a machine run that finds a disagreement
         time.sleep(0.02)
         raise failure_for(found)
 
-    monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", one_run)
+    monkeypatch.setattr(campaign.unit, "run_state_machine_as_test", one_run)
     target = Target.parse(label)
     result = run_target(target, share_s=0.3, deadline=time.time() + 60, corpus_dir=None, engine=HYPOTHESIS)
     if target.kind == "bug" and found.kind == "harness_error":
@@ -107,7 +109,7 @@ def test_the_implementation_target_runs_its_whole_share_after_a_failure(monkeypa
 
 @pytest.mark.parametrize("failed", [False, True])
 def test_the_implementation_target_succeeds_only_when_it_never_failed(failed):
-    s = Scheduler([KAFKA_TARGET], workers=2, search_end=100.0)
+    s = Scheduler(Campaign([KAFKA_TARGET], budget_s=60.0, workers=2), 2, search_end=100.0)
     first, second = s.next_unit(0.0), s.next_unit(0.0)
     s.finished(first, UnitResult(first.target, runs=3, examples=75, seconds=50.0))
     s.finished(second, UnitResult(second.target, runs=3, examples=75, seconds=50.0,

@@ -14,9 +14,10 @@ from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "corpus"))
 
-from harness.campaign import Target  # noqa: E402
-from harness.corpus import read_counterexamples, read_runs  # noqa: E402
-from harness.runner import run_campaign  # noqa: E402
+from campaign.plan import Campaign
+from campaign.targets import Target  # noqa: E402
+from store.reader import read_counterexamples, read_runs  # noqa: E402
+from campaign.runner import run_campaign  # noqa: E402
 from remote_store import put, s3_bucket, s3_endpoint  # noqa: E402,F401 (fixtures)
 
 TARGETS = ("variant:NO_ELR", "correct")
@@ -36,10 +37,9 @@ def _check_campaign(uri: str, result, run_id: str, worker_prefix: str, targets=T
 
 
 def test_a_campaign_writes_to_s3_and_replay_reads_it_back(s3_bucket):
-    from harness.cli import main
+    from replicheck_cli.commands import main
     uri = f"s3://{s3_bucket}/corpus"
-    result = run_campaign([Target.parse(t) for t in TARGETS], 10.0, 2, seed=3, corpus_dir=uri, run_id="remote1",
-                          finish_s=2.0)
+    result = run_campaign(Campaign([Target.parse(t) for t in TARGETS], budget_s=10.0, workers=2, seed=3, corpus_dir=uri, run_id="remote1", finish_s=2.0))
     ident = _check_campaign(uri, result, "remote1", "w")
     replayed = CliRunner().invoke(main, ["replay", uri, "--id", ident])
     assert replayed.exit_code == 1, replayed.output   # the flaw still fails as recorded
@@ -51,7 +51,7 @@ def test_the_spark_report_loads_an_s3_corpus(s3_bucket, s3_endpoint, tmp_path):
     if shutil.which("java") is None:
         pytest.skip("no java")
     from corpus_support import HWM_CONFIG, HWM_TRACE, rows_for
-    from harness.corpus import CorpusWriter
+    from store.writer import CorpusWriter
     from spark_reports import load_corpus, session
     uri = f"s3://{s3_bucket}/corpus"
     writer = CorpusWriter(uri, run_id="r1", worker="w0")
@@ -83,6 +83,5 @@ def test_a_spark_campaign_writes_to_s3(s3_bucket, tmp_path, monkeypatch):
         pytest.skip("no java")
     monkeypatch.chdir(tmp_path)
     uri = f"s3://{s3_bucket}/corpus"
-    result = run_campaign([Target.parse("variant:NO_ELR")], 10.0, None, seed=3, corpus_dir=uri, run_id="remote2",
-                          finish_s=2.0, master="local[1]")
+    result = run_campaign(Campaign([Target.parse("variant:NO_ELR")], budget_s=10.0, workers=None, seed=3, corpus_dir=uri, run_id="remote2", master="local[1]", finish_s=2.0))
     _check_campaign(uri, result, "remote2", "executor-driver@", ("variant:NO_ELR",))

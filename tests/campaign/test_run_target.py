@@ -1,4 +1,4 @@
-"""A campaign's unit of work (``harness.campaign.run_unit``): its runs, shrinking
+"""A campaign's unit of work (``campaign.unit.run_unit``): its runs, shrinking
 included, stay within its share of the budget and its deadline; a seeded unit
 continues its shard's runs where the last unit stopped; and what a run finds or
 breaks comes back as data, never as an exception."""
@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import time
 
-import hypothesis.stateful
 import pytest
 from hypothesis.internal.conjecture import engine
 
-from harness.campaign import (HYPOTHESIS, MIN_SHRINK_S, UNGUIDED_SHARE, Target, WorkUnit, preload, run_seed,
-                             run_target, run_unit)
-from harness.machine import RunStats
+import campaign.unit
+from campaign.targets import Target, run_seed
+from campaign.unit import HYPOTHESIS, MIN_SHRINK_S, UNGUIDED_SHARE, WorkUnit, preload, run_target, run_unit
+from check.statistics import RunStats
 
 
 def test_the_share_bounds_shrinking_and_the_default_comes_back(monkeypatch):
@@ -24,7 +24,7 @@ def test_the_share_bounds_shrinking_and_the_default_comes_back(monkeypatch):
         limits.append(engine.MAX_SHRINKING_SECONDS)
         time.sleep(0.01)
 
-    monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", one_run)
+    monkeypatch.setattr(campaign.unit, "run_state_machine_as_test", one_run)
     result = run_target(Target.parse("variant:NO_ELR"), share_s=0.2, deadline=time.time() + 60, corpus_dir=None,
                         engine=HYPOTHESIS)
     assert result.runs == len(limits) >= 1 and result.found is None and result.error is None
@@ -45,7 +45,7 @@ def test_a_long_share_lets_shrinking_run_to_the_share(monkeypatch):
         limits.append(engine.MAX_SHRINKING_SECONDS)
         raise KeyboardInterrupt  # stop after the first run
 
-    monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", one_run)
+    monkeypatch.setattr(campaign.unit, "run_state_machine_as_test", one_run)
     with pytest.raises(KeyboardInterrupt):
         run_target(Target.parse("variant:NO_ELR"), share_s=120, deadline=time.time() + 600, corpus_dir=None,
                    engine=HYPOTHESIS)
@@ -62,7 +62,7 @@ def test_a_unit_continues_its_shards_runs(monkeypatch):
         seeds.append(machine._hypothesis_internal_use_seed)
         time.sleep(0.02)
 
-    monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", one_run)
+    monkeypatch.setattr(campaign.unit, "run_state_machine_as_test", one_run)
     target = Target("variant", "NO_ELR", shard=1)
     result = run_unit(WorkUnit(target, share_s=0.05, first_run=3, seed=7, engine=HYPOTHESIS))
     assert seeds[:2] == [run_seed(7, "variant:NO_ELR#1", 3), run_seed(7, "variant:NO_ELR#1", 4)][:len(seeds[:2])]
@@ -70,7 +70,7 @@ def test_a_unit_continues_its_shards_runs(monkeypatch):
 
 
 def test_a_seeded_unit_draws_the_same_examples_each_time(tmp_path):
-    from harness.corpus import read_counterexamples
+    from store.reader import read_counterexamples
     preload()
     # Every (target, run) gets its own seed, the same each time.
     assert run_seed(7, "variant:NO_ELR", 0) == run_seed(7, "variant:NO_ELR", 0)
@@ -114,15 +114,15 @@ def test_what_breaks_a_run_comes_back_as_the_units_error(monkeypatch):
     def broken(machine, settings):
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(hypothesis.stateful, "run_state_machine_as_test", broken)
+    monkeypatch.setattr(campaign.unit, "run_state_machine_as_test", broken)
     result = run_unit(WorkUnit(Target.parse("correct"), share_s=5.0, first_run=2, seed=1, engine=HYPOTHESIS))
     assert (result.runs, result.found, result.ok) == (1, None, False)
     assert result.error == "run 2 of correct raised OSError: disk on fire"
 
 
 def test_an_explore_unit_finds_the_flaw_records_it_and_keeps_to_its_share(tmp_path):
-    from harness.corpus import read_counterexamples, read_runs
-    from harness.explore import EXPLORE_PROFILE
+    from store.reader import read_counterexamples, read_runs
+    from campaign.record import EXPLORE_PROFILE
     target = Target.parse("variant:NO_ELR")
     result = run_target(target, share_s=30, deadline=time.time() + 60, corpus_dir=str(tmp_path), seed=3)
     assert result.ok and result.found == "UncleanExclusion" and result.runs == 1 and result.error is None
@@ -151,14 +151,15 @@ def test_a_unit_names_an_unknown_engine():
 def test_explore_runs_split_their_steps_and_an_implementations_never_branch(monkeypatch):
     """Each explorer run of a flaw searches both ways (guided, with the campaign's
     unguided share); an implementation's runs never branch from an archive."""
-    import harness.explore
+    from check.explore import ExploreResult
     calls: list[tuple[str, bool, float]] = []
 
     def one_run(machine, seconds, seed, **kw):
-        calls.append((machine.__name__, kw["guided"], kw["unguided_share"]))
+        calls.append((machine.__name__, kw["how"].guided, kw["how"].unguided_share))
         time.sleep(0.02)
+        return ExploreResult(None, 1, 1, 1, 1, 0.02)
 
-    monkeypatch.setattr(harness.explore, "run_explorer", one_run)
+    monkeypatch.setattr(campaign.unit, "run_explorer", one_run)
     run_unit(WorkUnit(Target.parse("variant:NO_LAST_FETCHED_EPOCH"), share_s=0.05, seed=7))
     assert calls and all(c[1:] == (True, UNGUIDED_SHARE) for c in calls) and 0 < UNGUIDED_SHARE < 1
     calls.clear()

@@ -1,4 +1,4 @@
-"""The campaign runner (``harness.runner``) runs units in worker processes and
+"""The campaign runner (``campaign.runner``) runs units in worker processes and
 returns every target's verdict as data: a flaw found, a target whose worker died
 (twice) not run with why, one whose worker was killed after it ran an error (a
 crash), never "not found"; a unit still running at the end stopped and said
@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pytest
 
-import harness.runner
-from harness.campaign import Target, UnitResult, WorkUnit
-from harness.runner import run_campaign
-from harness.scheduler import CLEAN, ERROR, FOUND, NOT_FOUND, NOT_RUN, STOPPED
+import campaign.runner
+from campaign.plan import Campaign
+from campaign.targets import Target
+from campaign.unit import UnitResult, WorkUnit
+from campaign.runner import run_campaign
+from campaign.scheduler import CLEAN, ERROR, FOUND, NOT_FOUND, NOT_RUN, STOPPED
 
 CORRECT = Target("correct")
 FOUND_AT_ONCE = Target("variant", "NO_ELR")
@@ -65,8 +67,7 @@ def test_the_runner_returns_every_targets_verdict_as_data():
     so the campaign ends long before its budget."""
     seen = []
     t0 = time.monotonic()
-    result = run_campaign([CRASHES, FOUND_AT_ONCE], budget_s=120.0, workers=2, seed=1, work=stand_in,
-                          on_progress=seen.append)
+    result = run_campaign(Campaign([CRASHES, FOUND_AT_ONCE], budget_s=120.0, workers=2, seed=1), on_progress=seen.append, work=stand_in)
     by = {t.target.label: t for t in result.targets}
     assert (by[FOUND_AT_ONCE.label].verdict, by[FOUND_AT_ONCE.label].found) == (FOUND, "UncleanExclusion")
     assert by[FOUND_AT_ONCE.label].ok and by[FOUND_AT_ONCE.label].counterexample_ids == ("x",)
@@ -80,9 +81,9 @@ def test_the_runner_returns_every_targets_verdict_as_data():
 
 
 def test_a_unit_running_at_the_end_is_stopped_and_the_rest_not_run(monkeypatch):
-    monkeypatch.setattr(harness.runner, "GRACE_S", 0.5)
+    monkeypatch.setattr(campaign.runner, "GRACE_S", 0.5)
     t0 = time.monotonic()
-    result = run_campaign([HANGS, CORRECT], budget_s=2.0, workers=1, finish_s=0.5, work=stand_in)
+    result = run_campaign(Campaign([HANGS, CORRECT], budget_s=2.0, workers=1, finish_s=0.5), work=stand_in)
     assert time.monotonic() - t0 < 120   # stopped at the deadline, not when the hanging unit would end
     hung, correct = result.targets
     # Its run reported before the end counts (on a slow machine it may not have come).
@@ -98,7 +99,7 @@ def test_a_worker_killed_by_sigkill_is_a_crash_not_a_flaw_not_found():
     naming it), not "not found". That a lost unit is retried once is the
     scheduler's (test_scheduler); that the runner starts a new worker for it,
     the next test's."""
-    result = run_campaign([KILLED], budget_s=3.0, workers=1, seed=1, finish_s=0.5, work=stand_in)
+    result = run_campaign(Campaign([KILLED], budget_s=3.0, workers=1, seed=1, finish_s=0.5), work=stand_in)
     (killed,) = result.targets
     assert killed.verdict == ERROR, killed
     assert killed.why.startswith("its worker process died (killed by SIGKILL); "), killed.why
@@ -110,15 +111,14 @@ def test_a_lost_units_retry_runs_in_a_new_worker_process():
     """One worker: its process dies with the unit, so the retry needs a new one,
     which dies too; the second loss ends the search, long before the budget."""
     t0 = time.monotonic()
-    result = run_campaign([CRASHES], budget_s=120.0, workers=1, seed=1, work=stand_in)
+    result = run_campaign(Campaign([CRASHES], budget_s=120.0, workers=1, seed=1), work=stand_in)
     (crashed,) = result.targets
     assert (crashed.verdict, crashed.why, crashed.units) == (NOT_RUN, "its worker process died (exit code 3)", 2)
     assert time.monotonic() - t0 < 120
 
 
 def test_a_worker_stopped_by_someone_elses_sigterm_unwinds_and_is_reported_so(tmp_path):
-    result = run_campaign([TERMINATED], budget_s=3.0, workers=1, seed=1, finish_s=0.5, work=stand_in,
-                          corpus_dir=str(tmp_path))
+    result = run_campaign(Campaign([TERMINATED], budget_s=3.0, workers=1, seed=1, corpus_dir=str(tmp_path), finish_s=0.5), work=stand_in)
     (terminated,) = result.targets
     assert terminated.verdict == ERROR, terminated
     assert terminated.why.startswith("its worker process died (killed by SIGTERM); "), terminated.why
@@ -128,8 +128,8 @@ def test_a_worker_stopped_by_someone_elses_sigterm_unwinds_and_is_reported_so(tm
 def test_a_counterexample_a_lost_unit_reported_counts():
     """The correct target's unit reports a counterexample (written when found)
     and then its worker dies: the target failed, with that counterexample."""
-    from harness.scheduler import Scheduler
-    scheduler = Scheduler([CORRECT], 1, search_end=time.time() + 60)
+    from campaign.scheduler import Scheduler
+    scheduler = Scheduler(Campaign([CORRECT], budget_s=60.0, workers=1), 1, search_end=time.time() + 60)
     unit = scheduler.next_unit(time.time())
     scheduler.progress(unit, UnitResult(CORRECT, runs=2, examples=50, seconds=9.0, found="StrongIsr",
                                         first_failure_s=4.0, first_failure_examples=30, counterexample_ids=("a",)))
@@ -139,9 +139,37 @@ def test_a_counterexample_a_lost_unit_reported_counts():
     assert not correct.ok and correct.first_failure_s == 4.0
 
 
+class JumpingClock:
+    """``campaign.runner``'s clock, which jumps ``by`` seconds ahead once told to:
+    the campaign's end comes when the test says, however slowly the machine
+    starts a worker."""
+
+    def __init__(self, by: float) -> None:
+        self.by, self.offset = by, 0.0
+
+    def jump(self) -> None:
+        self.offset = self.by
+
+    def time(self) -> float:
+        return time.time() + self.offset
+
+    def monotonic(self) -> float:
+        return time.monotonic() + self.offset
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+
 def test_a_unit_stopped_at_the_end_unwinds_before_it_is_killed(monkeypatch, tmp_path):
-    monkeypatch.setattr(harness.runner, "GRACE_S", 0.5)
-    result = run_campaign([HANGS], budget_s=2.0, workers=1, finish_s=0.5, work=stand_in, corpus_dir=str(tmp_path))
+    """The campaign ends (its clock jumps past the budget) once the hanging unit
+    has reported its run, so its worker is inside the unit when it is stopped."""
+    clock = JumpingClock(by=600.0)
+    monkeypatch.setattr(campaign.runner, "time", clock)
+
+    def end_after_the_run(progress):
+        if progress.runs:
+            clock.jump()
+    result = run_campaign(Campaign([HANGS], budget_s=120.0, workers=1, corpus_dir=str(tmp_path), finish_s=0.5), on_progress=end_after_the_run, work=stand_in)
     assert result.targets[0].why.endswith("its unit was stopped at the campaign's end")
     assert (tmp_path / "unwound").read_text() == "w0"      # SIGTERM, then its finally ran
 
@@ -151,8 +179,7 @@ def test_ctrl_c_stops_the_workers_and_reports_the_targets_still_searching_as_sto
         if progress.runs:
             raise KeyboardInterrupt
     t0 = time.monotonic()
-    result = run_campaign([HANGS, CORRECT], budget_s=120.0, workers=1, work=stand_in, corpus_dir=str(tmp_path),
-                          on_progress=interrupt_after_a_run)
+    result = run_campaign(Campaign([HANGS, CORRECT], budget_s=120.0, workers=1, corpus_dir=str(tmp_path)), on_progress=interrupt_after_a_run, work=stand_in)
     assert time.monotonic() - t0 < 60 and result.interrupted and not result.ok
     hung, correct = result.targets
     assert (hung.verdict, hung.runs) == (STOPPED, 1)
@@ -171,4 +198,4 @@ def test_ctrl_c_stops_the_workers_and_reports_the_targets_still_searching_as_sto
 def test_bad_input_is_named_before_any_worker_starts(bad, message):
     args = dict(budget_s=1.0, workers=1) | bad
     with pytest.raises(ValueError, match=message):
-        run_campaign([CORRECT], work=stand_in, **args)
+        run_campaign(Campaign([CORRECT], **args), work=stand_in)

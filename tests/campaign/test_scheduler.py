@@ -1,4 +1,4 @@
-"""The campaign's scheduler (``harness.scheduler``), on a clock of its own: every
+"""The campaign's scheduler (``campaign.scheduler``), on a clock of its own: every
 target runs once before any runs twice, a found flaw's time goes to the targets
 still searching, the correct target runs to the end (on every worker once the
 flaws are found), and each target's verdict says found / not found / not run /
@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.campaign import Target, UnitResult, WorkUnit
-from harness.scheduler import (CLEAN, ERROR, FOUND, MAX_UNIT_S, MIN_START_S, MIN_UNIT_S, NOT_FOUND, NOT_RUN,
+from campaign.plan import Campaign
+from campaign.targets import Target
+
+from campaign.unit import UnitResult, WorkUnit
+from campaign.scheduler import (CLEAN, ERROR, FOUND, MAX_UNIT_S, MIN_START_S, MIN_UNIT_S, NOT_FOUND, NOT_RUN,
                                NOT_SCHEDULED, Scheduler)
 
 CORRECT = Target("correct")
@@ -27,7 +30,7 @@ def found(unit: WorkUnit, seconds: float = 3.0) -> UnitResult:
 
 
 def test_every_target_runs_once_before_any_runs_twice():
-    s = Scheduler([CORRECT, A, B, C], workers=2, search_end=1000.0)
+    s = Scheduler(Campaign([CORRECT, A, B, C], budget_s=60.0, workers=2), 2, search_end=1000.0)
     first = [s.next_unit(0.0) for _ in range(4)]
     assert [u.target.label for u in first] == ["correct", "variant:NO_ELR", "variant:NO_MAXIMAL_ISR",
                                                "variant:TRUNCATE_TO_HWM"]
@@ -37,7 +40,7 @@ def test_every_target_runs_once_before_any_runs_twice():
 
 
 def test_a_found_flaw_leaves_its_time_to_the_targets_still_searching():
-    s = Scheduler([CORRECT, A, B], workers=1, search_end=100.0)
+    s = Scheduler(Campaign([CORRECT, A, B], budget_s=60.0, workers=1), 1, search_end=100.0)
     units = {u.target.label: u for u in (s.next_unit(0.0) for _ in range(3))}
     s.finished(units["variant:NO_ELR"], found(units["variant:NO_ELR"]))
     s.finished(units["correct"], clean(units["correct"], seconds=30))
@@ -52,7 +55,7 @@ def test_a_found_flaw_leaves_its_time_to_the_targets_still_searching():
 
 
 def test_the_correct_target_runs_to_the_end_on_every_worker():
-    s = Scheduler([CORRECT, A], workers=2, search_end=100.0)
+    s = Scheduler(Campaign([CORRECT, A], budget_s=60.0, workers=2), 2, search_end=100.0)
     c, a = s.next_unit(0.0), s.next_unit(0.0)
     s.finished(a, found(a))
     # The flaw is found: the second worker runs another shard of the correct target.
@@ -69,16 +72,16 @@ def test_the_correct_target_runs_to_the_end_on_every_worker():
 
 
 def test_shares_stay_within_their_bounds_and_the_search_end():
-    s = Scheduler([A, B, C], workers=2, search_end=100.0)
+    s = Scheduler(Campaign([A, B, C], budget_s=60.0, workers=2), 2, search_end=100.0)
     assert s.next_unit(99.0 - MIN_START_S + 0.5).share_s == pytest.approx(MIN_START_S + 0.5)  # what is left
-    s = Scheduler([A, B, C], workers=2, search_end=100.0)
+    s = Scheduler(Campaign([A, B, C], budget_s=60.0, workers=2), 2, search_end=100.0)
     assert s.next_unit(95.0).share_s == MIN_UNIT_S   # 5 s left * 2 / 3 is below the floor
     assert s.next_unit(100.0 - MIN_START_S / 2) is None
-    assert Scheduler([A], workers=2, search_end=10_000.0).next_unit(0.0).share_s == MAX_UNIT_S
+    assert Scheduler(Campaign([A], budget_s=60.0, workers=2), 2, search_end=10_000.0).next_unit(0.0).share_s == MAX_UNIT_S
 
 
 def test_verdicts_and_why():
-    s = Scheduler([CORRECT, A, B, C], workers=1, search_end=100.0)
+    s = Scheduler(Campaign([CORRECT, A, B, C], budget_s=60.0, workers=1), 1, search_end=100.0)
     c, a, b = s.next_unit(0.0), s.next_unit(0.0), s.next_unit(0.0)   # C never gets a unit
     s.finished(c, clean(c))
     s.finished(a, found(a))
@@ -97,7 +100,7 @@ def test_verdicts_and_why():
 
 
 def test_the_first_failure_counts_the_targets_earlier_units():
-    s = Scheduler([A], workers=1, search_end=100.0)
+    s = Scheduler(Campaign([A], budget_s=60.0, workers=1), 1, search_end=100.0)
     first = s.next_unit(0.0)
     s.finished(first, clean(first, seconds=12.0, runs=2))
     second = s.next_unit(12.0)
@@ -108,7 +111,7 @@ def test_the_first_failure_counts_the_targets_earlier_units():
 
 
 def test_a_unit_lost_with_its_worker_is_tried_once_more_then_given_up():
-    s = Scheduler([A, B], workers=1, search_end=100.0)
+    s = Scheduler(Campaign([A, B], budget_s=60.0, workers=1), 1, search_end=100.0)
     a = s.next_unit(0.0)
     s.progress(a, UnitResult(a.target, runs=3, examples=75, seconds=9.0))
     s.lost(a, "its worker process died (killed by SIGKILL)")
@@ -126,7 +129,7 @@ def test_a_unit_lost_with_its_worker_is_tried_once_more_then_given_up():
 
 
 def test_a_target_whose_only_units_were_lost_did_not_run():
-    s = Scheduler([A], workers=1, search_end=100.0)
+    s = Scheduler(Campaign([A], budget_s=60.0, workers=1), 1, search_end=100.0)
     for _ in range(2):
         s.lost(s.next_unit(0.0), "its worker process died (exit code 1)")
     assert s.next_unit(1.0) is None
@@ -135,7 +138,7 @@ def test_a_target_whose_only_units_were_lost_did_not_run():
 
 
 def test_a_unit_stopped_at_the_end_keeps_what_it_reported():
-    s = Scheduler([CORRECT, A], workers=2, search_end=100.0)
+    s = Scheduler(Campaign([CORRECT, A], budget_s=60.0, workers=2), 2, search_end=100.0)
     c, a = s.next_unit(0.0), s.next_unit(0.0)
     s.progress(c, UnitResult(c.target, runs=4, examples=100, seconds=50.0))
     s.lost(c, "its unit was stopped at the campaign's end", retry=False)
@@ -148,7 +151,7 @@ def test_a_unit_stopped_at_the_end_keeps_what_it_reported():
 
 
 def test_a_harness_error_ends_the_targets_search_with_an_error():
-    s = Scheduler([A, B], workers=1, search_end=100.0)
+    s = Scheduler(Campaign([A, B], budget_s=60.0, workers=1), 1, search_end=100.0)
     a = s.next_unit(0.0)
     s.finished(a, UnitResult(a.target, runs=1, examples=3, seconds=1.0, error="harness error in run 0 of x: boom"))
     b = s.next_unit(1.0)
@@ -161,15 +164,15 @@ def test_a_harness_error_ends_the_targets_search_with_an_error():
 
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match=r"^workers must be an integer >= 1, got 0$"):
-        Scheduler([A], workers=0, search_end=1.0)
+        Scheduler(Campaign([A], budget_s=60.0, workers=0), 0, search_end=1.0)
     with pytest.raises(ValueError, match=r"^a campaign needs at least one target$"):
-        Scheduler([], workers=1, search_end=1.0)
+        Scheduler(Campaign([], budget_s=60.0, workers=1), 1, search_end=1.0)
     with pytest.raises(ValueError, match=r"^campaign targets must be unique"):
-        Scheduler([A, A], workers=1, search_end=1.0)
+        Scheduler(Campaign([A, A], budget_s=60.0, workers=1), 1, search_end=1.0)
 
 
 def test_a_target_not_yet_run_goes_before_one_that_ran_however_little():
-    s = Scheduler([A, B], workers=1, search_end=100.0)
+    s = Scheduler(Campaign([A, B], budget_s=60.0, workers=1), 1, search_end=100.0)
     a = s.next_unit(0.0)
     s.lost(a, "its worker process died (exit code 1)")   # no time spent, no run reported
     assert s.next_unit(1.0).target.label == "variant:NO_MAXIMAL_ISR"

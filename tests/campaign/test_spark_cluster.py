@@ -1,6 +1,6 @@
-"""A campaign on Spark (``run_campaign(..., master=URL)``, ``harness.spark_pool``):
+"""A campaign on Spark (``run_campaign(Campaign(..., master=URL))``, ``campaign.spark_pool``):
 on a real standalone cluster — a master and two one-core workers on 127.0.0.1
-(``harness.spark_standalone``), started once for the module — its units run as
+(``campaign.spark_standalone``), started once for the module — its units run as
 Spark tasks on both executors, every verdict as the local pool gives it, the
 counterexamples and runs in the shared corpus, each row naming the executor
 that ran it, and the report is built on the same cluster; Kafka's jars reach
@@ -21,16 +21,18 @@ import threading
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 from click.testing import CliRunner
 
-import harness.runner
-from harness.campaign import Target
-from harness.corpus import read_counterexamples, read_runs
-from harness.runner import run_campaign
-from harness.spark_checks import MASTER_FORMS
-from harness.spark_pool import executor_id, task_failure
-from harness.spark_standalone import LoopbackCluster, free_port
+import replicheck_cli.fuzz
+from campaign.plan import Campaign
+from campaign.targets import Target
+from store.reader import read_counterexamples, read_runs
+from campaign.runner import run_campaign
+from campaign.spark_checks import MASTER_FORMS
+from campaign.spark_pool import executor_id, task_failure
+from campaign.spark_standalone import LoopbackCluster, free_port
 from replicheck_cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +53,7 @@ requires_java = pytest.mark.skipif(not _java(), reason="a Spark cluster needs Ja
 def no_campaign(monkeypatch):
     def started(*args, **kwargs):
         raise AssertionError("a campaign was started")
-    monkeypatch.setattr(harness.runner, "run_campaign", started)
+    monkeypatch.setattr(replicheck_cli.fuzz, "run_campaign", started)
 
 
 def test_an_unreachable_master_is_one_line_before_anything_runs(no_campaign, tmp_path):
@@ -79,38 +81,37 @@ def test_a_corpus_uri_is_one_line_and_nothing_is_made(no_campaign, tmp_path, mon
 
 
 def test_run_campaign_checks_master_and_corpus_before_spark_starts(tmp_path, monkeypatch):
-    import harness.spark_pool
+    import campaign.spark_pool
 
     def started(self, *args):
         raise AssertionError("Spark was started")
-    monkeypatch.setattr(harness.spark_pool.SparkPool, "_start", started)
+    monkeypatch.setattr(campaign.spark_pool.SparkPool, "_start", started)
     targets = [Target.parse("variant:NO_ELR")]
     with pytest.raises(ValueError) as e:
-        run_campaign(targets, 10, None, corpus_dir="s3a://bucket/corpus", master="local[1]")
+        run_campaign(Campaign(targets, budget_s=10, workers=None, corpus_dir="s3a://bucket/corpus", master="local[1]"))
     assert str(e.value).startswith("corpus_dir s3a://bucket/corpus: s3a:// is Hadoop's name; give s3://") and \
         "\n" not in str(e.value)
     port = free_port()
     with pytest.raises(ValueError, match=rf"^--master spark://127.0.0.1:{port}: cannot connect within 3 s"):
-        run_campaign(targets, 10, None, corpus_dir=str(tmp_path), master=f"spark://127.0.0.1:{port}")
+        run_campaign(Campaign(targets, budget_s=10, workers=None, corpus_dir=str(tmp_path), master=f"spark://127.0.0.1:{port}"))
     with pytest.raises(ValueError, match=r"^workers must be an integer >= 1, got None$"):
-        run_campaign(targets, 10, None, corpus_dir=str(tmp_path))  # only a master sizes the pool itself
+        run_campaign(Campaign(targets, budget_s=10, workers=None, corpus_dir=str(tmp_path)))  # only a master sizes the pool itself
     assert list(tmp_path.iterdir()) == []
 
 
 def test_fuzz_hands_the_master_to_the_campaign(monkeypatch, tmp_path, capsys):
-    from harness.runner import CampaignResult
-    from harness.scheduler import FOUND, TargetResult
-    from replicheck_cli.fuzz import fuzz
+    from campaign.runner import CampaignResult
+    from campaign.scheduler import FOUND, TargetResult
+    from replicheck_cli.fuzz import FuzzRequest, fuzz
     seen: dict = {}
 
-    def stand_in(targets, budget_s, workers, **kwargs):
-        seen.update(workers=workers, **kwargs)
+    def stand_in(plan, **kwargs):
+        seen.update(attrs.asdict(plan, recurse=False))
         found = TargetResult(Target("variant", "NO_ELR"), FOUND, "UncleanExclusion after 0.2 s (3 examples)", units=1,
                              runs=1, examples=3, found="UncleanExclusion")
-        return CampaignResult((found,), seed=5, run_id=kwargs["run_id"], workers=2, budget_s=budget_s, elapsed_s=9.0)
-    monkeypatch.setattr(harness.runner, "run_campaign", stand_in)
-    assert fuzz(minutes=1, variants=["NO_ELR"], include_correct=False, corpus_dir=tmp_path, report_dir=None, seed=5,
-                master="local[2]") == 0
+        return CampaignResult((found,), seed=5, run_id=plan.run_id, workers=2, budget_s=plan.budget_s, elapsed_s=9.0)
+    monkeypatch.setattr(replicheck_cli.fuzz, "run_campaign", stand_in)
+    assert fuzz(FuzzRequest(minutes=1, variants=["NO_ELR"], include_correct=False, corpus_dir=tmp_path, report_dir=None, seed=5, master="local[2]")) == 0
     assert (seen["master"], seen["workers"], seen["corpus_dir"]) == ("local[2]", None, str(tmp_path.resolve()))
     assert capsys.readouterr().out.splitlines()[0] == \
         f"replicheck fuzz: 1 target on the executors of local[2] (one unit per core), 1 min, seed 5, corpus " \
@@ -118,27 +119,25 @@ def test_fuzz_hands_the_master_to_the_campaign(monkeypatch, tmp_path, capsys):
 
 
 def test_the_report_follows_a_campaign_onto_a_standalone_master(monkeypatch, tmp_path, capsys):
-    import replicheck_cli.report_job as report_job
-    from harness.runner import CampaignResult
-    from harness.scheduler import CLEAN, TargetResult
-    from replicheck_cli.fuzz import fuzz
+    from campaign.runner import CampaignResult
+    from campaign.scheduler import CLEAN, TargetResult
+    from replicheck_cli.fuzz import FuzzRequest, fuzz
     from replicheck_cli.report_job import ReportOutcome, report_master
     assert [report_master(m) for m in (None, "local[2]", "yarn", "k8s://h:443", "spark://h:7077,g:7077")] == \
         ["local[*]"] * 4 + ["spark://h:7077,g:7077"]
     seen: dict = {}
 
-    def campaign(targets, budget_s, workers, **kwargs):
+    def a_campaign(plan, **kwargs):
         clean = TargetResult(Target("correct"), CLEAN, "no counterexample", units=1, runs=1, examples=3)
-        return CampaignResult((clean,), seed=5, run_id=kwargs["run_id"], workers=2, budget_s=budget_s, elapsed_s=9.0)
+        return CampaignResult((clean,), seed=5, run_id=plan.run_id, workers=2, budget_s=plan.budget_s, elapsed_s=9.0)
 
     def report(corpus, out, seconds, targets, run_id, master=None):
         seen["master"] = master
         return ReportOutcome(None, "stopped here", out / "spark.log")
-    monkeypatch.setattr(harness.runner, "run_campaign", campaign)
-    monkeypatch.setattr(report_job, "build_report_within", report)
+    monkeypatch.setattr(replicheck_cli.fuzz, "run_campaign", a_campaign)
+    monkeypatch.setattr(replicheck_cli.fuzz, "build_report_within", report)
     master = "spark://127.0.0.1:7077"
-    fuzz(minutes=1, correct_only=True, corpus_dir=tmp_path / "corpus", report_dir=tmp_path / "report", seed=5,
-         master=master, live=False)
+    fuzz(FuzzRequest(minutes=1, correct_only=True, corpus_dir=tmp_path / "corpus", report_dir=tmp_path / "report", seed=5, master=master, live=False))
     assert seen == {"master": master}
     assert f"build it with `replicheck report {tmp_path.resolve() / 'corpus'} --out {tmp_path / 'report'} " \
            f"--master {master}`" in capsys.readouterr().out
@@ -215,7 +214,7 @@ def test_a_task_unwinds_when_asked_to_stop_its_output_in_the_log(tmp_path):
     """What runs on the executor, run here: ``setup`` once per process, the
     unit's output appended to the log, and the stop file (``SparkPool.stop``)
     unwinding the unit within a poll or two, the SIGTERM handler given back."""
-    from harness.spark_pool import _run_task, _Task
+    from campaign.spark_pool import _run_task, _Task
     stop, log = tmp_path / "stop", tmp_path / "campaign.log"
     handler = signal.getsignal(signal.SIGTERM)
     timer = threading.Timer(0.5, stop.touch)
@@ -250,12 +249,12 @@ def spark_cluster(tmp_path_factory) -> LoopbackCluster:
 #: another test of this pytest worker may hold one (the report's).
 _DRIVER = """
 import json, sys
-from harness.campaign import Target
-from harness.runner import run_campaign
+from campaign.plan import Campaign
+from campaign.targets import Target
+from campaign.runner import run_campaign
 master, corpus, log = sys.argv[1:4]
 targets = [Target.parse(t) for t in ("variant:NO_ELR", "bug:METADATA_BATCH_LAST_DELTA_ONLY", "correct")]
-result = run_campaign(targets, 25.0, None, seed=1, corpus_dir=corpus, run_id="sparktest", log_path=log,
-                      finish_s=5.0, master=master)
+result = run_campaign(Campaign(targets, budget_s=25.0, workers=None, seed=1, corpus_dir=corpus, run_id="sparktest", master=master, finish_s=5.0, log_path=log))
 print(json.dumps({"workers": result.workers, "elapsed_s": result.elapsed_s,
                   "verdicts": {t.target.label: [t.verdict, t.why] for t in result.targets}}))
 """
@@ -317,8 +316,10 @@ def test_the_report_after_a_campaign_on_the_cluster_is_built_there(spark_cluster
 #: its runs where its JVM's classpath and Spark's files folder are.
 _KAFKA_DRIVER = """
 import json, os, sys
-from harness.campaign import Target, run_unit
-from harness.runner import run_campaign
+from campaign.plan import Campaign
+from campaign.targets import Target
+from campaign.unit import run_unit
+from campaign.runner import run_campaign
 master, corpus, log = sys.argv[1:4]
 
 def work(unit, progress, worker):
@@ -331,8 +332,7 @@ def work(unit, progress, worker):
                  + "\\n").encode())
     return result
 
-result = run_campaign([Target.parse("implementation:kafka")], 12.0, 1, seed=1, corpus_dir=corpus,
-                      run_id="sparkkafka", log_path=log, finish_s=2.0, master=master, work=work)
+result = run_campaign(Campaign([Target.parse("implementation:kafka")], budget_s=12.0, workers=1, seed=1, corpus_dir=corpus, run_id="sparkkafka", master=master, finish_s=2.0, log_path=log), work=work)
 print(json.dumps({t.target.label: [t.verdict, t.why] for t in result.targets}))
 """
 

@@ -1,5 +1,5 @@
 """A Spark task's progress reaches the driver while it runs
-(``harness.spark_progress``, ``harness.spark_pool``): the channel alone, then a
+(``campaign.spark_progress``, ``campaign.spark_pool``): the channel alone, then a
 unit on ``local[1]`` whose progress values come out of ``SparkPool.wait`` as
 PROGRESS events before its DONE, as from a local worker."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.spark_progress import ProgressListener, ProgressSender, _frame
+from campaign.spark_progress import ProgressListener, ProgressSender, _frame
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,7 +66,7 @@ def _search_until_stopped(unit, progress, worker):
 def test_the_driver_asks_a_running_task_to_stop_over_its_connection(listener):
     """No stop file (a URI corpus has no folder for one): ``SparkPool.stop`` asks
     over the task's connection, and the unit unwinds within a poll or two."""
-    from harness.spark_pool import _run_task, _Task
+    from campaign.spark_pool import _run_task, _Task
     listening, got = listener
     timer = threading.Timer(0.5, listening.stop, args=("job-7",))
     timer.start()
@@ -96,7 +96,9 @@ def test_a_driver_out_of_reach_loses_the_progress_not_the_unit(capfd):
 #: a unit's work sends two progress values, then ends a second later.
 _DRIVER = """
 import json, sys, time
-from harness.spark_pool import SparkPool
+from campaign.plan import Campaign
+from campaign.spark_pool import SparkPool
+from campaign.targets import Target
 
 def work(unit, progress, worker):
     for runs in (1, 2):
@@ -104,7 +106,7 @@ def work(unit, progress, worker):
     time.sleep(1.0)
     return {"unit": unit, "runs": 3}
 
-pool = SparkPool("local[1]", work)
+pool = SparkPool(Campaign([Target("correct")], budget_s=60.0, workers=1, master="local[1]"), work)
 try:
     pool.submit(0, "u1")
     events = []

@@ -1,20 +1,21 @@
 """The machine passes against the correct reference model and SUT (or, under
 ``pytest --implementation NAME``, the implementation NAME: see
-``harness.pytest_plugin.machine_under_test``), and its compound steps and swarm
+``pytest_replicheck.plugin.machine_under_test``), and its compound steps and swarm
 weights do what they say."""
 
 import pytest
 
-from harness import machine_for
-from harness.lockstep import LockStep
-from harness.machine import ReplicationMachine, swarm_weights
-from harness.minimal_scenarios import commit_one_on_rf2
-from harness.pytest_plugin import machine_under_test
+from check.machine import machine_for
+from check.lockstep import LockStep
+from check.machine import ReplicationMachine, swarm_weights
+from check.scenarios import commit_one_on_rf2
+from check.subject import Subject
+from pytest_replicheck.plugin import machine_under_test
 from model import (ACTION_TYPES, NO_LEADER, BrokerStatus, Config, FenceBroker, FetchResponse, ReceiveFetchRequest,
                    Reassign, ReplicateMetadata, SendFetch, StartBroker, UncleanRecovery, UncleanShutdown,
                    UnfenceBroker)
 
-ModelOnly = machine_for(compare_sut=False, name="ModelOnlyMachine")
+ModelOnly = machine_for(Subject(compare=False), name="ModelOnlyMachine")
 TestModelOnly = ModelOnly.TestCase
 
 # The bundled SUT; `pytest ...::TestModelAndSut --implementation NAME` puts NAME here instead.
@@ -25,8 +26,8 @@ TestModelAndSut = ModelAndSut.TestCase
 def _machine(config: Config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2),
              **scale: float) -> ReplicationMachine:
     """A model-only machine placed in ``config``'s initial state, without Hypothesis."""
-    m = machine_for(compare_sut=False, name="Probe")()
-    m.config, m.lockstep = config, LockStep(config)
+    m = machine_for(Subject(compare=False), name="Probe")()
+    m.config, m.lockstep = config, LockStep(Subject.at(config, compare=False))
     m.state = m.lockstep.state
     m.weights = swarm_weights({c: scale[c.__name__] for c in ACTION_TYPES if c.__name__ in scale})
     return m

@@ -1,4 +1,4 @@
-"""Any implementation of the interface of ``harness.lockstep`` can be put under test,
+"""Any implementation of the interface of ``check.lockstep`` can be put under test,
 not only the bundled SUT: these two are written against the interface alone
 (``apply`` returning the ``model.Outcome``, ``is_enabled``, ``observe``), with the
 bundled SUT behind them as their engine.
@@ -14,8 +14,21 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from harness import SutDiverged, machine_for
-from harness.replay import replay
+import json
+
+from campaign.regression import replay_row
+from check.failures import SutDiverged
+from check.finding import Finding, findings
+from check.implementations import factory
+from check.machine import machine_for
+from check.refine import refine
+from check.replay import replay
+from check.subject import Subject
+from store.codec import TraceDecodeError
+from store.decode import decode_counterexample
+from store.reader import read_counterexamples
+from store.rows import counterexample_rows
+from store.writer import CorpusWriter
 from model import (Config, Observation, Outcome, Produce, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
                    Action)
 from sut import Cluster
@@ -61,18 +74,23 @@ SHORT = settings(max_examples=15, stateful_step_count=30, derandomize=True, data
 
 
 def test_a_late_acknowledgement_is_an_outcome_divergence_at_the_step_it_belongs_to():
-    result = replay(COMMIT_ONE, RF2, implementation=LateAcks)
+    result = replay(COMMIT_ONE, Subject.at(RF2, implementation=LateAcks))
     assert result.failed_at == 6 and result.verdict.kind == "outcome" and result.kind == "divergence"
     assert result.divergence == ("outcome.acknowledged: model=((1, 0),) sut=()",)
-    assert replay(COMMIT_ONE, RF2, implementation=Faithful).verdict is None
+    assert replay(COMMIT_ONE, Subject.at(RF2, implementation=Faithful)).verdict is None
 
 
 def test_the_machine_puts_another_implementation_under_test():
-    run_state_machine_as_test(machine_for(implementation=Faithful, name="FaithfulMachine"), settings=SHORT)
+    run_state_machine_as_test(machine_for(Subject(implementation=Faithful), name="FaithfulMachine"), settings=SHORT)
     with pytest.raises(SutDiverged) as caught:
-        run_state_machine_as_test(machine_for(implementation=LateAcks, name="LateAcksMachine"), settings=SHORT)
+        run_state_machine_as_test(machine_for(Subject(implementation=LateAcks), name="LateAcksMachine"), settings=SHORT)
     assert caught.value.verdict.kind == "outcome"
     assert caught.value.verdict.template == "outcome.acknowledged"
+
+
+def _late_acks_finding(subject: Subject = Subject.at(RF2, implementation=LateAcks)) -> Finding:
+    [found] = findings(replay(COMMIT_ONE, Subject.at(RF2, implementation=LateAcks)).verdict, subject)
+    return found
 
 
 def test_a_counterexample_of_another_implementation_is_reduced_and_recorded_with_it():
@@ -80,13 +98,9 @@ def test_a_counterexample_of_another_implementation_is_reduced_and_recorded_with
     bundled SUT does not diverge: reduced with it, nothing would reproduce) and its
     timeline is what LateAcks answered: the write appended, its acknowledgement
     held back, where the model acknowledges it."""
-    import json
-    from harness.corpus import counterexample_rows, failures_from_verdict, reduce_failure
-    [found] = failures_from_verdict(replay(COMMIT_ONE, RF2, implementation=LateAcks).verdict,
-                                    implementation=LateAcks)
-    reduced = reduce_failure(found, 20)
-    assert reduced.trace == (Produce(1, 1),) and reduced.reduction == ("without replica 2",)
-    [row] = counterexample_rows([reduced], run_id="r", worker="main", test_id="t")
+    reduced = refine(_late_acks_finding(), 20)
+    assert reduced.trace == (Produce(1, 1),) and reduced.shrunk.changes == ("without replica 2",)
+    [row] = counterexample_rows([reduced], run_id="r", worker="main")
     assert row["violation"] == "outcome.acknowledged: model=((1, 0),) sut=()"
     [only] = row["timeline"]
     assert json.loads(only["outcome_json"])["appended"] == [[1, 0]]
@@ -96,39 +110,34 @@ def test_a_counterexample_of_another_implementation_is_reduced_and_recorded_with
 
 def test_a_row_names_its_implementation_and_replays_with_it(tmp_path):
     """The row of a LateAcks divergence records ``module:qualname``; decoding it
-    gives LateAcks back, and the corpus's replay reproduces the divergence with it
-    (with the bundled SUT it would pass)."""
-    from harness.corpus import CorpusWriter, counterexample_rows, decode_counterexample, failures_from_verdict
-    from harness.corpus import read_counterexamples
-    from harness.replay import replay_counterexample
-    [found] = failures_from_verdict(replay(COMMIT_ONE, RF2, implementation=LateAcks).verdict,
-                                    implementation=LateAcks)
-    [row] = counterexample_rows([found], run_id="r", worker="main", test_id="t")
+    gives that name back, and the corpus's replay reproduces the divergence with
+    it (with the bundled SUT it would pass)."""
+    [row] = counterexample_rows([_late_acks_finding()], run_id="r", worker="main")
     assert row["implementation"] == f"{__name__}:LateAcks"
     writer = CorpusWriter(tmp_path, run_id="r", worker="main")
     writer.add_counterexamples([row])
     writer.flush()
     [read] = read_counterexamples(tmp_path).rows
-    assert decode_counterexample(read).implementation is LateAcks
-    assert replay_counterexample(read).verdict.template == "outcome.acknowledged"
-    assert replay_counterexample(read | {"implementation": None}).verdict is None
+    assert decode_counterexample(read).subject.implementation == f"{__name__}:LateAcks"
+    assert factory(decode_counterexample(read).subject) is LateAcks
+    assert replay_row(read).verdict.template == "outcome.acknowledged"
+    assert replay_row(read | {"implementation": None}).verdict is None
 
 
 def test_an_implementation_that_cannot_be_loaded_is_named():
-    from harness.corpus import counterexample_rows, decode_counterexample, failures_from_verdict
-    from harness.trace_codec import TraceDecodeError
-    [found] = failures_from_verdict(replay(COMMIT_ONE, RF2, implementation=LateAcks).verdict)
-    [row] = counterexample_rows([found], run_id="r", worker="main", test_id="t")
+    [row] = counterexample_rows([_late_acks_finding(Subject.at(RF2))], run_id="r", worker="main")
     assert row["implementation"] is None
-    with pytest.raises(TraceDecodeError, match=r"implementation 'nowhere:Gone' cannot be loaded .*allowed: null "
-                                               r"\(the bundled SUT\), 'kafka', or 'module:qualname'"):
-        decode_counterexample(row | {"implementation": "nowhere:Gone"})
+    with pytest.raises(ValueError, match=r"implementation 'nowhere:Gone' cannot be loaded .*allowed: null "
+                                         r"\(the bundled SUT\), 'kafka', or 'module:qualname'"):
+        replay_row(row | {"implementation": "nowhere:Gone"})
+    with pytest.raises(TraceDecodeError, match=r"implementation 'Gone' is not a name; allowed: null"):
+        decode_counterexample(row | {"implementation": "Gone"})
 
 
 def test_shrinks_of_several_followers_are_probed_only_where_the_profile_has_them():
     """An implementation must refuse a multi-follower shrink the model refuses,
     and accept one it takes (Rule.SHRINK_ALL_OUT_OF_SYNC, the Kafka profile)."""
-    from harness.lockstep import probe_actions
+    from check.lockstep import probe_actions
     from model import KAFKA, Config, ProposeIsrShrinkMany, initial_state
     for profile, expected in (("chapters", []), (KAFKA, [(2, 3), (2, 4), (3, 4), (2, 3, 4)])):
         state = initial_state(Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3, 4), min_isr=1, profile=profile))

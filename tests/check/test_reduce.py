@@ -1,13 +1,14 @@
-"""Trace reduction (harness.reduce): re-based traces stay valid, reduced traces
+"""Trace reduction (check.reduce): re-based traces stay valid, reduced traces
 fail as the original did, and steps the failure does not need are removed."""
 
 import attrs
 import pytest
 
-from harness import replay
-from harness.minimal_scenarios import MINIMAL
-from harness.reduce import (Smaller, carry_over, merges, moves, rebase, reduce_counterexample, reduce_trace,
-                            rename_brokers, reorder, sends, smaller_configs)
+from check.replay import replay
+from check.scenarios import MINIMAL
+from check.reduce import (Smaller, carry_over, merges, moves, rebase, reduce_counterexample, reduce_trace,
+                          rename_brokers, reorder, sends, smaller_configs)
+from check.subject import Subject
 from model import (KAFKA, AdvanceTime, Config, ControlledShutdown, FenceBroker, ListOffsets, Produce, ProposeIsrExpand,
                    ProposeIsrShrink, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, UncleanShutdown, Variant)
@@ -74,42 +75,42 @@ def _padded(variant: Variant) -> tuple:
 def test_reduction_removes_the_steps_the_failure_does_not_need(variant):
     scenario = MINIMAL[variant]
     trace = _padded(variant)
-    assert replay(trace, scenario.config, {variant}).failed
-    reduced = reduce_trace(trace, scenario.config, {variant})
+    assert replay(trace, Subject.at(scenario.config, variants={variant})).failed
+    reduced = reduce_trace(trace, Subject.at(scenario.config, variants={variant}))
     assert len(reduced) <= len(scenario.actions) < len(trace)
     assert ListOffsets() not in reduced
-    assert scenario.expected in replay(reduced, scenario.config, {variant}).property_names
+    assert scenario.expected in replay(reduced, Subject.at(scenario.config, variants={variant})).property_names
 
 
 def test_reduction_keeps_a_sut_divergence_a_divergence():
     from sut.bugs import Bug
     bug = {Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH}
     trace = (ListOffsets(), Produce(1, 1), ListOffsets(), Produce(1, 2), ControlledShutdown(1))
-    assert replay(trace, RF3, bugs=bug).kind == "divergence"
-    reduced = reduce_trace(trace, RF3, bugs=bug)
+    assert replay(trace, Subject.at(RF3, bugs=bug)).kind == "divergence"
+    reduced = reduce_trace(trace, Subject.at(RF3, bugs=bug))
     # One unflushed write is enough for the SUT's flushed offset to differ.
     assert reduced == (Produce(1, 1), ControlledShutdown(1))
-    assert replay(reduced, RF3, bugs=bug).kind == "divergence"
+    assert replay(reduced, Subject.at(RF3, bugs=bug)).kind == "divergence"
 
 
 def test_a_trace_that_does_not_fail_is_refused():
     with pytest.raises(ValueError, match="does not fail"):
-        reduce_trace(TRACE, RF3)
+        reduce_trace(TRACE, Subject.at(RF3))
 
 
 def test_reduction_keeps_the_property_asked_for():
     scenario = MINIMAL[Variant.TRUNCATE_TO_HWM]
     trace = _padded(Variant.TRUNCATE_TO_HWM)
-    reduced = reduce_trace(trace, scenario.config, {Variant.TRUNCATE_TO_HWM}, prop=scenario.expected)
-    assert scenario.expected in replay(reduced, scenario.config, {Variant.TRUNCATE_TO_HWM}).property_names
+    reduced = reduce_trace(trace, Subject.at(scenario.config, variants={Variant.TRUNCATE_TO_HWM}), prop=scenario.expected)
+    assert scenario.expected in replay(reduced, Subject.at(scenario.config, variants={Variant.TRUNCATE_TO_HWM})).property_names
     with pytest.raises(ValueError, match="not UncleanExclusion"):
-        reduce_trace(trace, scenario.config, {Variant.TRUNCATE_TO_HWM}, prop="UncleanExclusion")
+        reduce_trace(trace, Subject.at(scenario.config, variants={Variant.TRUNCATE_TO_HWM}), prop="UncleanExclusion")
 
 
 def test_a_time_limit_that_is_not_positive_is_refused():
     scenario = MINIMAL[Variant.TRUNCATE_TO_HWM]
     with pytest.raises(ValueError, match="max_seconds must be a positive number of seconds, got 0"):
-        reduce_trace(scenario.actions, scenario.config, {Variant.TRUNCATE_TO_HWM}, max_seconds=0)
+        reduce_trace(scenario.actions, Subject.at(scenario.config, variants={Variant.TRUNCATE_TO_HWM}), max_seconds=0)
 
 
 def test_a_chapters_expansion_carried_over_to_kafkas_rules_is_the_one_the_fetch_proposed():
@@ -129,8 +130,8 @@ def test_a_chapters_expansion_carried_over_to_kafkas_rules_is_the_one_the_fetch_
                        ProposeIsrShrink(1, 3), ReceiveAlterPartition(3), ReceiveAlterPartitionResponse(4),
                        SendFetch(3), ReceiveFetchRequest(5), ReceiveFetchResponse(7), ReceiveAlterPartition(6),
                        ReceiveAlterPartitionResponse(8))
-    assert replay(carried, kafka).failed_at is None
-    assert replay(carried, kafka).state.replica(1).isr == replay(trace, RF3).state.replica(1).isr == {1, 2, 3}
+    assert replay(carried, Subject.at(kafka)).failed_at is None
+    assert replay(carried, Subject.at(kafka)).state.replica(1).isr == replay(trace, Subject.at(RF3)).state.replica(1).isr == {1, 2, 3}
 
 
 def test_a_shrink_carried_over_waits_only_for_a_moment_the_isr_check_finds_it():
@@ -158,8 +159,8 @@ def test_reduction_renumbers_again_after_each_removal():
     # scenario's deliveries must be renumbered once the round trips are gone.
     scenario = MINIMAL[Variant.TRUNCATE_TO_HWM]
     trace = TRACE[:6] + _shifted(scenario.actions, 4)
-    assert replay(trace, scenario.config, {Variant.TRUNCATE_TO_HWM}).failed
-    reduced = reduce_trace(trace, scenario.config, {Variant.TRUNCATE_TO_HWM})
+    assert replay(trace, Subject.at(scenario.config, variants={Variant.TRUNCATE_TO_HWM})).failed
+    reduced = reduce_trace(trace, Subject.at(scenario.config, variants={Variant.TRUNCATE_TO_HWM}))
     assert reduced == scenario.actions
 
 
@@ -201,7 +202,7 @@ def test_carrying_over_renames_brokers_and_leaves_out_what_cannot_run():
     # renumbered and renamed.
     trace = (SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2), Produce(1, 1),
              SendFetch(4), ReceiveFetchRequest(3), ReceiveFetchResponse(4), FenceBroker(2))
-    assert replay(trace, config).failed_at is None
+    assert replay(trace, Subject.at(config)).failed_at is None
     smaller = Smaller(attrs.evolve(config, brokers=(1, 2, 3), assignment=(1, 3)), {1: 1, 3: 2, 4: 3}, "without broker 2")
     assert carry_over(trace, config, smaller) == (Produce(1, 1), SendFetch(3), ReceiveFetchRequest(1),
                                                   ReceiveFetchResponse(2))
@@ -218,23 +219,23 @@ def test_carrying_over_caps_a_metadata_batch_at_what_is_pending():
 def test_reduction_comes_down_to_the_minimal_scenarios_configuration():
     variant = {Variant.HWM_ADVANCES_BELOW_MIN_ISR}
     scenario = MINIMAL[Variant.HWM_ADVANCES_BELOW_MIN_ISR]
-    assert replay(BIG_TRACE, BIG, variant).property_names == (scenario.expected,)
+    assert replay(BIG_TRACE, Subject.at(BIG, variants=variant)).property_names == (scenario.expected,)
     # Within its configuration the trace cannot lose a step: follower 3 must commit.
-    assert reduce_trace(BIG_TRACE, BIG, variant) == BIG_TRACE
-    reduced = reduce_counterexample(BIG_TRACE, BIG, variant)
+    assert reduce_trace(BIG_TRACE, Subject.at(BIG, variants=variant)) == BIG_TRACE
+    reduced = reduce_counterexample(BIG_TRACE, Subject.at(BIG, variants=variant))
     assert reduced.trace == scenario.actions
     assert reduced.config == attrs.evolve(scenario.config, variants=frozenset(variant))
     assert reduced.changes == ("without broker 5", "without broker 4", "without replica 3",
                                'unclean recovery "none"', "no unclean leader election")
-    assert replay(reduced.trace, reduced.config).property_names == (scenario.expected,)
+    assert replay(reduced.trace, Subject.at(reduced.config)).property_names == (scenario.expected,)
     # The correct protocol holds on the reduced trace: the failure is still the variant's.
-    assert not replay(reduced.trace, scenario.config).failed
+    assert not replay(reduced.trace, Subject.at(scenario.config)).failed
 
 
 def test_reduction_keeps_the_configuration_when_no_smaller_one_fails():
     variant = Variant.NO_MAXIMAL_ISR
     scenario = MINIMAL[variant]
-    reduced = reduce_counterexample(_padded(variant), scenario.config, {variant})
+    reduced = reduce_counterexample(_padded(variant), Subject.at(scenario.config, variants={variant}))
     assert reduced.changes == () and reduced.config == attrs.evolve(scenario.config, variants=frozenset({variant}))
     assert reduced.trace == scenario.actions
 
@@ -242,23 +243,23 @@ def test_reduction_keeps_the_configuration_when_no_smaller_one_fails():
 def test_a_step_moved_lets_the_trace_fail_in_a_smaller_configuration():
     variant = Variant.NO_MAXIMAL_ISR
     scenario = MINIMAL[variant]
-    assert replay(MAXIMAL_TRACE, MAXIMAL_RF3, {variant}).failed
-    assert reduce_trace(MAXIMAL_TRACE, MAXIMAL_RF3, {variant}) == MAXIMAL_TRACE  # 1-minimal on RF 3
-    reduced = reduce_counterexample(MAXIMAL_TRACE, MAXIMAL_RF3, {variant})
+    assert replay(MAXIMAL_TRACE, Subject.at(MAXIMAL_RF3, variants={variant})).failed
+    assert reduce_trace(MAXIMAL_TRACE, Subject.at(MAXIMAL_RF3, variants={variant})) == MAXIMAL_TRACE  # 1-minimal on RF 3
+    reduced = reduce_counterexample(MAXIMAL_TRACE, Subject.at(MAXIMAL_RF3, variants={variant}))
     assert reduced.changes == ("without replica 3",)
     assert reduced.config == attrs.evolve(scenario.config, variants=frozenset({variant}))
     assert len(reduced.trace) == len(scenario.actions) == 8
     assert reduced.trace.index(Produce(1, 1)) > reduced.trace.index(ProposeIsrExpand(1, 2))  # the write moved
-    assert not replay(reduced.trace, scenario.config).failed
+    assert not replay(reduced.trace, Subject.at(scenario.config)).failed
 
 
 def test_a_replica_left_out_leaves_every_reassignment_target():
     variant = Variant.NO_FETCH_RESPONSE_VALIDATION
-    assert replay(RESPONSE_TRACE, RESPONSE_RF3, {variant}).property_names == ("LogMatching",)
-    reduced = reduce_counterexample(RESPONSE_TRACE, RESPONSE_RF3, {variant})
+    assert replay(RESPONSE_TRACE, Subject.at(RESPONSE_RF3, variants={variant})).property_names == ("LogMatching",)
+    reduced = reduce_counterexample(RESPONSE_TRACE, Subject.at(RESPONSE_RF3, variants={variant}))
     assert reduced.changes == ("without replica 3",) and reduced.config.assignment == (1, 2)
     assert Reassign((1,)) in reduced.trace and Reassign((1, 2)) in reduced.trace
-    assert replay(reduced.trace, reduced.config).property_names == ("LogMatching",)
+    assert replay(reduced.trace, Subject.at(reduced.config)).property_names == ("LogMatching",)
 
 
 def test_a_step_moved_lets_more_steps_go_in_the_same_configuration():
@@ -271,10 +272,10 @@ def test_a_step_moved_lets_more_steps_go_in_the_same_configuration():
              SendFetch(2), ReceiveFetchRequest(3), ReceiveFetchResponse(4), Reassign((1,)), Reassign((1, 2)),
              Produce(1, 2), SendFetch(2), ReplicateMetadata(2, 1), ReceiveFetchRequest(5), ReplicateMetadata(2, 1),
              ReceiveFetchResponse(6))
-    assert replay(trace, scenario.config, {variant}).property_names == ("LogMatching",)
-    reduced = reduce_trace(trace, scenario.config, {variant})
+    assert replay(trace, Subject.at(scenario.config, variants={variant})).property_names == ("LogMatching",)
+    reduced = reduce_trace(trace, Subject.at(scenario.config, variants={variant}))
     assert len(reduced) == len(scenario.actions) == 12
-    assert replay(reduced, scenario.config, {variant}).property_names == ("LogMatching",)
+    assert replay(reduced, Subject.at(scenario.config, variants={variant})).property_names == ("LogMatching",)
 
 
 def test_merges_make_two_catch_ups_of_one_broker_one_either_way():
@@ -309,42 +310,42 @@ CLOCKED_TRACE = (
 
 
 def test_a_clocked_trace_reduces_past_its_waits():
-    assert replay(CLOCKED_TRACE, CLOCKED).property_names == ("ValidPartitionMetadata",)
+    assert replay(CLOCKED_TRACE, Subject.at(CLOCKED)).property_names == ("ValidPartitionMetadata",)
     # The budget is a cap, not the measure: the reduction ends when nothing is left to try
     # (about 7 s on one idle core of a slow machine, 20 s before replays were remembered), and the
     # test pins where it ends.
-    reduced = reduce_counterexample(CLOCKED_TRACE, CLOCKED, max_seconds=300, prop="ValidPartitionMetadata")
+    reduced = reduce_counterexample(CLOCKED_TRACE, Subject.at(CLOCKED), max_seconds=300, prop="ValidPartitionMetadata")
     assert len(reduced.trace) == 10 and reduced.config.brokers == (1, 2, 3)
-    assert replay(reduced.trace, reduced.config).property_names == ("ValidPartitionMetadata",)
+    assert replay(reduced.trace, Subject.at(reduced.config)).property_names == ("ValidPartitionMetadata",)
 
 
 def test_a_removal_that_changes_what_a_later_catch_up_finds_pending_is_kept():
     """Re-based catch-ups: the 39-step counterexample that was 1-minimal when such
     removals were refused comes down to its minimal scenario's length."""
-    assert replay(LESO_TRACE, LESO_RF3).property_names == ("AppliedHwmMonotonicity",)
-    reduced = reduce_counterexample(LESO_TRACE, LESO_RF3, max_seconds=60)
+    assert replay(LESO_TRACE, Subject.at(LESO_RF3)).property_names == ("AppliedHwmMonotonicity",)
+    reduced = reduce_counterexample(LESO_TRACE, Subject.at(LESO_RF3), max_seconds=60)
     assert len(reduced.trace) == len(MINIMAL[Variant.LIST_OFFSETS_BEFORE_LESO].actions) == 10
-    assert replay(reduced.trace, reduced.config).property_names == ("AppliedHwmMonotonicity",)
+    assert replay(reduced.trace, Subject.at(reduced.config)).property_names == ("AppliedHwmMonotonicity",)
 
 
 def test_two_catch_ups_merged_let_more_steps_go():
-    assert "LeaderCandidateCompleteness" in replay(LESO_JOIN_TRACE, LESO_JOIN).property_names
-    reduced = reduce_counterexample(LESO_JOIN_TRACE, LESO_JOIN, max_seconds=60, prop="LeaderCandidateCompleteness")
+    assert "LeaderCandidateCompleteness" in replay(LESO_JOIN_TRACE, Subject.at(LESO_JOIN)).property_names
+    reduced = reduce_counterexample(LESO_JOIN_TRACE, Subject.at(LESO_JOIN), max_seconds=60, prop="LeaderCandidateCompleteness")
     assert len(reduced.trace) == 33 and reduced.config == LESO_JOIN
-    assert "LeaderCandidateCompleteness" in replay(reduced.trace, reduced.config).property_names
+    assert "LeaderCandidateCompleteness" in replay(reduced.trace, Subject.at(reduced.config)).property_names
 
 
 def test_a_candidate_met_again_is_not_replayed_again(monkeypatch):
     """The reduction's passes meet the same candidate again (ddmin after a move,
     every move for every smaller configuration); its answer is remembered, so
     each (trace, configuration) is replayed once, and the result is the same."""
-    import harness.reduce
+    import check.reduce
     replayed = []
 
-    def counting(trace, config, *args, **kwargs):
-        replayed.append((tuple(trace), config))
-        return replay(trace, config, *args, **kwargs)
-    monkeypatch.setattr(harness.reduce, "replay", counting)
-    reduced = reduce_counterexample(LESO_TRACE, LESO_RF3, max_seconds=60)
+    def counting(trace, subject, *args, **kwargs):
+        replayed.append((tuple(trace), subject.config))
+        return replay(trace, subject, *args, **kwargs)
+    monkeypatch.setattr(check.reduce, "replay", counting)
+    reduced = reduce_counterexample(LESO_TRACE, Subject.at(LESO_RF3), max_seconds=60)
     assert len(reduced.trace) == 10
     assert len(replayed) == len(set(replayed)) > 100

@@ -1,5 +1,5 @@
 """``pytest --hypothesis-show-statistics`` on a machine test lists the protocol
-coverage events (``harness.coverage``) the machine reported with
+coverage events (``check.coverage``) the machine reported with
 ``hypothesis.event``."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from pathlib import Path
 
 MACHINE_TEST = '''
 from hypothesis import settings
-from harness.machine import machine_for
+from check.machine import machine_for
+from check.subject import Subject
 
-Machine = machine_for(compare_sut=False, name="EventsMachine")
+Machine = machine_for(Subject(compare=False), name="EventsMachine")
 Machine.TestCase.settings = settings(max_examples=10, stateful_step_count=20, deadline=None, database=None,
                                      derandomize=True)
 TestEvents = Machine.TestCase

@@ -1,5 +1,5 @@
 """Bad entries of a corpus table, one kind at a time, for the tests of every
-reader (``harness.corpus`` — replay, ``--replay-corpus`` — and
+reader (``store.reader`` — replay, ``--replay-corpus`` — and
 ``spark_reports``): pyarrow and the standard library only.
 
 ``add_bad(root, table, kind, good)`` puts one entry of ``kind`` into
@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.schema import SCHEMA_VERSION, VERSION_KEY
+from store.schema import SCHEMA_VERSION, VERSION_KEY
 
 #: Every kind of bad entry, in the order the tests build them.
 KINDS = ("zero_byte", "truncated", "readme", "readme_in_partition", "wrong_schema", "wrong_type", "newer_version",

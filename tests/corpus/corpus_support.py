@@ -12,8 +12,12 @@ from typing import Iterable
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 
-from harness.corpus import CorpusWriter, Failure, counterexample_rows, failures_from_exception
-from harness.replay import replay
+from check.finding import Finding, Search, findings
+from check.refine import refine_all
+from check.replay import replay
+from check.subject import Subject
+from store.rows import counterexample_rows
+from store.writer import CorpusWriter
 from model import (Config, Produce, ProposeIsrExpand, ProposeIsrShrink, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, Variant)
 from sut import Cluster
@@ -41,7 +45,7 @@ PRODUCE_TRACE = (ProposeIsrShrink(1, 2), ReceiveAlterPartition(1), ReceiveAlterP
 class ExpandsOutOfSyncFollowers(Cluster):
     """The bundled SUT, except that a running leader with no AlterPartition in flight
     may propose any replica outside its ISR, in sync or not: an implementation
-    (``machine_for(implementation=ExpandsOutOfSyncFollowers)``) that enables an ISR
+    (``machine_for(Subject(implementation=ExpandsOutOfSyncFollowers))``) that enables an ISR
     expansion the model refuses, which no state shows until the step is taken, and
     which the machine finds within a few examples as soon as a follower lags."""
 
@@ -54,19 +58,19 @@ class ExpandsOutOfSyncFollowers(Cluster):
         return None if leader is not None and reason == leader.is_follower_in_sync(action.follower) else reason
 
 
-def failures_for(trace: Iterable, config: Config, bugs: frozenset = frozenset()) -> list[Failure]:
-    """The corpus failures of a hand-written failing trace, as a run would find them."""
-    result = replay(tuple(trace), config, bugs=bugs)
-    assert result.failed, "the hand-written trace must fail"
-    exc = result.exception()
-    assert exc is not None
-    return failures_from_exception(exc, bugs)
+def findings_for(trace: Iterable, config: Config, bugs: frozenset = frozenset(),
+                 test_id: str = "hand::made") -> list[Finding]:
+    """The findings of a hand-written failing trace, as a run would find them."""
+    result = replay(tuple(trace), Subject.at(config, bugs=bugs))
+    assert result.verdict is not None, "the hand-written trace must fail"
+    return list(findings(result.verdict, result.subject, Search(test_id)))
 
 
 def rows_for(trace: Iterable, config: Config, bugs: frozenset = frozenset(), test_id: str = "hand::made",
              run_id: str = "handmade", worker: str = "main") -> list[dict]:
-    """Counterexample rows of a hand-written failing trace, as a run would record them."""
-    return counterexample_rows(failures_for(trace, config, bugs), run_id=run_id, worker=worker, test_id=test_id)
+    """Counterexample rows of a hand-written failing trace, as a run would record
+    them (with their timelines)."""
+    return counterexample_rows(refine_all(findings_for(trace, config, bugs, test_id)), run_id=run_id, worker=worker)
 
 
 def write_corpus(root: Path, rows: list[dict], run_id: str = "handmade", worker: str = "main") -> Path:
@@ -88,7 +92,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 def run_pytest(cwd: Path, *args: str, env: dict[str, str] | None = None,
                timeout: float = 400) -> subprocess.CompletedProcess:
-    """``python -m pytest -p harness.pytest_plugin ARGS`` in ``cwd`` (outside the
+    """``python -m pytest -p pytest_replicheck.plugin ARGS`` in ``cwd`` (outside the
     project, so neither its conftest nor its corpus is involved)."""
-    cmd = [sys.executable, "-m", "pytest", "-p", "harness.pytest_plugin", "-p", "no:cacheprovider", *args]
+    cmd = [sys.executable, "-m", "pytest", "-p", "pytest_replicheck.plugin", "-p", "no:cacheprovider", *args]
     return subprocess.run(cmd, cwd=cwd, env=env or clean_env(), capture_output=True, text=True, timeout=timeout)

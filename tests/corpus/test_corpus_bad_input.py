@@ -14,12 +14,15 @@ import pytest
 from click.testing import CliRunner
 from sut import Bug
 
-from harness.cli import main
-from harness.corpus import (CorpusWarning, CounterexampleNotFound, decode_counterexample, find_by_id,
-                            read_counterexamples, shortest_of_signature, table_of, write_part)
-from harness.replay import TraceNotEnabled, replay
-from harness.schema import COUNTEREXAMPLES, SCHEMA_VERSION
-from harness.trace_codec import TraceDecodeError
+from replicheck_cli.commands import main
+from store.decode import decode_counterexample
+from store.errors import CorpusWarning, CounterexampleNotFound
+from store.part import table_of, write_part
+from store.reader import find_by_id, read_counterexamples, shortest_of_signature
+from check.replay import TraceNotEnabled, replay
+from store.schema import COUNTEREXAMPLES, SCHEMA_VERSION
+from store.codec import TraceDecodeError
+from check.subject import Subject
 from model import Config, ControlledShutdown, Produce, StartBroker
 
 from corpus_support import HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE, rows_for, run_pytest, write_corpus
@@ -160,7 +163,7 @@ def test_write_never_overwrites_an_existing_file(tmp_path):
 def test_a_step_that_is_not_enabled_names_the_step_and_the_reason():
     trace = HWM_TRACE[:1] + (StartBroker(2),) + HWM_TRACE[1:]   # broker 2 is running: cannot start
     with pytest.raises(TraceNotEnabled) as info:
-        replay(trace, HWM_CONFIG)
+        replay(trace, Subject.at(HWM_CONFIG))
     e = info.value
     assert e.index == 1 and e.action == StartBroker(2) and e.reason
     assert str(e).startswith("step 1 (#2 of 5) StartBroker(broker=2) is not enabled: ")
@@ -220,13 +223,13 @@ def test_rows_that_cannot_be_decoded_say_why(change, message):
 def test_decoding_restores_config_actions_variants_and_bugs():
     (row,) = rows_for(PRODUCE_TRACE, PRODUCE_CONFIG, frozenset({Bug.PRODUCE_IGNORES_MIN_ISR}))
     d = decode_counterexample(row)
-    config, actions, variants, bugs = d
+    config, actions, variants, bugs = d.config, d.actions, d.variants, d.bugs
     assert (config, actions, variants, bugs) == (PRODUCE_CONFIG, PRODUCE_TRACE, frozenset(),
                                                  frozenset({Bug.PRODUCE_IGNORES_MIN_ISR}))
     assert d.expected_to_fail
     config = Config(brokers=(1, 2, 3, 4), assignment=(4, 2, 1), min_isr=1, unclean_recovery="balanced",
                     unclean_leader_election=True)
-    from harness.trace_codec import config_from_json, config_to_json, decode_steps, encode_steps
+    from store.codec import config_from_json, config_to_json, decode_steps, encode_steps
     from model import Reassign, UncleanShutdown
     assert config_from_json(config_to_json(config)) == config
     trace = (Reassign((1, 2, 3)), UncleanShutdown(2, lossy=True), Produce(1, 7))

@@ -15,22 +15,29 @@ import os
 import re
 import time
 import warnings
-from typing import Optional
 
-import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 
-import harness.corpus
-from harness import machine_for
-from harness.corpus import (UNWRITTEN_MARK, CorpusWarning, CorpusWriter, decode_counterexample,
-                            read_counterexamples, read_runs, replayable_text, row_from_text, run_machine, utcnow,
-                            write_part)
-from harness.failures import CheckFailed
-from harness.replay import replay
+import campaign.record
+import store.part
+from campaign.plan import Campaign
+from campaign.record import record, run_machine
+from check.failures import CheckFailed
+from check.finding import Finding, RunRecord
+from check.machine import machine_for
+from check.refine import refine_all
+from check.replay import replay
+from check.subject import Subject
 from model import Variant
+from store.decode import decode_counterexample
+from store.errors import CorpusWarning
+from store.part import write_part
+from store.reader import read_counterexamples, read_runs
+from store.rows import utcnow
+from store.writer import UNWRITTEN_MARK, CorpusWriter, replayable_text, row_from_text
 
-from corpus_support import HWM_CONFIG, HWM_TRACE, rows_for
+from corpus_support import HWM_CONFIG, HWM_TRACE, findings_for, rows_for
 
 #: Derandomized, no shrinking: the failure is found in well under a second.
 QUICK = settings(max_examples=1000, stateful_step_count=20, derandomize=True, database=None, deadline=None,
@@ -38,26 +45,24 @@ QUICK = settings(max_examples=1000, stateful_step_count=20, derandomize=True, da
                  phases=(Phase.explicit, Phase.reuse, Phase.generate))
 
 
-class StubRun:
-    """What ``CorpusWriter.record`` reads of a ``RunObserver``: ``rows`` (the
-    run's counterexample rows; none: a passing run). ``interrupt_reduction``:
-    reducing them raises KeyboardInterrupt, as Ctrl-C or a worker's SIGTERM
-    would."""
+def stub_run(found: tuple[Finding, ...] = ()) -> RunRecord:
+    """A run's record: ``found`` its findings (none: a passing run)."""
+    return RunRecord("stub", Subject(), "p", None, utcnow(), 0.1, 1, 1, {}, {}, {}, bool(found), tuple(found))
 
-    def __init__(self, rows: list[dict], interrupt_reduction: bool = False) -> None:
-        self.rows = rows
-        self.exception = RuntimeError("failed") if rows else None
-        self.interrupt_reduction = interrupt_reduction
 
-    def counterexample_rows(self, run_id: str, worker: str, reduce_s: Optional[float] = None) -> list[dict]:
-        if reduce_s is not None and self.interrupt_reduction:
-            raise KeyboardInterrupt
-        return [dict(r, run_id=run_id, worker=worker) for r in self.rows]
+class StubObserver:
+    """What ``campaign.record.record`` reads of a ``RunObserver``."""
 
-    def run_row(self, run_id: str, worker: str) -> dict:
-        return {"schema_version": 4, "run_id": run_id, "test_id": "stub", "worker": worker, "profile": "p",
-                "variants": [], "sut_bugs": [], "started_at": utcnow(), "duration_s": 0.1, "examples": 1,
-                "steps": 1, "failed": bool(self.rows), "rule_counts": [], "action_counts": [], "event_counts": []}
+    def __init__(self, found: tuple[Finding, ...]) -> None:
+        self.found = found
+
+    def record(self) -> RunRecord:
+        return stub_run(self.found)
+
+
+@pytest.fixture(scope="module")
+def hwm_findings() -> tuple[Finding, ...]:
+    return refine_all(findings_for(HWM_TRACE, HWM_CONFIG))
 
 
 @pytest.fixture(scope="module")
@@ -70,13 +75,13 @@ def disk_full(monkeypatch):
     """Every Parquet write fails as on a full disk (ENOSPC)."""
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    monkeypatch.setattr(harness.corpus.pq, "write_table", full)
+    monkeypatch.setattr(store.part.pq, "write_table", full)
     return monkeypatch
 
 
-def test_a_counterexample_is_on_disk_before_record_returns(tmp_path, hwm_rows):
+def test_a_counterexample_is_on_disk_before_record_returns(tmp_path, hwm_findings):
     writer = CorpusWriter(tmp_path, run_id="r", worker="main")
-    ces = writer.record(StubRun(hwm_rows))
+    ces = writer.record(stub_run(hwm_findings))
     on_disk = [r["counterexample_id"] for r in read_counterexamples(tmp_path).rows]
     assert on_disk == [r["counterexample_id"] for r in ces] == writer.written_ids
     assert len(read_runs(tmp_path).rows) == 1        # the run's row went with it
@@ -85,24 +90,24 @@ def test_a_counterexample_is_on_disk_before_record_returns(tmp_path, hwm_rows):
 
 def test_runs_rows_are_written_within_flush_every_s(tmp_path):
     writer = CorpusWriter(tmp_path, run_id="r", worker="main", flush_every_s=0.5)
-    writer.record(StubRun([]))
+    writer.record(stub_run())
     assert read_runs(tmp_path).rows == []            # buffered: the writer wrote (was made) just now
     end = time.monotonic() + 10
     while not read_runs(tmp_path).rows and time.monotonic() < end:
         time.sleep(0.05)
     assert len(read_runs(tmp_path).rows) == 1        # the timer wrote it, without another record
     time.sleep(0.6)
-    writer.record(StubRun([]))                       # due: written by the record itself
+    writer.record(stub_run())                       # due: written by the record itself
     assert len(read_runs(tmp_path).rows) == 2
     writer.close()
 
 
-def test_a_failed_write_prints_each_counterexample_once_replayable_and_the_run_goes_on(tmp_path, hwm_rows,
+def test_a_failed_write_prints_each_counterexample_once_replayable_and_the_run_goes_on(tmp_path, hwm_findings,
                                                                                        disk_full):
     err = io.StringIO()
     writer = CorpusWriter(tmp_path, run_id="r", worker="main", err=err, flush_every_s=0.0)  # every record writes
     with pytest.warns(CorpusWarning) as warned:
-        ces = writer.record(StubRun(hwm_rows))       # does not raise
+        ces = writer.record(stub_run(hwm_findings))  # does not raise
     assert [str(w.message).split(" to the corpus")[0] for w in warned] == [
         "could not write 1 counterexamples row(s)", "could not write 1 runs row(s)"]
     assert all("No space left" in str(w.message) for w in warned)
@@ -114,9 +119,9 @@ def test_a_failed_write_prints_each_counterexample_once_replayable_and_the_run_g
     # The printed line is the counterexample: it replays to the same failure.
     decoded = decode_counterexample(row_from_text(lines[0]))
     assert (decoded.config, decoded.actions) == (HWM_CONFIG, HWM_TRACE)
-    assert decoded.prop in replay(decoded.actions, decoded.config).property_names
+    assert decoded.prop in replay(decoded.actions, Subject.at(decoded.config)).property_names
     with pytest.warns(CorpusWarning) as warned:
-        writer.record(StubRun([]))                   # the next write tries again, fails again ...
+        writer.record(stub_run())                   # the next write tries again, fails again ...
     assert [str(w.message).split(" to the corpus")[0] for w in warned] == [
         "could not write 1 counterexamples row(s)", "could not write 2 runs row(s)"]
     assert len([x for x in err.getvalue().splitlines() if x.startswith(UNWRITTEN_MARK)]) == 1  # ... printed once
@@ -138,10 +143,13 @@ def test_flush_raises_the_write_error_after_printing(tmp_path, hwm_rows, disk_fu
     assert writer.rows["counterexamples"]            # kept for the next write
 
 
-def test_an_interrupted_reduction_writes_the_counterexample_as_shrunk(tmp_path, hwm_rows):
+def test_an_interrupted_reduction_writes_the_counterexample_as_shrunk(tmp_path, hwm_rows, monkeypatch):
+    def interrupted(found, reduce_s=None):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(campaign.record, "refine_all", interrupted)
     writer = CorpusWriter(tmp_path, run_id="r", worker="main")
     with pytest.raises(KeyboardInterrupt):
-        writer.record(StubRun(hwm_rows, interrupt_reduction=True), reduce_s=30.0)
+        record(writer, StubObserver(tuple(findings_for(HWM_TRACE, HWM_CONFIG))), reduce_s=30.0)
     assert [r["counterexample_id"] for r in read_counterexamples(tmp_path).rows] == \
         [r["counterexample_id"] for r in hwm_rows]
 
@@ -151,7 +159,7 @@ def test_run_machine_raises_the_failure_not_the_write_error(tmp_path, capsys):
     machine's failure is raised, its counterexample printed."""
     corpus = tmp_path / "corpus"
     corpus.write_text("not a directory")
-    machine = machine_for(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR}), name="UnwritableCorpus")
+    machine = machine_for(Subject(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR})), name="UnwritableCorpus")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CorpusWarning)
         with pytest.raises(CheckFailed):
@@ -182,8 +190,8 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path, hwm_rows, disk_full):
 @pytest.fixture
 def quick_reduction(monkeypatch):
     """A campaign unit reduces its counterexample for a second at most."""
-    import harness.campaign
-    monkeypatch.setattr(harness.campaign, "reduce_seconds", lambda stop: 1.0)
+    import campaign.unit
+    monkeypatch.setattr(campaign.unit, "reduce_seconds", lambda stop: 1.0)
 
 
 def test_a_campaign_unit_names_only_what_is_on_disk_and_hands_back_the_rest(tmp_path, disk_full, capsys,
@@ -191,9 +199,10 @@ def test_a_campaign_unit_names_only_what_is_on_disk_and_hands_back_the_rest(tmp_
     """A unit whose corpus is full: its flaw is still found, no id is named
     (none is on disk), its counterexamples come back replayable, and the runner
     prints them to stderr."""
-    from harness.campaign import Target, WorkUnit, run_unit
-    from harness.runner import _apply
-    from harness.scheduler import Scheduler
+    from campaign.targets import Target
+    from campaign.unit import WorkUnit, run_unit
+    from campaign.runner import _apply
+    from campaign.scheduler import Scheduler
     target = Target.parse("variant:NO_ELR")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CorpusWarning)
@@ -203,7 +212,7 @@ def test_a_campaign_unit_names_only_what_is_on_disk_and_hands_back_the_rest(tmp_
     assert result.error is not None and "could not write the corpus" in result.error
     assert result.unwritten and all(row_from_text(x)["counterexample_id"] for x in result.unwritten)
     assert read_counterexamples(tmp_path).rows == []
-    scheduler = Scheduler([target], 1, search_end=time.time() + 60)
+    scheduler = Scheduler(Campaign([target], budget_s=60.0, workers=1), 1, search_end=time.time() + 60)
     unit = scheduler.next_unit(time.time())
     capsys.readouterr()
     _apply(scheduler, "done", unit, result)
@@ -213,7 +222,8 @@ def test_a_campaign_unit_names_only_what_is_on_disk_and_hands_back_the_rest(tmp_
 
 
 def test_a_campaign_unit_names_the_counterexamples_it_wrote(tmp_path, quick_reduction):
-    from harness.campaign import Target, WorkUnit, run_unit
+    from campaign.targets import Target
+    from campaign.unit import WorkUnit, run_unit
     result = run_unit(WorkUnit(Target.parse("variant:NO_ELR"), share_s=30.0, seed=1, corpus_dir=str(tmp_path),
                                run_id="r", deadline=time.time() + 60))
     assert result.found is not None and result.error is None and result.unwritten == ()

@@ -13,24 +13,27 @@ from hypothesis.stateful import run_state_machine_as_test
 
 import attrs
 
-import harness.lockstep
-from harness.corpus import counterexample_rows, failures_from_exception
-from harness.failures import PropertyViolated, SutDiverged
-from harness.machine import machine_for
-from harness.replay import replay
-from harness.trace_codec import normalize, signature
+import check.lockstep
+from check.failures import PropertyViolated, SutDiverged, findings_of
+from check.finding import Search
+from check.machine import machine_for
+from check.replay import replay
+from check.subject import Subject
+from store.codec import normalize, signature
+from store.decode import decode_counterexample
+from store.rows import counterexample_rows
 from model import Produce
 from properties import Violation
 
 from corpus_support import FIND, HWM_CONFIG, HWM_TRACE
 
 
-def rows(exc, bugs=frozenset()):
-    return counterexample_rows(failures_from_exception(exc, bugs), run_id="r", worker="main", test_id="t")
+def rows(exc, subject=Subject()):
+    return counterexample_rows(findings_of(exc, subject, Search("t")), run_id="r", worker="main")
 
 
 def test_one_row_per_failing_property():
-    result = replay(HWM_TRACE, HWM_CONFIG)
+    result = replay(HWM_TRACE, Subject.at(HWM_CONFIG))
     extra = Violation("LogMatching", "replicas 1 and 2 differ at offset 0 below min(local HWM) = 1: …", (1, 2), (0, 1))
     verdict = result.verdict
     exc = PropertyViolated(attrs.evolve(verdict, violations=verdict.violations + (extra,),
@@ -43,13 +46,13 @@ def test_one_row_per_failing_property():
 
 
 def test_exception_groups_are_flattened():
-    exc = replay(HWM_TRACE, HWM_CONFIG).exception()
+    exc = replay(HWM_TRACE, Subject.at(HWM_CONFIG)).exception()
     group = ExceptionGroup("two bugs", [exc, ExceptionGroup("nested", [exc])])
-    assert [f.prop for f in failures_from_exception(group)] == ["LeaderCandidateCompleteness"] * 2
+    assert [f.prop for f in findings_of(group)] == ["LeaderCandidateCompleteness"] * 2
 
 
 def test_an_exception_without_a_verdict_is_not_a_counterexample():
-    assert failures_from_exception(RuntimeError("health check")) == []
+    assert findings_of(RuntimeError("health check")) == ()
 
 
 def find(machine):
@@ -59,15 +62,15 @@ def find(machine):
 
 
 def test_a_crash_in_the_model_is_a_harness_error_with_the_step_being_applied(monkeypatch):
-    real_step = harness.lockstep.step
+    real_step = check.lockstep.step
 
     def crashing_step(state, action):
         if isinstance(action, Produce) and action.value == 3:
             raise ZeroDivisionError(f"model crashed on {action!r}")
         return real_step(state, action)
 
-    monkeypatch.setattr(harness.lockstep, "step", crashing_step)
-    exc = find(machine_for(compare_sut=False, name="Crashing"))
+    monkeypatch.setattr(check.lockstep, "step", crashing_step)
+    exc = find(machine_for(Subject(compare=False), name="Crashing"))
     (row,) = rows(exc)
     assert row["kind"] == "harness_error" and row["property"] == "HarnessError"
     assert row["violation"] == "ZeroDivisionError: model crashed on Produce(broker=1, value=3)"
@@ -80,7 +83,7 @@ def test_a_crash_in_the_model_is_a_harness_error_with_the_step_being_applied(mon
 def test_the_sut_refusing_an_action_the_model_takes_is_a_divergence(monkeypatch):
     from sut import Cluster
     monkeypatch.setattr(Cluster, "_g_receive_fetch_request", lambda self, a: "refused by the test")
-    exc = find(machine_for(compare_sut=True, name="Refusing"))
+    exc = find(machine_for(Subject(compare=True), name="Refusing"))
     assert isinstance(exc, SutDiverged) and exc.verdict.kind == "divergence"
     (row,) = rows(exc)
     assert row["kind"] == "divergence" and row["property"] == "SutDiffersFromModel"
@@ -90,9 +93,8 @@ def test_the_sut_refusing_an_action_the_model_takes_is_a_divergence(monkeypatch)
                                 "refused by the test")
     assert row["steps"][-1]["action"] == "ReceiveFetchRequest"
     # and the replay sees the same refusal, with the same (monkeypatched) SUT
-    from harness.corpus import decode_counterexample
     d = decode_counterexample(row)
-    result = replay(d.actions, d.config, bugs=d.bugs)
+    result = replay(d.actions, d.subject)
     assert result.failed_at == row["step_count"] and result.divergence == (row["violation"],)
 
 

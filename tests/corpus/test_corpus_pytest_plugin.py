@@ -15,14 +15,15 @@ from collections import Counter
 import pytest
 from click.testing import CliRunner
 
-from harness.cli import main
-from harness.corpus import corpus_files, read_counterexamples, read_runs
+from replicheck_cli.commands import main
+from store.reader import corpus_files, read_counterexamples, read_runs
 
 from corpus_support import clean_env, run_pytest
 
 MACHINES = textwrap.dedent('''
     from hypothesis import HealthCheck, Phase, settings
-    from harness import machine_for
+    from check.machine import machine_for
+    from check.subject import Subject
     from model import Variant
     from sut import Bug
 
@@ -30,15 +31,15 @@ MACHINES = textwrap.dedent('''
                     suppress_health_check=list(HealthCheck), print_blob=False, report_multiple_bugs=False,
                     phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink))
 
-    Hwm = machine_for(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR}), name="HwmMachine")
+    Hwm = machine_for(Subject(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR})), name="HwmMachine")
     Hwm.TestCase.settings = FAST
     TestHwm = Hwm.TestCase
 
-    ProduceBug = machine_for(bugs=frozenset({Bug.PRODUCE_IGNORES_MIN_ISR}), name="ProduceBugMachine")
+    ProduceBug = machine_for(Subject(bugs=frozenset({Bug.PRODUCE_IGNORES_MIN_ISR})), name="ProduceBugMachine")
     ProduceBug.TestCase.settings = settings(FAST, stateful_step_count=12)
     TestProduceBug = ProduceBug.TestCase
 
-    Passing = machine_for(compare_sut=False, name="PassingMachine")
+    Passing = machine_for(Subject(compare=False), name="PassingMachine")
     Passing.TestCase.settings = settings(FAST, max_examples=5)
     TestPassing = Passing.TestCase
 ''')
@@ -133,7 +134,7 @@ def test_replay_corpus_collects_every_counterexample_as_a_regression_test(xdist_
 
 def test_no_corpus_and_env_var_choose_where_to_write(tmp_path):
     (tmp_path / "test_passing_only.py").write_text(MACHINES.split("Hwm = ")[0] + textwrap.dedent('''
-        Passing = machine_for(compare_sut=False, name="PassingMachine")
+        Passing = machine_for(Subject(compare=False), name="PassingMachine")
         Passing.TestCase.settings = settings(FAST, max_examples=3)
         TestPassing = Passing.TestCase
     '''))

@@ -1,4 +1,4 @@
-"""The regression rule of ``--replay-corpus`` (harness.pytest_plugin):
+"""The regression rule of ``--replay-corpus`` (pytest_replicheck.plugin):
 counterexamples recorded against a protocol variant (a property) or a SUT bug (a
 divergence) must still fail the same way; counterexamples of the correct
 protocol and SUT must now pass (the bug was fixed and must stay fixed)."""
@@ -11,10 +11,12 @@ import pytest
 from click.testing import CliRunner
 from sut import Bug
 
-from harness.cli import main
-from harness.corpus import decode_counterexample, read_counterexamples
-from harness.pytest_plugin import regression_failure
-from harness.replay import replay
+from replicheck_cli.commands import main
+from store.decode import decode_counterexample
+from store.reader import read_counterexamples
+from campaign.regression import regression_failure
+from check.replay import replay
+from check.subject import Subject
 
 from corpus_support import HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE, rows_for, run_pytest, write_corpus
 
@@ -51,27 +53,27 @@ def test_which_counterexamples_are_expected_to_still_fail(kind, variants, bugs, 
 def test_regression_verdicts():
     (variant_row,) = rows_for(HWM_TRACE, HWM_CONFIG)
     decoded = decode_counterexample(variant_row)
-    failing = replay(decoded.actions, decoded.config, decoded.variants)
+    failing = replay(decoded.actions, Subject.at(decoded.config, variants=decoded.variants))
     assert regression_failure(decoded, variant_row, failing) is None            # still detected
 
     cut = stale(variant_row, 3)
     d = decode_counterexample(cut)
-    msg = regression_failure(d, cut, replay(d.actions, d.config, d.variants))
+    msg = regression_failure(d, cut, replay(d.actions, Subject.at(d.config, variants=d.variants)))
     assert "recorded with variant HWM_ADVANCES_BELOW_MIN_ISR: expected LeaderCandidateCompleteness (property) " \
            "to still fail, but the replay of 3 steps found no failure" in msg
 
     fixed = as_correct_protocol(variant_row)
     d = decode_counterexample(fixed)
     assert not d.expected_to_fail
-    assert regression_failure(d, fixed, replay(d.actions, d.config)) is None    # fixed stays fixed
+    assert regression_failure(d, fixed, replay(d.actions, Subject.at(d.config))) is None    # fixed stays fixed
     msg = regression_failure(d, fixed, failing)                                 # … or it is back
     assert "a counterexample of the correct protocol fails again: LeaderCandidateCompleteness after step 4" in msg
     assert variant_row["violation"] in msg
 
     (bug_row,) = rows_for(PRODUCE_TRACE, PRODUCE_CONFIG, frozenset({Bug.PRODUCE_IGNORES_MIN_ISR}))
     d = decode_counterexample(bug_row)
-    assert regression_failure(d, bug_row, replay(d.actions, d.config, bugs=d.bugs)) is None
-    msg = regression_failure(d, bug_row, replay(d.actions, d.config))            # bug "lost"
+    assert regression_failure(d, bug_row, replay(d.actions, Subject.at(d.config, bugs=d.bugs))) is None
+    msg = regression_failure(d, bug_row, replay(d.actions, Subject.at(d.config)))            # bug "lost"
     assert "recorded with SUT bug PRODUCE_IGNORES_MIN_ISR: expected SutDiffersFromModel (divergence)" in msg
 
 

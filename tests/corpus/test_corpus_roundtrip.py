@@ -14,13 +14,17 @@ import pyarrow.parquet as pq
 import pytest
 from sut import Bug
 
-from harness import replay as harness_replay
-from harness.corpus import (CorpusWriter, decode_counterexample, read_counterexamples, read_runs, run_machine)
-from harness.failures import PropertyViolated, SutDiverged
-from harness.machine import machine_for
-from harness.replay import replay, replay_counterexample
-from harness.random_walk import random_walk
-from harness.trace_codec import decode_steps, encode_steps, state_to_json
+from campaign.record import run_machine
+from campaign.regression import replay_row
+from check.failures import PropertyViolated, SutDiverged
+from check.machine import machine_for
+from check.random_walk import random_walk
+from check.replay import replay
+from check.subject import Subject
+from store.codec import decode_steps, encode_steps, state_to_json
+from store.decode import decode_counterexample
+from store.reader import read_counterexamples, read_runs
+from store.writer import CorpusWriter
 from model import ACTION_TYPES, KAFKA, Config, Variant
 
 from corpus_support import FIND, SHRINK, ExpandsOutOfSyncFollowers
@@ -70,19 +74,19 @@ def check_round_trip(exc, paths, expected_variants, expected_bugs=()):
         assert decoded.actions == tuple(exc.trace)
         state = exc.state if isinstance(exc, PropertyViolated) else exc.model_state
         assert decoded.config == state.config
-        result = replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs)
+        result = replay(decoded.actions, decoded.subject)
         assert result.failed and result.failed_at == row["step_count"]
         assert row["property"] in result.property_names
         assert state_to_json(result.state) == row["final_state_json"]
         assert result.report() == str(exc)                           # the report pytest printed
-        again = harness_replay(decoded.actions, decoded.config, decoded.variants, decoded.bugs)
+        again = replay(decoded.actions, decoded.subject)
         assert again == result                                       # deterministic
     return rows
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
 def test_found_counterexample_replays_to_the_same_property(variant, tmp_path):
-    machine = machine_for(variants=frozenset({variant}))
+    machine = machine_for(Subject(variants=frozenset({variant})))
     exc, paths = find_and_record(machine, FIND, tmp_path, f"roundtrip::{variant.name}")
     assert isinstance(exc, PropertyViolated)
     check_round_trip(exc, paths, [variant.name])
@@ -105,7 +109,7 @@ def test_every_action_type_a_walk_takes_decodes_to_itself():
 
 
 def test_shrunk_counterexample_round_trips(tmp_path):
-    machine = machine_for(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR}))
+    machine = machine_for(Subject(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR})))
     exc, paths = find_and_record(machine, SHRINK, tmp_path, "roundtrip::shrunk")
     rows = check_round_trip(exc, paths, ["HWM_ADVANCES_BELOW_MIN_ISR"])
     # the final, shrunk example only: the one the exception Hypothesis raised carries
@@ -121,7 +125,7 @@ BUGS = {
 @pytest.mark.parametrize("bug", list(BUGS), ids=lambda b: b.name)
 def test_sut_bug_divergence_round_trips(bug, tmp_path):
     budget, template = BUGS[bug]
-    machine = machine_for(bugs=frozenset({bug}))
+    machine = machine_for(Subject(bugs=frozenset({bug})))
     exc, paths = find_and_record(machine, budget, tmp_path, f"roundtrip::{bug.name}")
     assert isinstance(exc, SutDiverged)
     (row,) = check_round_trip(exc, paths, [], [bug.name])
@@ -130,7 +134,7 @@ def test_sut_bug_divergence_round_trips(bug, tmp_path):
     assert row["violation"] == "\n".join(exc.differences)
     decoded = decode_counterexample(row)
     # the correct SUT takes the same trace without diverging
-    assert not replay(decoded.actions, decoded.config).failed
+    assert not replay(decoded.actions, Subject.at(decoded.config)).failed
 
 
 def test_an_enablement_divergence_round_trips_with_its_implementation(tmp_path):
@@ -138,7 +142,7 @@ def test_an_enablement_divergence_round_trips_with_its_implementation(tmp_path):
     differs yet): the row names the implementation by ``module:qualname``, and its
     replay takes that implementation again and diverges at the same step with the
     same report, where the bundled SUT agrees with the model."""
-    machine = machine_for(implementation=ExpandsOutOfSyncFollowers)
+    machine = machine_for(Subject(implementation=ExpandsOutOfSyncFollowers))
     exc, paths = find_and_record(machine, FIND, tmp_path, "roundtrip::enablement")
     assert isinstance(exc, SutDiverged)
     (row,) = read_counterexamples(tmp_path).rows
@@ -147,8 +151,9 @@ def test_an_enablement_divergence_round_trips_with_its_implementation(tmp_path):
                                        "follower=N): model=refused"), row["signature"]
     assert row["violation"] == "\n".join(exc.differences) and row["step_count"] == len(exc.trace)
     decoded = decode_counterexample(row)
-    assert decoded.actions == tuple(exc.trace) and decoded.implementation is ExpandsOutOfSyncFollowers
-    again = replay_counterexample(row)
+    assert decoded.actions == tuple(exc.trace)
+    assert decoded.subject.implementation == "corpus_support:ExpandsOutOfSyncFollowers"
+    again = replay_row(row)
     assert again.kind == "divergence" and again.failed_at == row["step_count"] and again.report() == str(exc)
     assert state_to_json(again.state) == row["final_state_json"]
-    assert not replay(decoded.actions, decoded.config).failed
+    assert not replay(decoded.actions, Subject.at(decoded.config)).failed

@@ -11,9 +11,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from sut import Bug
 
-from harness import schema
-from harness.corpus import VERSION_KEY, CorpusWriter, RunObserver
-from harness.machine import machine_for
+from store import schema
+from check.statistics import RunObserver
+from store.schema import VERSION_KEY
+from store.writer import CorpusWriter
+from check.machine import machine_for
+from check.subject import Subject
 
 from corpus_support import HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE, rows_for
 
@@ -71,11 +74,11 @@ def test_written_files_have_exactly_the_schema_columns_and_types(tmp_path):
     writer = CorpusWriter(tmp_path, run_id="r1", worker="gw3")
     writer.add_counterexamples(rows_for(HWM_TRACE, HWM_CONFIG))
     writer.add_counterexamples(rows_for(PRODUCE_TRACE, PRODUCE_CONFIG, frozenset({Bug.PRODUCE_IGNORES_MIN_ISR})))
-    cls = machine_for(compare_sut=False, name="SchemaProbe")
+    cls = machine_for(Subject(compare=False), name="SchemaProbe")
     run = RunObserver(cls, test_id="tests/x.py::SchemaProbe")
     with run:
         pass
-    writer.record(run)
+    writer.record(run.record())
     paths = writer.flush()
     assert len(paths) == 2
     by_table = {p.parent.parent.name: p for p in paths}

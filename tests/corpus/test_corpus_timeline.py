@@ -9,10 +9,16 @@ import json
 import pytest
 from sut import Bug
 
-from harness.corpus import CorpusWarning, Failure, counterexample_rows, timeline_of
-from harness.replay import replay
-from harness.timeline import model_timeline
-from harness.trace_codec import encode_timeline
+import attrs
+
+from check.finding import Finding
+from check.refine import RefineWarning, with_timeline
+from check.replay import replay
+from check.subject import Subject
+from check.timeline import model_timeline
+from model import Flush
+from store.codec import encode_timeline
+from store.rows import counterexample_rows
 
 from corpus_support import HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE, rows_for
 
@@ -46,18 +52,16 @@ def test_the_failing_step_shows_what_the_implementation_did():
 
 
 def test_a_model_only_replay_records_the_model():
-    assert replay(HWM_TRACE, HWM_CONFIG, timeline=True).timeline == model_timeline(HWM_CONFIG, HWM_TRACE)
-    assert replay(HWM_TRACE, HWM_CONFIG).timeline == ()
+    assert replay(HWM_TRACE, Subject.at(HWM_CONFIG), timeline=True).timeline == model_timeline(HWM_CONFIG, HWM_TRACE)
+    assert replay(HWM_TRACE, Subject.at(HWM_CONFIG)).timeline == ()
 
 
 def test_a_row_whose_trace_does_not_replay_to_its_end_is_written_without_a_timeline():
     """A trace that fails before its last step (here: one step past the failure)
     has no timeline of every step: the row is kept, its timeline null, with a warning."""
-    result = replay(HWM_TRACE, HWM_CONFIG)
-    from model import Flush
-    f = Failure("P", "property", "v", "v", HWM_CONFIG, HWM_TRACE + (Flush(1),), result.state)
-    with pytest.warns(CorpusWarning, match="stopped at step 4 of 5"):
-        assert timeline_of(f) is None
-    with pytest.warns(CorpusWarning):
-        (row,) = counterexample_rows([f], run_id="r", worker="main", test_id="t")
+    result = replay(HWM_TRACE, Subject.at(HWM_CONFIG))
+    f = Finding(attrs.evolve(result.verdict, trace=HWM_TRACE + (Flush(1),)), result.subject)
+    with pytest.warns(RefineWarning, match="stopped at step 4 of 5"):
+        assert with_timeline(f).timeline is None
+    (row,) = counterexample_rows([f], run_id="r", worker="main")
     assert row["timeline"] is None and row["step_count"] == 5

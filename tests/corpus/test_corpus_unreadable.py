@@ -23,9 +23,10 @@ import pytest
 from click.testing import CliRunner
 from sut import Bug
 
-from harness.cli import PARTIAL_READ, main
-from harness.corpus import read_counterexamples, read_runs
-from harness.schema import (COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLES, RUN_SCHEMA, RUNS, SCHEMA_VERSION, VERSION_KEY,
+from replicheck_cli.commands import main
+from replicheck_cli.replay import PARTIAL_READ
+from store.reader import read_counterexamples, read_runs
+from store.schema import (COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLES, RUN_SCHEMA, RUNS, SCHEMA_VERSION, VERSION_KEY,
                             _same_type, partition_date, table_files)
 
 from bad_corpus import KINDS, UNREADABLE, add_bad, add_every_bad, denied, restore
@@ -218,6 +219,6 @@ def test_replay_corpus_space_form_works_from_any_folder_as_an_installed_plugin(g
 
 
 def test_the_plugin_is_an_entry_point_of_the_package_and_not_registered_by_the_root_conftest():
-    (ep,) = entry_points(group="pytest11").select(name="harness.pytest_plugin")
-    assert ep.value == "harness.pytest_plugin"
+    (ep,) = entry_points(group="pytest11").select(name="pytest_replicheck.plugin")
+    assert ep.value == "pytest_replicheck.plugin"
     assert "pytest_plugins =" not in (ROOT / "conftest.py").read_text()

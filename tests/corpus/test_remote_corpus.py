@@ -1,4 +1,4 @@
-"""A corpus at a URI (``harness.corpus_fs``), on a real S3-compatible server on
+"""A corpus at a URI (``store.fs``), on a real S3-compatible server on
 loopback (moto): parts written once under their final names and read back by
 every reader, a bad object skipped with one line, and a URI that cannot be
 used refused in one line before anything runs."""
@@ -13,10 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from corpus_support import HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE, rows_for
-from harness.corpus import CorpusWriter, read_counterexamples, read_runs, write_part
-from harness.corpus_fs import RemotePath, location
-from harness.schema import COUNTEREXAMPLES, SCHEMA_VERSION
-from harness.spark_checks import check_shared_corpus
+from store.part import write_part
+from store.reader import read_counterexamples, read_runs
+from store.writer import CorpusWriter
+from store.fs import RemotePath, location
+from store.schema import COUNTEREXAMPLES, SCHEMA_VERSION
+from campaign.spark_checks import check_shared_corpus
 from remote_store import free_port, keys, put, s3_bucket, s3_endpoint  # noqa: F401 (fixtures)
 from sut import Bug
 
@@ -80,7 +82,7 @@ def test_an_object_store_part_is_one_upload_to_its_final_name(s3_bucket):
 
 
 def test_a_bad_object_is_skipped_with_one_line_and_the_others_are_read(s3_bucket, s3_endpoint):
-    from harness.cli import main
+    from replicheck_cli.commands import main
     uri = f"s3://{s3_bucket}/corpus"
     good = rows_for(HWM_TRACE, HWM_CONFIG)
     write_part(uri, COUNTEREXAMPLES, good, "r1", "w0", 0, DAY)

@@ -1,9 +1,9 @@
 """Builds the golden corpus: each flaw's shortest counterexample, a regression
 test of ``--replay-corpus`` in the default suite (``make test``).
 
-One row per protocol variant (its minimal scenario, ``harness.minimal_scenarios``)
+One row per protocol variant (its minimal scenario, ``check.scenarios``)
 and per SUT bug (its scenario in ``tests/sut/test_bugs.py``), each reduced by
-``harness.corpus.reduce_failure`` (ddmin over the trace and smaller
+``check.refine.refine`` (ddmin over the trace and smaller
 configurations). Under the regression rule a row recorded with a variant or a bug
 must still fail the same way, so a change that stops the checker catching a flaw,
 or makes a step of its trace impossible, fails ``make test`` by name.
@@ -31,10 +31,15 @@ for path in (ROOT, HERE.parent, HERE.parent / "sut"):
 
 import attrs  # noqa: E402
 
-from harness.corpus import CorpusWriter, Failure, counterexample_rows, failures_from_verdict, reduce_failure  # noqa: E402
-from harness.minimal_scenarios import MINIMAL  # noqa: E402
-from harness.replay import SUT_DIFFERS, replay  # noqa: E402
+from check.finding import Finding, Search, findings  # noqa: E402
+from check.refine import refine  # noqa: E402
+from check.replay import replay  # noqa: E402
+from check.scenarios import MINIMAL  # noqa: E402
+from check.subject import Subject  # noqa: E402
+from check.verdict import SUT_DIFFERS  # noqa: E402
 from model import VARIANT_DOCS  # noqa: E402
+from store.rows import counterexample_rows  # noqa: E402
+from store.writer import CorpusWriter  # noqa: E402
 
 #: Where the golden corpus lives (a corpus root: ``counterexamples/run_date=…/``).
 GOLDEN = HERE / "corpus"
@@ -43,7 +48,7 @@ RUN_DATE = dt.date(2026, 1, 1)
 FOUND_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
 
-def _only(failures: list[Failure], expected: tuple[str, ...], name: str) -> Failure:
+def _only(failures: tuple[Finding, ...], expected: tuple[str, ...], name: str) -> Finding:
     for f in failures:
         if f.prop in expected:
             return f
@@ -51,7 +56,7 @@ def _only(failures: list[Failure], expected: tuple[str, ...], name: str) -> Fail
                      f"(got {[f.prop for f in failures]})")
 
 
-def flaw_failures() -> Iterator[tuple[str, Failure]]:
+def flaw_failures() -> Iterator[tuple[str, Finding]]:
     """(flaw name, the first failure of its scenario), variants first, then bugs: a
     property the variant is expected to break (``VARIANT_DOCS``), a divergence of
     the buggy SUT."""
@@ -60,27 +65,26 @@ def flaw_failures() -> Iterator[tuple[str, Failure]]:
 
     for variant, scenario in MINIMAL.items():
         config = attrs.evolve(scenario.config, variants=frozenset({variant}))
-        result = replay(scenario.actions, config)
-        yield variant.name, _only(failures_from_verdict(result.verdict) if result.verdict else [],
-                                  VARIANT_DOCS[variant][1], variant.name)
+        result = replay(scenario.actions, Subject.at(config))
+        found = findings(result.verdict, result.subject, Search(f"golden::{variant.name}")) if result.verdict else ()
+        yield variant.name, _only(found, VARIANT_DOCS[variant][1], variant.name)
     for bug in Bug:
         config, story = SCENARIOS[bug]
         trio = Trio(config, bug)
         story(trio)
-        result = replay(trio.trace, config, bugs={bug})
-        failures = failures_from_verdict(result.verdict, {bug}) if result.verdict else []
-        yield bug.name, _only(failures, (SUT_DIFFERS,), bug.name)
+        result = replay(trio.trace, Subject.at(config, bugs={bug}))
+        found = findings(result.verdict, result.subject, Search(f"golden::{bug.name}")) if result.verdict else ()
+        yield bug.name, _only(found, (SUT_DIFFERS,), bug.name)
 
 
 def build(out: Path, reduce_seconds: float) -> list[dict[str, Any]]:
     """Reduce every flaw's scenario and write the rows under ``out`` (replaced whole)."""
     rows = []
     for name, failure in flaw_failures():
-        reduced = reduce_failure(failure, reduce_seconds)
-        rows += counterexample_rows([reduced], run_id=RUN_ID, worker="main", test_id=f"golden::{name}",
-                                    found_at=FOUND_AT)
-        print(f"{name:48} {len(failure.trace):3} -> {len(reduced.trace):3} steps  {', '.join(reduced.reduction)}",
-              flush=True)
+        reduced = refine(failure, reduce_seconds)
+        rows += counterexample_rows([reduced], run_id=RUN_ID, worker="main", found_at=FOUND_AT)
+        changes = reduced.shrunk.changes if reduced.shrunk is not None else ()
+        print(f"{name:48} {len(failure.trace):3} -> {len(reduced.trace):3} steps  {', '.join(changes)}", flush=True)
     if out.exists():
         shutil.rmtree(out)
     writer = CorpusWriter(out, run_id=RUN_ID, worker="main", run_date=RUN_DATE)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.corpus import read_counterexamples
-from harness.minimal_scenarios import MINIMAL
-from harness.pytest_plugin import check_regression
+from store.reader import read_counterexamples
+from check.scenarios import MINIMAL
+from campaign.regression import check_regression
 from model import VARIANT_DOCS, Variant
 from sut import Bug
 

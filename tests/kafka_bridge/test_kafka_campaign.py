@@ -2,7 +2,7 @@
 model (Kafka profile, detached at its findings) and records its runs; a
 disagreement is exported as a row naming the implementation "kafka", reduced and
 replayed with that same implementation. A disagreement found with the properties
-off (``machine_for(..., check_properties=False)``) is reduced and replayed with
+off (``Subject(check_properties=False)``) is reduced and replayed with
 them off, so a finding of the Kafka profile on the way does not stop it. "Kafka's
 code" that disagrees is made here by misreporting one field of the real
 implementation's observation; the runs are cut to a few small examples so that
@@ -15,11 +15,18 @@ import time
 import attrs
 import pytest
 
-import harness.campaign
+import campaign.unit
 import kafka_bridge
-from harness.campaign import Target, run_target
-from harness.corpus import decode_counterexample, read_counterexamples, read_runs
-from harness.replay import replay, replay_counterexample
+from campaign.targets import Target
+from campaign.unit import run_target
+from campaign.regression import replay_row
+from check.implementations import factory
+from check.refine import refine_all
+from check.replay import replay
+from check.subject import Subject
+from store.decode import decode_counterexample
+from store.reader import read_counterexamples, read_runs
+from store.rows import counterexample_rows
 from model import (KAFKA, NO_LEADER, CancelReassignment, Config, FenceBroker, Observation, Reassign)
 
 #: Kafka's own code, as ``kafka_bridge`` builds it.
@@ -63,13 +70,14 @@ class MisreportedEpochWithoutLeader(MisreportedEpoch):
 def small_runs(monkeypatch):
     """Campaign runs of five examples of up to 40 steps (a run of the real campaign
     is 25 of 400): the behaviour under test, not the search, in seconds."""
-    monkeypatch.setattr(harness.campaign, "EXAMPLES_PER_RUN", 5)
-    monkeypatch.setattr(harness.campaign, "STEPS_PER_EXAMPLE", 40)
+    monkeypatch.setattr(campaign.unit, "EXAMPLES_PER_RUN", 5)
+    monkeypatch.setattr(campaign.unit, "STEPS_PER_EXAMPLE", 40)
 
 
 def test_the_kafka_target_runs_kafkas_code_against_the_model_and_records_its_runs(tmp_path, small_runs):
     machine = TARGET.machine(0, seed=1)
-    assert machine.implementation is REAL and machine.profile == KAFKA and machine.detach_at_findings
+    subject = machine.subject
+    assert factory(subject) is REAL and subject.profile == KAFKA and subject.detach_at_findings
     result = run_target(TARGET, share_s=1.0, deadline=time.time() + 60, corpus_dir=str(tmp_path), seed=1)
     assert result.ok and result.found is None and result.runs >= 1 and result.examples > 0
     runs = read_runs(tmp_path).rows
@@ -92,10 +100,10 @@ def test_a_disagreement_is_exported_named_kafka_reduced_with_kafka_and_replayed(
     # Reduced by replaying the same implementation: with any other, nothing fails.
     assert row["shrunk_step_count"] is not None and 1 <= row["step_count"] <= row["shrunk_step_count"]
     assert row["timeline"] is not None and len(row["timeline"]) == row["step_count"]
-    again = replay_counterexample(row)
+    again = replay_row(row)
     assert again.kind == "divergence" and again.failed_at == row["step_count"]
     monkeypatch.setattr(kafka_bridge, "implementation", REAL)
-    assert replay_counterexample(row).verdict is None
+    assert replay_row(row).verdict is None
 
 
 #: A reverted move that leaves the partition without a leader and, in the Kafka
@@ -108,40 +116,44 @@ FINDING_CONFIG = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=1, u
 
 def test_a_disagreement_past_a_finding_is_reduced_and_replayed_with_the_properties_off(tmp_path, monkeypatch):
     """Where the run that found a disagreement checked no property (the README's
-    ``machine_for(..., check_properties=False)``, benchmarks/kafka_campaign.py),
+    ``Subject(check_properties=False)``, benchmarks/kafka_campaign.py),
     reduction, the timeline and the row's replay check none either: with them on,
     the replay would stop at the property the profile's finding breaks on the way
     (step 4 here, the step of the disagreement too), and the row would neither
     reduce nor replay."""
     from click.testing import CliRunner
 
-    from harness.cli import main
-    from harness.corpus import CorpusWriter, RunObserver
-    from harness.failures import failure_for
-    from harness.machine import machine_for
+    from replicheck_cli.commands import main
+    from check.failures import failure_for
+    from check.machine import machine_for
+    from check.statistics import RunObserver
+    from store.writer import CorpusWriter
     monkeypatch.setattr(kafka_bridge, "implementation", MisreportedEpochWithoutLeader)
-    on = replay(PAST_A_FINDING, FINDING_CONFIG, implementation=kafka_bridge.implementation)
+    on = replay(PAST_A_FINDING, Subject.at(FINDING_CONFIG, implementation="kafka"))
     assert (on.kind, on.failed_at) == ("property", 4)
-    off = replay(PAST_A_FINDING, FINDING_CONFIG, implementation=kafka_bridge.implementation, check_properties=False)
+    off = replay(PAST_A_FINDING, Subject.at(FINDING_CONFIG, implementation="kafka", check_properties=False))
     assert (off.kind, off.failed_at) == ("divergence", 4)
 
     # Recorded as the corpus records a run of such a machine that failed so.
-    run = RunObserver(machine_for(implementation=kafka_bridge.implementation, profile=KAFKA, check_properties=False,
+    run = RunObserver(machine_for(Subject(implementation="kafka", profile=KAFKA, check_properties=False),
                                   name="KafkaPropertiesOff"))
     run.fail(failure_for(off.verdict))
-    [reduced] = run.counterexample_rows("r", "main", reduce_s=20)
+
+    def rows(reduce_s=None):
+        return counterexample_rows(refine_all(run.record().findings, reduce_s), run_id="r", worker="main")
+    [reduced] = rows(reduce_s=20)
     assert (reduced["implementation"], reduced["kind"], reduced["shrunk_step_count"]) == ("kafka", "divergence", 4)
     # Reduced towards the disagreement, not the finding: fencing the only replica
     # leaves the partition leaderless in one step.
     assert reduced["step_count"] == 1 and reduced["timeline"] is not None
-    assert replay_counterexample(reduced).kind == "divergence"
-    [found] = run.counterexample_rows("r", "main")
+    assert replay_row(reduced).kind == "divergence"
+    [found] = rows()
     decoded = decode_counterexample(found)
-    assert decoded.implementation is MisreportedEpochWithoutLeader and decoded.check_properties is False
-    again = replay_counterexample(found)
+    assert factory(decoded.subject) is MisreportedEpochWithoutLeader and decoded.subject.check_properties is False
+    again = replay_row(found)
     assert (again.kind, again.failed_at) == ("divergence", 4)
-    assert decode_counterexample(found | {"kind": "property"}).check_properties is True
-    assert decode_counterexample(found | {"implementation": None}).check_properties is True
+    assert decode_counterexample(found | {"kind": "property"}).subject.check_properties is True
+    assert decode_counterexample(found | {"implementation": None}).subject.check_properties is True
     writer = CorpusWriter(tmp_path, run_id="r", worker="main")
     writer.add_counterexamples([found])
     writer.flush()

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.lockstep import LockStep
+from check.lockstep import LockStep
+from check.subject import Subject
 from model import (KAFKA, CancelReassignment, Config, FenceBroker, Reassign, StartBroker, UncleanShutdown)
 
 #: 6 actions; no lossy shutdown (within any fault budget).
@@ -24,7 +25,7 @@ CONFIG = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=1, unclean_l
 
 
 def verdicts(implementation, check_properties=False):
-    lockstep = LockStep(CONFIG, implementation, check_properties=check_properties)
+    lockstep = LockStep(Subject.at(CONFIG, implementation=implementation, check_properties=check_properties))
     return [lockstep.step(a) for a in TRACE]
 
 
@@ -59,7 +60,7 @@ def test_a_run_detached_at_the_finding_goes_on_with_the_model():
     """The campaign's mode: the model's property failure at step 4 detaches Kafka's
     code, so the failure that follows is not reported as a new disagreement."""
     import kafka_bridge
-    lockstep = LockStep(CONFIG, kafka_bridge.implementation, detach_at_findings=True)
+    lockstep = LockStep(Subject.at(CONFIG, implementation=kafka_bridge.implementation, detach_at_findings=True))
     assert [lockstep.step(a) for a in TRACE] == [None] * len(TRACE)
     assert lockstep.detached == ("ValidPartitionMetadata",) and lockstep.implementation is None
 
@@ -67,7 +68,7 @@ def test_a_run_detached_at_the_finding_goes_on_with_the_model():
 @pytest.mark.parametrize("detach", [False, True])
 def test_detaching_needs_a_property_failure(detach):
     """Without one the comparison stays on: a wrong mapping is still a disagreement."""
-    from harness.lockstep import LockStep as L
+    from check.lockstep import LockStep as L
     import kafka_bridge
     from kafka_bridge.change_builder import KafkaPartitionChangeBuilder
     from sut import Cluster
@@ -81,7 +82,7 @@ def test_detaching_needs_a_property_failure(detach):
     kafka_bridge.start()
     parts = Components(change_builder=OffByOne, epoch_cache=kafka_bridge.KafkaLeaderEpochFileCache)
     config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
-    lockstep = L(config, lambda c: Cluster(c, components=parts), detach_at_findings=detach)
+    lockstep = L(Subject.at(config, implementation=lambda c: Cluster(c, components=parts), detach_at_findings=detach))
     from test_kafka_in_the_loop import SHRINK_3
     found = [lockstep.step(a) for a in SHRINK_3]
     assert found[-1] is not None and found[-1].kind == "divergence" and lockstep.detached == ()

@@ -10,9 +10,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from harness.lockstep import LockStep
-from harness.machine import machine_for
-from harness.random_walk import random_walk
+from check.lockstep import LockStep
+from check.machine import machine_for
+from check.random_walk import random_walk
+from check.subject import Subject
 from model import (KAFKA, PROFILES, AdvanceTime, Config, ProposeIsrShrink, ReceiveAlterPartition,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, Rule, SendFetch)
 
@@ -69,7 +70,7 @@ def test_kafkas_controller_agrees_with_the_model_on_random_walks(config, parts, 
     made = counting(monkeypatch)
     changes = 0
     for seed in range(8):
-        lockstep = LockStep(config, composed(parts), check_properties=False)
+        lockstep = LockStep(Subject.at(config, implementation=composed(parts), check_properties=False))
         for action, _ in random_walk(config, 300, seed=seed, policy="weighted"):
             verdict = lockstep.step(action)
             assert verdict is None, verdict.text
@@ -96,8 +97,7 @@ def committing(monkeypatch: pytest.MonkeyPatch) -> list:
 def test_the_machine_checks_kafkas_code_in_lockstep(monkeypatch):
     import kafka_bridge
     batches = committing(monkeypatch)
-    machine = machine_for(implementation=kafka_bridge.implementation, profile=KAFKA, check_properties=False,
-                          name="KafkaInTheLoop")
+    machine = machine_for(Subject(implementation=kafka_bridge.implementation, profile=KAFKA, check_properties=False), name="KafkaInTheLoop")
     run_state_machine_as_test(machine, settings=settings(
         max_examples=20, stateful_step_count=40, derandomize=True, database=None, deadline=None,
         suppress_health_check=list(HealthCheck), phases=[Phase.generate]))
@@ -122,7 +122,7 @@ def test_a_wrong_mapping_onto_kafkas_builder_is_a_divergence():
     config = CONFIGS[0]
     from sut.components import Components
     parts = Components(change_builder=OffByOne, epoch_cache=kafka_bridge.KafkaLeaderEpochFileCache)
-    lockstep = LockStep(config, lambda c: Cluster(c, components=parts), check_properties=False)
+    lockstep = LockStep(Subject.at(config, implementation=lambda c: Cluster(c, components=parts), check_properties=False))
     verdicts = [lockstep.step(action) for action in SHRINK_3]
     assert verdicts[:-1] == [None] * (len(SHRINK_3) - 1)
     verdict = verdicts[-1]
@@ -154,7 +154,7 @@ def test_missing_jars_name_the_command_that_fetches_them(tmp_path, monkeypatch):
 def test_only_the_controllers_decisions_go_to_kafka(parts, monkeypatch):
     """Only controller decisions go to Kafka: brokers applying metadata call nothing."""
     made, batches = counting(monkeypatch), committing(monkeypatch)
-    lockstep = LockStep(CONFIGS[0], composed(parts), check_properties=False)
+    lockstep = LockStep(Subject.at(CONFIGS[0], implementation=composed(parts), check_properties=False))
     calls = (lambda: len(made)) if parts == "builder" else (lambda: len(batches))
     for action in SHRINK_3[:-1]:
         assert lockstep.step(action) is None
@@ -170,8 +170,9 @@ def test_only_the_controllers_decisions_go_to_kafka(parts, monkeypatch):
 
 def test_a_kafka_row_is_named_kafka_and_replays_with_kafkas_code():
     import kafka_bridge
-    from harness.implementations import name_of, named
-    assert name_of(kafka_bridge.implementation) == "kafka"
+    from check.implementations import named
+    from check.subject import implementation_name
+    assert implementation_name(kafka_bridge.implementation) == "kafka"
     assert named("kafka") is kafka_bridge.implementation
 
 
@@ -189,8 +190,7 @@ def test_kafkas_builder_keeps_the_elr_from_leading_while_the_isr_holds_a_fenced_
     fields = dict(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, unclean_leader_election=True, profile=KAFKA)
     for rules, failing_step in ((PROFILES[KAFKA], None),
                                 (PROFILES[KAFKA] - {Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR}, 7)):
-        lockstep = LockStep(Config(rules=rules, **fields), lambda c: Cluster(c, components=kafka_bridge.COMPONENTS),
-                            check_properties=False)
+        lockstep = LockStep(Subject.at(Config(rules=rules, **fields), implementation=lambda c: Cluster(c, components=kafka_bridge.COMPONENTS), check_properties=False))
         verdicts = [lockstep.step(a) for a in trace]
         failed = next((i + 1 for i, v in enumerate(verdicts) if v is not None), None)
         assert failed == failing_step
@@ -214,7 +214,7 @@ def test_an_isr_member_outside_the_replicas_reaches_kafkas_builder():
              UncleanShutdown(2, lossy=False), StartBroker(2), FenceBroker(1))
     config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=1, unclean_leader_election=True,
                     profile=KAFKA)
-    lockstep = LockStep(config, composed("builder"), check_properties=False)
+    lockstep = LockStep(Subject.at(config, implementation=composed("builder"), check_properties=False))
     assert [lockstep.step(a) for a in trace] == [None] * len(trace)
     partition = lockstep.implementation.controller.replication.partition
     assert (partition.replicas, partition.isr, partition.elr) == ((2,), frozenset(), frozenset({1}))

@@ -1,7 +1,7 @@
 """The machine with Kafka's own code in lockstep with the model, as a machine test
 of the suite (the session's Hypothesis profile; ``dev``: 40 examples of up to 60
 steps, a few seconds), recorded in the corpus as any machine test, its rows named
-"kafka"; and ``pytest --implementation NAME`` (``harness.pytest_plugin``), which
+"kafka"; and ``pytest --implementation NAME`` (``pytest_replicheck.plugin``), which
 puts NAME in the suite's implementation machine test instead of the bundled SUT."""
 
 from __future__ import annotations
@@ -12,37 +12,36 @@ import sys
 import textwrap
 from pathlib import Path
 
-from harness.implementations import KAFKA, machine_options
-from harness.machine import machine_for
+from check.implementations import KAFKA, subject_for
+from check.machine import machine_for
 
 #: Under the Kafka profile, detached at its findings: what is checked is agreement with the model.
-KafkaMachine = machine_for(**machine_options(KAFKA), name="KafkaMachine")
+KafkaMachine = machine_for(subject_for(KAFKA), name="KafkaMachine")
 TestKafkaMachine = KafkaMachine.TestCase
 
 ROOT = Path(__file__).resolve().parents[2]
 
 #: A test module built with ``machine_under_test``, checking what the option made of it.
 PROBE = textwrap.dedent('''
-    from harness.pytest_plugin import machine_under_test
+    from pytest_replicheck.plugin import machine_under_test
 
     Machine = machine_under_test("ProbeMachine")
 
     def test_the_machine_is_the_one_the_option_names():
-        import kafka_bridge
         from model import KAFKA
         assert Machine.__name__ == "ProbeMachine"
-        assert Machine.implementation is kafka_bridge.implementation
-        assert Machine.profile == KAFKA and Machine.detach_at_findings is True
+        assert Machine.subject.implementation == "kafka"
+        assert Machine.subject.profile == KAFKA and Machine.subject.detach_at_findings is True
 ''')
 
 
 def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    """A nested ``pytest -p harness.pytest_plugin`` in ``cwd`` (outside the project:
+    """A nested ``pytest -p pytest_replicheck.plugin`` in ``cwd`` (outside the project:
     neither its conftest nor its corpus is involved)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("PYTEST_") and k not in ("REPLICHECK_CORPUS", "REPLICHECK_PROFILE")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    cmd = [sys.executable, "-m", "pytest", "-p", "harness.pytest_plugin", "-p", "no:cacheprovider", "--no-corpus",
+    cmd = [sys.executable, "-m", "pytest", "-p", "pytest_replicheck.plugin", "-p", "no:cacheprovider", "--no-corpus",
            "-q", *args]
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 

@@ -13,8 +13,9 @@ from typing import Any, Optional
 import attrs
 import pytest
 
-from harness.lockstep import LockStep
-from harness.random_walk import random_walk
+from check.lockstep import LockStep
+from check.random_walk import random_walk
+from check.subject import Subject
 from model import (KAFKA, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse, Config, ControlledShutdown,
                    FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets, Produce, ProposeIsrShrink,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
@@ -38,7 +39,7 @@ class Run:
     every step required to agree."""
 
     def __init__(self, config: Config = RF3, factory: Any = kafka_partition) -> None:
-        self.ls = LockStep(config, factory, check_properties=False)
+        self.ls = LockStep(Subject.at(config, implementation=factory, check_properties=False))
 
     @property
     def state(self):  # type: ignore[no-untyped-def]

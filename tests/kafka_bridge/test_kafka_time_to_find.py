@@ -9,7 +9,9 @@ import importlib.util
 import re
 from pathlib import Path
 
-from harness.lockstep import LockStep, sut_factory
+from check.implementations import bundled_sut
+from check.lockstep import LockStep
+from check.subject import Subject
 from model import (KAFKA, Config, FenceBroker, Produce, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    SendFetch)
 from sut.bugs import DOCS, Bug
@@ -36,7 +38,7 @@ TRACE = (Produce(2, 1), FenceBroker(2), ReplicateMetadata(3, 2), ReplicateMetada
 
 
 def verdicts(implementation):
-    lockstep = LockStep(CONFIG, implementation, detach_at_findings=True)
+    lockstep = LockStep(Subject.at(CONFIG, implementation=implementation, detach_at_findings=True))
     found = [lockstep.check()]
     for action in TRACE:
         found.append(lockstep.step(action))
@@ -63,7 +65,7 @@ def test_a_broker_side_bug_is_caught_with_kafkas_epoch_cache_as_with_the_sut():
     bug = frozenset({Bug.EPOCH_CACHE_NOT_TRUNCATED})
     assert verdicts(kafka_bridge.implementation) == [None] * (len(TRACE) + 1)
     assert verdicts(lambda config: kafka_bridge.implementation(config, bug)) == [None] * (len(TRACE) + 1)
-    for implementation in (_controller_components(bug), sut_factory(bug)):
+    for implementation in (_controller_components(bug), bundled_sut(bug)):
         found = verdicts(implementation)
         assert found[:-1] == [None] * len(TRACE)
         assert found[-1] is not None and found[-1].kind == "outcome"

@@ -32,6 +32,18 @@ def test_each_kind_names_real_fields_and_messages():
         assert k.weight > 0 and k.family_weight >= 1 and k.swarm[0] == 1, k.name
 
 
+def test_each_tag_formats_its_fields_or_its_outcome():
+    """A diagram tag (``ActionKind.tag``) names only the action's own fields or,
+    for a client's read, its ``Outcome``'s."""
+    import string
+
+    from model import Outcome
+    outcome = {f.name for f in attrs.fields(Outcome)}
+    for k in ACTIONS:
+        named = {field for _, field, _, _ in string.Formatter().parse(k.tag or "") if field}
+        assert named <= {f.name for f in attrs.fields(k.cls)} | outcome, k.name
+
+
 def test_every_registered_action_has_a_guard_and_an_effect_in_both_engines():
     from sut.cluster import Cluster
     assert set(HANDLERS) == set(ACTION_TYPES)
@@ -48,8 +60,8 @@ def test_sends_and_receives_are_what_the_model_does_on_a_long_walk():
     the Kafka profile's only, ``ProposeIsrShrinkMany``), sends exactly the
     registered message (or none; or the one it may send first, which the Kafka
     walk does) and takes the registered one off the network."""
-    from harness.random_walk import random_walk
-    from harness.timeline import model_timeline
+    from check.random_walk import random_walk
+    from check.timeline import model_timeline
     seen = set()
     cluster = dict(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2)
     for config, seed in ((Config(**cluster, unclean_recovery="balanced"), 5), (Config(**cluster, profile=KAFKA), 3)):

@@ -80,7 +80,7 @@ def test_every_enabled_action_steps_and_every_step_is_enabled():
 
 
 def test_enabled_actions_of_some_classes_are_the_others_left_out_in_the_same_order():
-    from harness.random_walk import random_walk
+    from check.random_walk import random_walk
     config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile="kafka-4.4.0")
     subsets = [frozenset(), frozenset(model.ACTION_TYPES), frozenset({ReplicateMetadata, model.Reassign}),
                frozenset(t for t in model.ACTION_TYPES if not model.KINDS[t].fault),

@@ -8,7 +8,7 @@ import random
 import attrs
 import pytest
 
-from harness.random_walk import choose
+from check.random_walk import choose
 from model import ClusterState, Config, enabled_actions, initial_state, step
 
 CONFIGS = [

@@ -3,7 +3,7 @@
 For each config below, ``STEPS_PER_CONFIG`` steps in total, split into several
 seeded walks that each restart from ``initial_state`` (so the metadata log, which
 ``EpochMonotonicity`` replays at every check, stays short). After every step
-``properties.check_all`` must be empty; ``harness.random_walk`` raises a failure naming
+``properties.check_all`` must be empty; ``check.random_walk`` raises a failure naming
 the seed, the config, the violations and the last 30 actions.
 
 The walks stay inside the §6.2 fault budget (the walker never takes a lossy
@@ -23,7 +23,7 @@ import pytest
 import properties
 from model import (NO_LEADER, Config, Consume, ControlledShutdown, FenceBroker, ListOffsets, Produce,
                    ReceiveFetchResponse, UncleanLeaderElection, UncleanRecovery, UncleanShutdown)
-from harness.random_walk import random_walk
+from check.random_walk import random_walk
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import harness.runner
+import replicheck_cli.fuzz
 
 
 @pytest.fixture
@@ -12,4 +12,4 @@ def no_campaign(monkeypatch):
     """Any campaign started fails the test: the errors under test come before the runs."""
     def started(*args, **kwargs):
         raise AssertionError("a campaign was started")
-    monkeypatch.setattr(harness.runner, "run_campaign", started)
+    monkeypatch.setattr(replicheck_cli.fuzz, "run_campaign", started)

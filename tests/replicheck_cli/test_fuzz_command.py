@@ -5,15 +5,16 @@ that did not run is printed as not run, with why, and fails the campaign."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from click.testing import CliRunner
 
-import harness.runner
-from harness.campaign import Target, all_targets
-from harness.runner import CampaignResult
-from harness.scheduler import CLEAN, FOUND, NOT_FOUND, NOT_RUN, NOT_SCHEDULED, TargetResult
+import replicheck_cli.fuzz
+from campaign.targets import Target, all_targets
+from campaign.runner import CampaignResult
+from campaign.scheduler import CLEAN, FOUND, NOT_FOUND, NOT_RUN, NOT_SCHEDULED, TargetResult
 from replicheck_cli import main
-from replicheck_cli.fuzz import fuzz
+from replicheck_cli.fuzz import FuzzRequest, fuzz
 
 
 def _fuzz(*args: str):
@@ -68,17 +69,16 @@ BUG_NOT_FOUND = TargetResult(Target("bug", "TRUNCATE_TO_LEADER_OFFSET"), NOT_FOU
 def _stand_in(monkeypatch, result: CampaignResult) -> dict:
     seen: dict = {}
 
-    def run_campaign(targets, budget_s, workers, **kwargs):
-        seen.update(targets=targets, budget_s=budget_s, workers=workers, **kwargs)
+    def run_campaign(plan, **kwargs):
+        seen.update(attrs.asdict(plan, recurse=False), **kwargs)
         return result
-    monkeypatch.setattr(harness.runner, "run_campaign", run_campaign)
+    monkeypatch.setattr(replicheck_cli.fuzz, "run_campaign", run_campaign)
     return seen
 
 
 def test_a_target_that_did_not_run_is_printed_so_and_fails_the_campaign(monkeypatch, tmp_path, capsys):
     seen = _stand_in(monkeypatch, _result(CORRECT_CLEAN, NO_ELR_FOUND, BUG_NOT_RUN, BUG_NOT_FOUND))
-    code = fuzz(minutes=1, workers=2, variants=["NO_ELR"], bugs=["PRODUCE_IGNORES_MIN_ISR", "TRUNCATE_TO_LEADER_OFFSET"],
-                corpus_dir=tmp_path, report_dir=None, seed=5)
+    code = fuzz(FuzzRequest(minutes=1, workers=2, variants=["NO_ELR"], bugs=["PRODUCE_IGNORES_MIN_ISR", "TRUNCATE_TO_LEADER_OFFSET"], corpus_dir=tmp_path, report_dir=None, seed=5))
     out = capsys.readouterr().out
     assert code == 1
     assert [t.label for t in seen["targets"]] == ["correct", "variant:NO_ELR", "bug:PRODUCE_IGNORES_MIN_ISR",
@@ -98,7 +98,7 @@ def test_a_target_that_did_not_run_is_printed_so_and_fails_the_campaign(monkeypa
 
 def test_a_clean_correct_target_and_every_flaw_found_succeed(monkeypatch, tmp_path, capsys):
     _stand_in(monkeypatch, _result(CORRECT_CLEAN, NO_ELR_FOUND))
-    assert fuzz(minutes=1, workers=1, variants=["NO_ELR"], corpus_dir=tmp_path, report_dir=None, seed=5) == 0
+    assert fuzz(FuzzRequest(minutes=1, workers=1, variants=["NO_ELR"], corpus_dir=tmp_path, report_dir=None, seed=5)) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "campaign succeeded: correct clean; 1 of 1 flaws found"
 
 
@@ -106,20 +106,19 @@ def test_a_counterexample_of_the_correct_target_fails_the_campaign(monkeypatch, 
     failed = TargetResult(Target("correct"), FOUND, "StrongIsr after 30.0 s (200 examples)", runs=9,
                           found="StrongIsr")
     _stand_in(monkeypatch, _result(failed, NO_ELR_FOUND))
-    assert fuzz(minutes=1, workers=1, variants=["NO_ELR"], corpus_dir=tmp_path, report_dir=None, seed=5) == 1
+    assert fuzz(FuzzRequest(minutes=1, workers=1, variants=["NO_ELR"], corpus_dir=tmp_path, report_dir=None, seed=5)) == 1
     assert capsys.readouterr().out.splitlines()[-1] == "campaign FAILED: failed: correct (StrongIsr)"
 
 
 def test_the_kafka_campaign_runs_its_one_target_on_every_worker(monkeypatch, tmp_path, capsys):
-    import harness.implementations
-    monkeypatch.setattr(harness.implementations, "unavailable", lambda name: None)
+    import replicheck_cli.fuzz  # noqa: F811
+    monkeypatch.setattr(replicheck_cli.fuzz, "unavailable", lambda name: None)
     kafka = all_targets(implementation="kafka")[0]
     for verdict, code in ((CLEAN, 0), (FOUND, 1), ("error", 1)):
         seen = _stand_in(monkeypatch, _result(TargetResult(kafka, verdict, "why", found="divergence"
                                                            if verdict == FOUND else None)))
-        assert fuzz(minutes=1, workers=2, implementation="kafka", corpus_dir=tmp_path, report_dir=None,
-                    seed=5) == code
-        assert seen["targets"] == [kafka] and seen["workers"] == 2
+        assert fuzz(FuzzRequest(minutes=1, workers=2, implementation="kafka", corpus_dir=tmp_path, report_dir=None, seed=5)) == code
+        assert seen["targets"] == (kafka,) and seen["workers"] == 2
     out = capsys.readouterr().out
     assert "replicheck fuzz: implementation:kafka (a shard on every worker) on 2 workers, 1 min, seed 5," in out
     assert "campaign succeeded: implementation:kafka clean" in out
@@ -130,9 +129,8 @@ def test_the_kafka_campaign_runs_its_one_target_on_every_worker(monkeypatch, tmp
 def test_the_correct_only_campaign_runs_the_correct_target_alone_with_the_engine_asked(monkeypatch, tmp_path, capsys):
     for engine in ("explore", "hypothesis"):
         seen = _stand_in(monkeypatch, _result(CORRECT_CLEAN))
-        assert fuzz(minutes=1, workers=2, correct_only=True, corpus_dir=tmp_path, report_dir=None, seed=5,
-                    engine=engine) == 0
-        assert seen["targets"] == [Target("correct")] and seen["workers"] == 2 and seen["engine"] == engine
+        assert fuzz(FuzzRequest(minutes=1, workers=2, correct_only=True, corpus_dir=tmp_path, report_dir=None, seed=5, engine=engine)) == 0
+        assert seen["targets"] == (Target("correct"),) and seen["workers"] == 2 and seen["engine"] == engine
     assert capsys.readouterr().out.splitlines()[-1] == "campaign succeeded: correct clean"
     with pytest.raises(ValueError, match="engine must be one of explore, hypothesis"):
-        fuzz(minutes=1, workers=2, corpus_dir=tmp_path, report_dir=None, seed=5, engine="bfs")
+        fuzz(FuzzRequest(minutes=1, workers=2, corpus_dir=tmp_path, report_dir=None, seed=5, engine="bfs"))

@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
-import harness.runner
+import replicheck_cli.fuzz
 import spark_reports.diagram
-from harness.campaign import Target
-from harness.corpus import write_part
-from harness.runner import CampaignResult
-from harness.scheduler import (CLEAN, ERROR, FOUND, NOT_FOUND, NOT_RUN, NOT_SCHEDULED, STOPPED, Progress,
+from campaign.targets import Target
+from store.part import write_part
+from campaign.runner import CampaignResult
+from campaign.scheduler import (CLEAN, ERROR, FOUND, NOT_FOUND, NOT_RUN, NOT_SCHEDULED, STOPPED, Progress,
                                TargetResult)
-from harness.schema import SCHEMA_VERSION
+from store.schema import SCHEMA_VERSION
 from replicheck_cli.live import LIVE_FILE, LiveView, svg_chart, target_states
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -214,19 +214,18 @@ def test_a_page_that_cannot_be_written_is_warned_about_once_and_never_raises(tmp
 
 def _stand_in_runner(monkeypatch) -> None:
     """``run_campaign`` replaced by one that reports a snapshot and returns NO_ELR found."""
-    def run_campaign(targets, budget_s, workers, on_progress=None, **kwargs):
+    def run_campaign(plan, on_progress=None, **kwargs):
         on_progress(Progress(1, (), 1, 0, 5, 50, 1, 0, 1.0))
-        return CampaignResult((NO_ELR,), seed=5, run_id=kwargs["run_id"], workers=workers, budget_s=budget_s,
+        return CampaignResult((NO_ELR,), seed=5, run_id=plan.run_id, workers=plan.workers, budget_s=plan.budget_s,
                               elapsed_s=2.0)
-    monkeypatch.setattr(harness.runner, "run_campaign", run_campaign)
+    monkeypatch.setattr(replicheck_cli.fuzz, "run_campaign", run_campaign)
 
 
 def test_fuzz_writes_the_live_view_and_says_where(monkeypatch, tmp_path, capsys):
-    from replicheck_cli.fuzz import fuzz
+    from replicheck_cli.fuzz import FuzzRequest, fuzz
     _stand_in_runner(monkeypatch)
     live = tmp_path / "live"
-    assert fuzz(minutes=1, workers=1, variants=["NO_ELR"], include_correct=False, corpus_dir=tmp_path / "c",
-                report_dir=None, live_dir=live, seed=5) == 0
+    assert fuzz(FuzzRequest(minutes=1, workers=1, variants=["NO_ELR"], include_correct=False, corpus_dir=tmp_path / "c", report_dir=None, live_dir=live, seed=5)) == 0
     out = capsys.readouterr().out
     assert f"live view: {(live / LIVE_FILE).resolve()}" in out.splitlines()[1]
     page = (live / LIVE_FILE).read_text()
@@ -234,38 +233,36 @@ def test_fuzz_writes_the_live_view_and_says_where(monkeypatch, tmp_path, capsys)
 
 
 def test_a_campaign_that_ends_without_results_leaves_a_page_that_says_so(monkeypatch, tmp_path):
-    from replicheck_cli.fuzz import fuzz
+    from replicheck_cli.fuzz import FuzzRequest, fuzz
 
     def run_campaign(*args, **kwargs):
         raise ValueError("no <units> today")
-    monkeypatch.setattr(harness.runner, "run_campaign", run_campaign)
+    monkeypatch.setattr(replicheck_cli.fuzz, "run_campaign", run_campaign)
     with pytest.raises(ValueError):
-        fuzz(minutes=1, workers=1, variants=["NO_ELR"], include_correct=False, corpus_dir=tmp_path / "c",
-             report_dir=None, live_dir=tmp_path, seed=5)
+        fuzz(FuzzRequest(minutes=1, workers=1, variants=["NO_ELR"], include_correct=False, corpus_dir=tmp_path / "c", report_dir=None, live_dir=tmp_path, seed=5))
     page = (tmp_path / LIVE_FILE).read_text()
     assert "http-equiv" not in page and 'id="status">ended<' in page
     assert "the campaign ended without results: ValueError: no &lt;units&gt; today" in page
 
 
 def test_no_live_view_without_a_folder_or_with_live_off(monkeypatch, tmp_path, capsys):
-    from replicheck_cli.fuzz import fuzz
+    from replicheck_cli.fuzz import FuzzRequest, fuzz
     _stand_in_runner(monkeypatch)
     monkeypatch.chdir(tmp_path)
-    fuzz(minutes=1, workers=1, variants=["NO_ELR"], include_correct=False, corpus_dir="c", report_dir=None, seed=5)
-    fuzz(minutes=1, workers=1, variants=["NO_ELR"], include_correct=False, corpus_dir="c", report_dir=None,
-         live=False, live_dir="live", seed=5)
+    fuzz(FuzzRequest(minutes=1, workers=1, variants=["NO_ELR"], include_correct=False, corpus_dir="c", report_dir=None, seed=5))
+    fuzz(FuzzRequest(minutes=1, workers=1, variants=["NO_ELR"], include_correct=False, corpus_dir="c", report_dir=None, live=False, live_dir="live", seed=5))
     assert "live view" not in capsys.readouterr().out and not list(tmp_path.rglob(LIVE_FILE))
 
 
 @pytest.mark.parametrize("args, live", [([], True), (["--no-live"], False), (["--no-report"], True)])
 def test_the_cli_passes_no_live_on(monkeypatch, tmp_path, args, live):
-    import replicheck_cli.fuzz
+    import attrs
     from click.testing import CliRunner
 
     from replicheck_cli import main
     seen: dict = {}
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(replicheck_cli.fuzz, "fuzz", lambda **kw: seen.update(kw) or 0)
+    monkeypatch.setattr(replicheck_cli.fuzz, "fuzz", lambda request: seen.update(attrs.asdict(request)) or 0)
     result = CliRunner().invoke(main, ["fuzz", "--minutes", "1", "--report", "r", "--corpus", "c", *args],
                                 catch_exceptions=False)
     assert result.exit_code == 0

@@ -8,14 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from replicheck_cli.report_job import build_report_within
+from check.subject import Subject
 
 
 def _corpus(tmp_path: Path) -> Path:
     """A corpus holding one machine run of the campaign ``camp``'s target variant:NO_ELR."""
-    from harness.corpus import CorpusWriter, RunObserver
-    from harness.machine import machine_for
+    from check.machine import machine_for
+    from check.statistics import RunObserver
+    from store.rows import run_row
+    from store.writer import CorpusWriter
     writer = CorpusWriter(tmp_path / "corpus", run_id="camp", worker="w0")
-    writer.add_run(RunObserver(machine_for(name="Probe"), test_id="campaign[variant:NO_ELR]").run_row("camp", "w0"))
+    run = RunObserver(machine_for(Subject(), name="Probe"), test_id="campaign[variant:NO_ELR]")
+    writer.add_run(run_row(run.record(), "camp", "w0"))
     writer.flush()
     return tmp_path / "corpus"
 

@@ -1,6 +1,6 @@
 """Tiny hand-made corpora for the spark_reports tests: rows as dicts with
 defaults for every column, written with pyarrow in the hive layout of
-``harness.schema``."""
+``store.schema``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Iterable, Optional, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.schema import COUNTEREXAMPLE_SCHEMA, RUN_SCHEMA, SCHEMA_VERSION
+from store.schema import COUNTEREXAMPLE_SCHEMA, RUN_SCHEMA, SCHEMA_VERSION
 
 FAMILY = {
     "StartBroker": "lifecycle", "UnfenceBroker": "lifecycle", "FenceBroker": "lifecycle",

@@ -11,7 +11,7 @@ import pytest
 from pyspark.testing import assertDataFrameEqual
 
 from corpus_factory import counterexample, make_corpus, run, steps, write
-from harness.schema import COUNTEREXAMPLE_SCHEMA, RUN_SCHEMA, SCHEMA_VERSION
+from store.schema import COUNTEREXAMPLE_SCHEMA, RUN_SCHEMA, SCHEMA_VERSION
 from spark_reports import ACTION_FAMILIES, KNOWN_EVENTS, STEP_COLUMNS, CorpusError, load_corpus
 from spark_reports.corpus import spark_schema
 
@@ -171,8 +171,8 @@ def test_the_action_vocabulary_comes_from_the_action_registry():
     assert len(ACTION_FAMILIES) == len(ACTIONS)
 
 
-def test_known_events_are_harness_coverage_events():
-    text = (Path(__file__).resolve().parents[2] / "harness" / "coverage.py").read_text()
+def test_known_events_are_the_checks_coverage_events():
+    text = (Path(__file__).resolve().parents[2] / "check" / "coverage.py").read_text()
     parametrised = {"unclean election: balanced", "unclean election: proactive",
                     "unclean election: unclean_leader_election"}
     assert 'f"unclean election: {' in text

@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from check.subject import Subject
 from model_rows import scenario_row
 from spark_reports.diagram import (build_timeline, decode_config, decode_state, parse_steps, parse_timeline,
                                    space_time_png)
@@ -26,8 +27,8 @@ def _check_messages_against_model(config, actions):
     """Every fetch arc the diagram draws from a replay's recorded timeline ends
     where the model delivered that follower's response, and started at that
     follower's SendFetch."""
-    from harness.replay import replay
-    from harness.trace_codec import action_args, encode_timeline, to_jsonable
+    from check.replay import replay
+    from store.codec import action_args, encode_timeline, to_jsonable
     from model import FetchResponse, ReceiveFetchResponse, initial_state, step
     state = initial_state(config)
     delivered = {}
@@ -37,7 +38,7 @@ def _check_messages_against_model(config, actions):
             assert isinstance(msg, FetchResponse)
             delivered[i] = msg.dst
         state = step(state, a)
-    moments = replay(actions, config, compare_sut=False, timeline=True).timeline
+    moments = replay(actions, Subject.at(config, compare=False), timeline=True).timeline
     assert len(moments) == len(actions)
     row = {"steps": [{"idx": i, "family": "x", "action": type(a).__name__, "args_json": json.dumps(action_args(a))}
                      for i, a in enumerate(actions)],
@@ -57,17 +58,17 @@ def _check_messages_against_model(config, actions):
 
 def test_fetch_arcs_follow_the_recorded_messages_in_every_minimal_scenario():
     import attrs
-    from harness.minimal_scenarios import MINIMAL
-    from harness.replay import replay
+    from check.scenarios import MINIMAL
+    from check.replay import replay
     for variant, sc in MINIMAL.items():
         config = attrs.evolve(sc.config, variants=frozenset({variant}))
         # up to the story's first violation, where a replay stops
-        upto = replay(sc.actions, config, compare_sut=False).trace
+        upto = replay(sc.actions, Subject.at(config, compare=False)).trace
         _check_messages_against_model(config, upto)
 
 
 def test_fetch_arcs_follow_the_recorded_messages_on_a_long_random_walk():
-    from harness.random_walk import random_walk
+    from check.random_walk import random_walk
     from model import Config, DropMessage
     config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, unclean_recovery="balanced")
     actions = [a for a, _ in random_walk(config, 400, seed=11, policy="weighted")]
@@ -150,8 +151,8 @@ def test_the_diagram_numbers_steps_as_replay_does(monkeypatch):
     is the last tick, N."""
     import matplotlib.axes
 
-    from harness.corpus import decode_counterexample
-    from harness.replay import replay
+    from store.decode import decode_counterexample
+    from check.replay import replay
     labels: list[list[str]] = []
     original = matplotlib.axes.Axes.set_xticklabels
 
@@ -163,7 +164,7 @@ def test_the_diagram_numbers_steps_as_replay_does(monkeypatch):
     row, _, _ = scenario_row("NO_ELR", T)
     assert space_time_png(row)[:8] == b"\x89PNG\r\n\x1a\n"
     decoded = decode_counterexample(row)
-    failed_at = replay(decoded.actions, decoded.config, compare_sut=False).failed_at
+    failed_at = replay(decoded.actions, Subject.at(decoded.config, compare=False)).failed_at
     (shown,) = labels
     assert shown[0] == "1" and shown[-1] == str(failed_at) == str(row["step_count"])
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from corpus_factory import counterexample, make_corpus, run, ts, write
-from harness.schema import SCHEMA_VERSION
+from store.schema import SCHEMA_VERSION
 from model_rows import scenario_row
 from spark_reports import build_report
 from spark_reports.cli import main

@@ -4,7 +4,7 @@ observation must equal the model's, and the SUT must agree with the model on whe
 each enabled action — and a sample of disabled ones — is enabled.
 
 Two walk policies per configuration, 7,500 steps each:
-- ``family``: ``harness.random_walk.choose`` with policy "family" (a family
+- ``family``: ``check.random_walk.choose`` with policy "family" (a family
   uniformly, then an action of it);
 - ``low-churn``: the "weighted" policy with faults and broker churn rarer still
   than the default weights, so replication, ISR changes, writes, divergence and
@@ -12,7 +12,7 @@ Two walk policies per configuration, 7,500 steps each:
 Walks restart from the initial state every ``WALK`` steps (several seeds). The
 configurations named ``kafka-…`` run under the Kafka profile.
 
-Each step goes through the harness's lockstep check (``harness.lockstep``); a
+Each step goes through the harness's lockstep check (``check.lockstep``); a
 failure prints its verdict: a field-by-field diff of the first differing part
 (or the enablement disagreement), the model state, the last steps, the seed.
 """
@@ -25,7 +25,7 @@ from collections import Counter
 import pytest
 
 import model
-from harness.random_walk import DEFAULT_WEIGHTS, choose
+from check.random_walk import DEFAULT_WEIGHTS, choose
 from model import (KAFKA, AlterPartitionRequest, CancelReassignment, Config, ControlledShutdown, DropMessage,
                    FenceBroker, FetchResponse, Reassign, ReceiveFetchRequest, Rule, StartBroker, UncleanShutdown,
                    UnfenceBroker)

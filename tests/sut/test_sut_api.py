@@ -1,4 +1,4 @@
-"""The SUT's public face, the implementation interface of ``harness.lockstep``:
+"""The SUT's public face, the implementation interface of ``check.lockstep``:
 ``Cluster(config, bugs)``, ``apply`` (returning the action's ``model.Outcome``),
 ``is_enabled``, ``observe``; plus independence of deep copies (branching a run)."""
 

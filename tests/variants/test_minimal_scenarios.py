@@ -1,4 +1,4 @@
-"""The minimal counterexample of every protocol-flaw variant (``harness.minimal_scenarios``).
+"""The minimal counterexample of every protocol-flaw variant (``check.scenarios``).
 
 For each ``Variant``: the scenario's actions, replayed from ``initial_state``,
 (a) keep every property under the correct protocol, and (b) under the variant
@@ -17,8 +17,8 @@ import attrs
 import pytest
 
 import properties
-from harness.minimal_scenarios import MINIMAL, MinimalScenario
-from harness.reduce import rebase, sends
+from check.scenarios import MINIMAL, MinimalScenario
+from check.reduce import rebase, sends
 from model import (KAFKA, PROFILES, RULE_DOCS, VARIANT_DOCS, ClusterState, Config, ProposeIsrExpand, Produce, Reassign,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, Rule, SendFetch, Variant,
                    initial_state, step, why_not_enabled)
@@ -149,7 +149,7 @@ def _run(sc: MinimalScenario, config: Config, variant: Variant | None = None) ->
     """The properties broken after the first step that breaks any, () when none
     does, or the refusal of a step (its reason). Under another profile than the
     scenario's, the trace of ``variant``'s run there is carried over first
-    (``harness.reduce.rebase``): a ``ProposeIsrExpand`` whose AlterPartition
+    (``check.reduce.rebase``): a ``ProposeIsrExpand`` whose AlterPartition
     Kafka's leader sent serving a fetch (Rule.EXPAND_ISR_ON_FETCH) is that one."""
     actions = sc.actions
     if config.profile != sc.config.profile:

@@ -1,0 +1,146 @@
+"""One Parquet part of a corpus table, written durably and atomically.
+
+Files: ``<corpus>/<table>/run_date=YYYY-MM-DD/part-<run_id>-<worker>-<seq>.parquet``,
+first written as ``.part-….parquet.tmp-<pid>-<uuid>`` in the same directory,
+fsynced, then linked to their final name (never overwriting: an existing name
+bumps ``seq``; without hard links, renamed to a name unique to the write,
+``part-<run_id>-<worker>-<seq>-<pid>-<n>-<uuid>.parquet``), so readers (which
+skip dot-files, as Spark and pyarrow datasets do) never see half a file and
+concurrent workers never collide. A corpus given as a URI (``s3://``, ``gs://``,
+``hdfs://``: ``store.fs``) is written through pyarrow's file systems: each part
+under a name unique to its write, uploaded once on an object store, written
+under the temp name and renamed on HDFS.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import os
+import uuid
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .fs import Location, RemotePath, location, publish_remote
+from .schema import PARTITION_COLUMN, SCHEMA_VERSION, SCHEMAS, VERSION_KEY
+
+
+def utcnow() -> _dt.datetime:
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
+def _ensure_tz(rows: list[dict[str, Any]], columns: Iterable[str]) -> None:
+    for row in rows:
+        for c in columns:
+            v = row.get(c)
+            if isinstance(v, _dt.datetime) and v.tzinfo is None:
+                row[c] = v.replace(tzinfo=_dt.timezone.utc)
+
+
+def table_of(table: str, rows: list[dict[str, Any]]) -> pa.Table:
+    schema = SCHEMAS[table]
+    rows = [dict(r) for r in rows]
+    _ensure_tz(rows, [f.name for f in schema if pa.types.is_timestamp(f.type)])
+    t = pa.Table.from_pylist(rows, schema=schema)
+    return t.replace_schema_metadata({VERSION_KEY: str(SCHEMA_VERSION).encode()})
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make a directory's new entries durable (a file's link, a rename); a file
+    system that cannot fsync a directory is left as it is."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+#: Numbers the fallback names of this process's writes (``_publish``).
+_PUBLISHED = itertools.count()
+
+
+def _publish(tmp: Path, directory: Path, run_id: str, worker: str, seq: int) -> Path:
+    """Give the written temp file ``tmp`` its visible name in ``directory``,
+    never replacing a file: a hard link to ``part-<run_id>-<worker>-<seq>.parquet``
+    (``os.link`` fails when the name exists: ``seq`` is bumped); where the file
+    system has no hard links (``os.link`` raises any other OSError: EPERM,
+    ENOTSUP, EMLINK…), a rename to a name no other writer can make,
+    ``part-<run_id>-<worker>-<seq>-<pid>-<n>-<uuid>.parquet`` (this process's pid,
+    its n-th such write, a random uuid). Returns the final path; OSError when
+    neither can be done."""
+    while True:
+        final = directory / f"part-{run_id}-{worker}-{seq:04d}.parquet"
+        try:
+            os.link(tmp, final)
+            return final
+        except FileExistsError:
+            seq += 1
+        except OSError:  # a file system without hard links
+            break
+    final = directory / _unique_name(run_id, worker, seq)
+    os.rename(tmp, final)
+    return final
+
+
+def _unique_name(run_id: str, worker: str, seq: int) -> str:
+    """A part's name no other write can make: ``part-<run_id>-<worker>-<seq>-<pid>-<n>-<uuid>.parquet``
+    (this process's pid, its n-th such write, a random uuid)."""
+    return f"part-{run_id}-{worker}-{seq:04d}-{os.getpid()}-{next(_PUBLISHED)}-{uuid.uuid4().hex}.parquet"
+
+
+def write_part(root: Path | str | Location, table: str, rows: list[dict[str, Any]], run_id: str, worker: str,
+               seq: int = 0, run_date: Optional[_dt.date] = None) -> Location:
+    """Write ``rows`` (dicts of ``table``'s schema) as one Parquet file of
+    ``table`` under ``root/table/run_date=…/``, durably and atomically; returns
+    its path (a ``Path``; a ``store.fs.RemotePath`` for a corpus at a
+    URI). The file is written to a dot-prefixed temp name unique to this
+    call (readers skip it), flushed and fsynced, then published (``_publish``:
+    linked to ``part-<run_id>-<worker>-<seq>.parquet``, ``seq`` bumped past any
+    existing file, or renamed to a unique name where there are no hard links)
+    and the directory fsynced. Nothing is ever overwritten.
+
+    At a URI (``store.fs.location``) the file is serialized in memory
+    first, then published under a name unique to the write,
+    ``part-<run_id>-<worker>-<seq>-<pid>-<n>-<uuid>.parquet``: on an object
+    store uploaded once (it appears whole when the upload completes), elsewhere
+    (HDFS) written under the temp name and renamed
+    (``store.fs.publish_remote``).
+
+    Raises OSError (ENOSPC: disk full; EACCES, EROFS: an unwritable corpus; a
+    store that cannot be reached; …) when the file cannot be written: then
+    nothing is published and the temp file is removed;
+    ``store.fs.CorpusLocationError`` (a ValueError) for a URI that
+    cannot be opened."""
+    run_date = run_date or utcnow().date()
+    base = location(root)
+    data = table_of(table, rows)
+    temp_name = f".part-{run_id}-{worker}-{seq:04d}.parquet.tmp-{os.getpid()}-{uuid.uuid4().hex}"
+    if isinstance(base, RemotePath):
+        out = pa.BufferOutputStream()
+        pq.write_table(data, out)
+        return publish_remote(base / table / f"{PARTITION_COLUMN}={run_date.isoformat()}",
+                              out.getvalue().to_pybytes(), _unique_name(run_id, worker, seq), temp_name)
+    directory = base / table / f"{PARTITION_COLUMN}={run_date.isoformat()}"
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / temp_name
+    try:
+        with open(tmp, "xb") as fh:
+            pq.write_table(data, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        final = _publish(tmp, directory, run_id, worker, seq)
+        _fsync_directory(directory)
+    finally:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+    return final
