@@ -59,6 +59,8 @@ class Campaign:
     finish_s: seconds kept back at the end for the last units' run, shrinking and
       reduction.
     log_path: where the workers' output goes (None: discarded).
+    known: the signatures of disagreements the campaign knows (``campaign.known``):
+      its runs go on past them, and they fail no target.
 
     ValueError names a bad ``budget_s``, ``workers`` (None only with a
     ``master``), ``seed`` or ``engine``."""
@@ -73,6 +75,7 @@ class Campaign:
     master: Optional[str] = None
     finish_s: float = FINISH_S
     log_path: Optional[str] = None
+    known: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
 
     def __attrs_post_init__(self) -> None:
         check_budget(self.budget_s, self.workers if self.workers is not None or self.master is None else 1,

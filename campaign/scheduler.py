@@ -143,6 +143,13 @@ class _Track:
         return next((r.error for r in self.done if r.error is not None), None)
 
     @property
+    def signatures(self) -> frozenset[str]:
+        """What its units found, by signature (a running one's as far as reported):
+        its next units go on past them."""
+        units = self.done + self.lost_results + list(self.partial.values())
+        return frozenset(s for r in units for s in r.signatures)
+
+    @property
     def searching(self) -> bool:
         """Whether the target may get another unit."""
         if self.error is not None or len(self.lost) >= MAX_LOSSES:
@@ -191,7 +198,8 @@ class Scheduler:
         plan = self.plan
         return WorkUnit(attrs.evolve(track.target, shard=shard), share, first_run=track.next_run.get(shard, 0),
                         seed=plan.seed, corpus_dir=None if plan.corpus_dir is None else str(plan.corpus_dir),
-                        run_id=plan.run_id, deadline=self.deadline, engine=plan.engine)
+                        run_id=plan.run_id, deadline=self.deadline, engine=plan.engine,
+                        known=plan.known | track.signatures)
 
     # ------------------------------------------------------------ coming back
 
@@ -265,10 +273,15 @@ class Scheduler:
         shrunk = [r.shrunk_steps for r in units if r.shrunk_steps is not None]
         reduced = [r.reduced_steps for r in units if r.reduced_steps is not None]
         seconds = sum(r.seconds for r in units)
-        notes = "".join(f"; {why}" for why in dict.fromkeys(track.lost + track.stopped))
+        signatures = tuple(dict.fromkeys(s for r in units for s in r.signatures))
+        known_met = sum(r.known_met for r in units)
+        notes = "".join(f"; {why}" for why in dict.fromkeys(track.lost + track.stopped)) + \
+            (f"; went on past a known disagreement {known_met} time{'s' if known_met != 1 else ''}" if known_met
+             else "")
         if found is not None:
             verdict = FOUND
-            why = f"{found.found} after {first_s or 0:.1f} s ({first_examples or 0} examples)"
+            why = f"{found.found} after {first_s or 0:.1f} s ({first_examples or 0} examples)" + \
+                (f"; {len(signatures)} distinct signatures" if len(signatures) > 1 else "")
         elif track.error is not None:
             verdict, why = ERROR, track.error
         elif interrupted and track.started and track.searching:
@@ -293,7 +306,8 @@ class Scheduler:
                             found=None if found is None else found.found, first_failure_s=first_s,
                             first_failure_examples=first_examples, counterexample_ids=ids,
                             shrunk_steps=min(shrunk) if shrunk else None,
-                            reduced_steps=min(reduced) if reduced else None)
+                            reduced_steps=min(reduced) if reduced else None, signatures=signatures,
+                            known_met=known_met)
 
     def results(self, why_not_run: str = NOT_SCHEDULED, interrupted: bool = False) -> list[TargetResult]:
         """Every target's verdict, in the campaign's order (``why_not_run``: why a

@@ -99,15 +99,17 @@ class Target:
             return Subject(bugs=frozenset({Bug[self.name]}), compare=True)
         return Subject(compare=True)
 
-    def machine(self, run: int, seed: Optional[int] = None) -> type:
+    def machine(self, run: int, seed: Optional[int] = None, known: frozenset[str] = frozenset()) -> type:
         """The machine class of the target's ``run``-th run (0-based), with its own
         Hypothesis seed (``@seed``): ``run_seed(seed, …)`` in a seeded campaign, a
         fresh random one otherwise. Always its own: under ``pytest -n`` every worker
         has a forced seed (conftest.py), with which each run would draw the same
-        examples as the run before."""
+        examples as the run before. ``known``: the disagreements the run goes on
+        past (``Subject.known``)."""
         tag = (f"{self.kind}_{self.name}" if self.name else "correct") + \
             (f"_shard{self.shard}" if self.shard else "") + f"_run{run}"
-        cls = machine_for(self.subject, name=f"Campaign_{tag}")
+        subject = self.subject if not known else attrs.evolve(self.subject, known=known)
+        cls = machine_for(subject, name=f"Campaign_{tag}")
         return hypothesis_seed(secrets.randbits(64) if seed is None else run_seed(seed, self.key, run))(cls)
 
 

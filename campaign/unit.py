@@ -31,7 +31,7 @@ import store
 import sut
 from check.explore import Exploration
 from check.failures import CheckFailed, failure_for
-from check.finding import finding_kind
+from check.machine import KNOWN_EVENT
 from check.statistics import RunStats
 from check.verdict import Verdict
 from store.fs import one_line
@@ -104,7 +104,9 @@ class WorkUnit:
     corpus_dir, run_id: where and under which campaign id rows are written
     (None: nothing is written). deadline: the campaign's end (``time.time()``
     seconds): no run starts, and shrinking and reduction stop, by then. engine:
-    one of ``ENGINES`` (ValueError otherwise)."""
+    one of ``ENGINES`` (ValueError otherwise). known: the signatures of the
+    disagreements its runs go on past (``check.subject.Subject.known``): the
+    campaign's known ones and those its target has found already."""
 
     target: Target
     share_s: float
@@ -114,6 +116,7 @@ class WorkUnit:
     run_id: Optional[str] = None
     deadline: Optional[float] = None
     engine: str = attrs.field(default=EXPLORE, validator=attrs.validators.in_(ENGINES))
+    known: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
 
 
 @attrs.frozen(kw_only=True)
@@ -126,7 +129,9 @@ class SearchTally:
     first_failure_s / first_failure_examples: seconds and examples spent when the
     first failure was found. counterexample_ids: the rows written. shrunk_steps:
     the shortest shrunk trace's length; reduced_steps: the shortest row's after
-    reduction."""
+    reduction. signatures: the distinct signatures (``check.signature``) of the
+    failures found, in the order found. known_met: how often a run went on past a
+    known disagreement (``WorkUnit.known``)."""
 
     runs: int = 0
     examples: int = 0
@@ -138,6 +143,8 @@ class SearchTally:
     counterexample_ids: tuple[str, ...] = ()
     shrunk_steps: Optional[int] = None
     reduced_steps: Optional[int] = None
+    signatures: tuple[str, ...] = ()
+    known_met: int = 0
 
 
 @attrs.frozen
@@ -184,10 +191,11 @@ def _with_failure(result: UnitResult, verdict: Verdict, stats: RunStats, run_sta
                               else examples_before + stats.first_failure_examples)
     reduced = [r["step_count"] for r in rows if r["shrunk_step_count"] is not None]
     shrunk = [n for n in (result.shrunk_steps, len(verdict.trace)) if n is not None]
-    kind = finding_kind(verdict.kind)
-    return attrs.evolve(
-        result, found=",".join(verdict.properties) if kind == "property" else kind,
-        shrunk_steps=min(shrunk), reduced_steps=min(reduced) if reduced else result.reduced_steps)
+    kind = verdict.finding_kind
+    found = result.found or (",".join(verdict.properties) if kind == "property" else kind)
+    return attrs.evolve(result, found=found, shrunk_steps=min(shrunk),
+                        reduced_steps=min(reduced) if reduced else result.reduced_steps,
+                        signatures=tuple(dict.fromkeys(result.signatures + (verdict.signature,))))
 
 
 @attrs.frozen
@@ -260,7 +268,8 @@ def _search(unit: WorkUnit, machine: type, run: int, writer: Optional[CorpusWrit
 def _one_run(unit: WorkUnit, result: UnitResult, writer: Optional[CorpusWriter], clock: _Clock) -> UnitResult:
     """``result`` after the unit's next run (its ``error`` set when the run broke)."""
     target, run = unit.target, unit.first_run + result.runs
-    machine = target.machine(run, unit.seed)
+    # Past what is known, and what this unit found already: each run looks for another disagreement.
+    machine = target.machine(run, unit.seed, known=unit.known | frozenset(result.signatures))
     run_started_s, verdict, error = time.monotonic() - clock.t0, None, None
     try:
         verdict = _search(unit, machine, run, writer, clock)
@@ -270,9 +279,10 @@ def _one_run(unit: WorkUnit, result: UnitResult, writer: Optional[CorpusWriter],
     # Every counterexample row of the unit; only those on disk are named
     # (the writer wrote them when the run ended, CorpusWriter.record).
     rows = writer.recorded if writer is not None else []
+    known_met = sum(n for event, n in stats.event_counts.items() if event.startswith(KNOWN_EVENT))
     result = attrs.evolve(result, runs=result.runs + 1, examples=result.examples + stats.examples,
                           steps=result.steps + stats.steps, seconds=time.monotonic() - clock.t0,
-                          counterexample_ids=_written_ids(writer))
+                          counterexample_ids=_written_ids(writer), known_met=result.known_met + known_met)
     # An implementation raising (a Java exception from Kafka's code) is a
     # disagreement like any other; elsewhere a harness error is the
     # harness's failure, not a verdict on the target.

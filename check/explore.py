@@ -110,14 +110,16 @@ class Snapshot:
     state: ClusterState
     trace: tuple
     detached: tuple[str, ...]
+    known_met: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, machine: Any) -> "Snapshot":
-        return cls(copy.copy(machine), machine.state, tuple(machine.trace), machine.lockstep.detached)
+        lockstep = machine.lockstep
+        return cls(copy.copy(machine), machine.state, tuple(machine.trace), lockstep.detached, lockstep.known_met)
 
     def restore(self) -> Any:
         other = copy.copy(self.machine)
-        other.lockstep = self.machine.lockstep.resumed(self.state, self.trace, self.detached)
+        other.lockstep = self.machine.lockstep.resumed(self.state, self.trace, self.detached, self.known_met)
         other.state = self.state
         return other
 

@@ -29,12 +29,6 @@ from .verdict import Verdict
 FINDING_KINDS = ("property", "divergence", "harness_error")
 
 
-def finding_kind(verdict_kind: str) -> str:
-    """The finding kind of a verdict kind (``check.verdict.KINDS``): a differing
-    outcome and an enablement disagreement are divergences."""
-    return "divergence" if verdict_kind in ("enablement", "outcome") else verdict_kind
-
-
 @attrs.frozen
 class Search:
     """How a search came to a finding. test_id: the test or campaign target that
@@ -88,7 +82,12 @@ class Finding:
     @property
     def kind(self) -> str:
         """One of ``FINDING_KINDS``."""
-        return finding_kind(self.verdict.kind)
+        return self.verdict.finding_kind
+
+    @property
+    def signature(self) -> str:
+        """The corpus's dedup key (``check.signature``)."""
+        return self.verdict.signature
 
     @property
     def violation(self) -> str:
@@ -101,7 +100,7 @@ class Finding:
 
     @property
     def template(self) -> str:
-        """What the corpus signature normalizes (``store.codec.signature``)."""
+        """What the corpus signature normalizes (``check.signature``)."""
         return self.verdict.template
 
     @property

@@ -121,28 +121,31 @@ class LockStep:
         self.check_properties = subject.check_properties
         #: the properties whose failure detached the implementation (empty: attached)
         self.detached: tuple[str, ...] = ()
+        #: the signature of the known disagreement that detached it (``Subject.known``)
+        self.known_met: tuple[str, ...] = ()
         self._checked: Optional[ClusterState] = None
         #: The implementation's outcome and observation of the last step (None when
         #: it did not give them in that step): what replay's timeline records.
         self.last_outcome: Optional[Outcome] = None
         self.last_observed: Optional[Observation] = None
 
-    def resumed(self, state: ClusterState, trace: Iterable[Action], detached: tuple[str, ...] = ()) -> "LockStep":
+    def resumed(self, state: ClusterState, trace: Iterable[Action], detached: tuple[str, ...] = (),
+                known_met: tuple[str, ...] = ()) -> "LockStep":
         """A new lockstep of this one's subject at ``state``, which this lockstep
         reached (and checked) by ``trace`` from the initial state, say earlier in
         its run: the implementation is built again and takes the trace's actions
         (``apply`` only, nothing compared: they were, on the way there).
-        ``detached``: the findings it was detached at by then (the implementation
-        is then left out). No deep copy: cheap when the implementation is large,
-        and possible when it cannot be copied (Kafka's ``Partition`` over its
-        files)."""
+        ``detached``, ``known_met``: the findings and known disagreements it was
+        detached at by then (the implementation is then left out). No deep copy:
+        cheap when the implementation is large, and possible when it cannot be
+        copied (Kafka's ``Partition`` over its files)."""
         other = copy.copy(self)
         other.state, other.trace, other._checked = state, list(trace), state
         other.last_outcome = other.last_observed = None
-        other.detached = detached
+        other.detached, other.known_met = detached, known_met
         other.check_properties = self.subject.check_properties and not detached
         other.implementation = None
-        if not detached and self._factory is not None:
+        if not (detached or known_met) and self._factory is not None:
             other.implementation = self._factory(self.config)
             for action in other.trace:
                 other.implementation.apply(action)
@@ -161,7 +164,8 @@ class LockStep:
         disagreements = enablement_disagreements(self.state, self.implementation, actions)
         if not disagreements:
             return None
-        return divergence_verdict(self.state, None, tuple(self.trace), disagreements, "enablement")
+        return self._unless_known(divergence_verdict(self.state, None, tuple(self.trace), disagreements,
+                                                      "enablement"))
 
     def step(self, action: Action) -> Optional[Verdict]:
         """Apply ``action`` to the model (raises ActionNotEnabled as ``model.step``
@@ -180,21 +184,38 @@ class LockStep:
         found = self._check_properties()
         if found is not None or self.implementation is None:
             return found
+        return self._unless_known(self._apply(before, action))
+
+    def _apply(self, before: ClusterState, action: Action) -> Optional[Verdict]:
+        """The implementation takes ``action``: its refusal, exception, outcome and
+        observation judged against the model's."""
         try:
             got = self.last_outcome = self.implementation.apply(action)
         except ActionNotEnabled as e:
             return refusal_verdict(self.state, tuple(self.trace), action, e.reason)
         except Exception as e:
             return error_verdict(self.state, tuple(self.trace), e, " from the SUT")
-        expected = outcome(before, new_state, action)
+        expected = outcome(before, self.state, action)
         if got != expected:
             return divergence_verdict(self.state, None, tuple(self.trace),
                                        tuple(diff(expected, got, root="outcome")), "outcome")
         return self._check_implementation()
 
+    def _unless_known(self, verdict: Optional[Verdict]) -> Optional[Verdict]:
+        """``verdict``, unless it is a disagreement the subject knows
+        (``Subject.known``, by signature): then the implementation is detached
+        (``known_met`` names it) and the model goes on alone, its properties
+        still checked (this state's were, before the implementation was)."""
+        if verdict is None or verdict.signature not in self.subject.known:
+            return verdict
+        self.known_met += (verdict.signature,)
+        self.implementation = None
+        return None
+
     def check(self) -> Optional[Verdict]:
         """Check the current state (properties, then the implementation)."""
-        return self._check_properties() or (None if self.implementation is None else self._check_implementation())
+        return self._check_properties() or \
+            (None if self.implementation is None else self._unless_known(self._check_implementation()))
 
     def _check_properties(self) -> Optional[Verdict]:
         if self._checked is self.state or not self.check_properties:

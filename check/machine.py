@@ -71,6 +71,10 @@ RESTART_PHASES = (
     lambda s, b: UnfenceBroker(b),
 )
 
+#: The coverage event of a run going on past a known disagreement (``Subject.known``),
+#: followed by its signature.
+KNOWN_EVENT = "known disagreement: "
+
 #: Message class name -> the action delivering it (``model.ActionKind.receives``).
 RECEIVERS: dict[str, type] = {k.receives: k.cls for k in ACTIONS if k.receives and k.receives != "any"}
 
@@ -103,6 +107,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         self._since_fault = 0
         self._enabled: dict[str, list[Action]] = {}
         self._finding_reported = False
+        self._known_reported = 0
 
     # ------------------------------------------------------------------ set-up
 
@@ -360,6 +365,9 @@ class ReplicationMachine(RuleBasedStateMachine):
         if self.lockstep.detached and not self._finding_reported:
             names.append(f"finding reached: {', '.join(self.lockstep.detached)}")
             self._finding_reported = True
+        if len(self.lockstep.known_met) > self._known_reported:
+            names += [KNOWN_EVENT + s for s in self.lockstep.known_met[self._known_reported:]]
+            self._known_reported = len(self.lockstep.known_met)
         # Hypothesis counts an event only inside a test (it raises elsewhere): a
         # machine driven by hand, as some tests do, still counts it here.
         in_test = currently_in_test_context()

@@ -89,6 +89,10 @@ class Subject:
       property the profile's known findings break is not what the run is about).
     detach_at_findings: a property failing detaches the implementation and the
       model goes on alone (``check.lockstep.LockStep``) instead of failing.
+    known: the signatures (``check.signature``) of disagreements the run goes on
+      past: where the implementation disagrees so, it is detached and the model
+      goes on alone, its properties still checked (a campaign's known
+      disagreements, and those it has found already).
 
     Raises ValueError (naming the field and what it allows) for an unknown
     profile or a negative fault budget."""
@@ -105,6 +109,7 @@ class Subject:
     lossy_budget: Optional[int] = attrs.field(default=None, validator=_check_budget)
     check_properties: bool = True
     detach_at_findings: bool = False
+    known: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
 
     @classmethod
     def at(cls, config: Config, **fields: Any) -> "Subject":

@@ -12,6 +12,7 @@ from model import Action, ClusterState, Config, Observation
 from properties import Violation
 
 from .describe import describe, first_difference_path
+from .signature import signature
 
 #: Pseudo-property names of the failures that are not property violations.
 SUT_DIFFERS = "SutDiffersFromModel"
@@ -57,6 +58,17 @@ class Verdict:
     @property
     def config(self) -> Config:
         return self.state.config
+
+    @property
+    def finding_kind(self) -> str:
+        """What a finding of it is (``check.finding.FINDING_KINDS``): a differing
+        outcome and an enablement disagreement are divergences."""
+        return "divergence" if self.kind in ("enablement", "outcome") else self.kind
+
+    @property
+    def signature(self) -> str:
+        """Its signature (``check.signature``), of its first failing property."""
+        return signature(self.properties[0], self.finding_kind, self.template, path=self.template_is_path)
 
     def for_property(self, prop: str) -> "Verdict":
         """This verdict narrowed to one failing property (the corpus keeps a row per

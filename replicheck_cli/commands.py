@@ -65,6 +65,10 @@ def _err(message: str) -> None:
               help="only the correct protocol + SUT, on every worker for the whole budget: a long search for new "
                    "bugs that fails only on a real counterexample; not with --variant, --bug, --implementation "
                    "or --no-correct")
+@click.option("--known", default=None, metavar="FILE",
+              help="disagreements the campaign already knows: a file of signatures, one a line as `replicheck "
+                   "replay CORPUS --list` prints them, or a corpus folder (its divergences); runs go on past them "
+                   "and they fail no target (campaign.known)")
 @click.option("--engine", type=click.Choice(["explore", "hypothesis"]), default="explore", show_default=True,
               help="how targets are searched: explore (the machine's policy driven by check.explore, branching "
                    "from the protocol states it reached) or hypothesis (machine runs under Hypothesis)")
@@ -95,7 +99,7 @@ def fuzz(**options: Any) -> None:
                           include_correct=not options["no_correct"], seed=options["seed"],
                           implementation=options["implementation"], engine=options["engine"],
                           correct_only=options["correct_only"], live=not options["no_live"],
-                          live_dir=options["report_dir"], master=options["master"])
+                          live_dir=options["report_dir"], master=options["master"], known=options["known"])
     try:
         code = run_fuzz(request)
     except (ValueError, ImplementationUnavailable, SparkUnavailable) as exc:

@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 import attrs
 
+from campaign.known import load_known
 from campaign.plan import Campaign, check_budget
 from campaign.runner import GRACE_S, CampaignResult, run_campaign
 from campaign.scheduler import Progress
@@ -96,7 +97,9 @@ class FuzzRequest:
       ``live_dir`` (None: ``report_dir``; no folder: no live view).
     master: a Spark master URL: the units run as Spark tasks on its executors
       (``campaign.spark_pool``), ``corpus_dir`` a folder every executor writes
-      (or a URI)."""
+      (or a URI).
+    known: a file of known disagreements, or a corpus (``campaign.known``): the
+      runs go on past them, and they fail no target."""
 
     minutes: float = 5.0
     workers: Optional[int] = None
@@ -112,6 +115,7 @@ class FuzzRequest:
     live: bool = True
     live_dir: Optional[str | os.PathLike] = None
     master: Optional[str] = None
+    known: Optional[str | os.PathLike] = None
 
     @property
     def budget_s(self) -> float:
@@ -133,12 +137,13 @@ class _Session:
     log: Path
     started: float
     search_s: float
+    known: frozenset[str] = frozenset()
 
     def plan(self) -> Campaign:
         r = self.request
         return Campaign(self.targets, self.search_s, self.workers if r.master is None else r.workers, seed=self.seed,
                         corpus_dir=str(self.corpus), run_id=self.run_id, engine=r.engine, master=r.master,
-                        log_path=str(self.log))
+                        log_path=str(self.log), known=self.known)
 
 
 def _checked(r: FuzzRequest) -> tuple[list[Target], int]:
@@ -167,6 +172,7 @@ def _session(r: FuzzRequest) -> _Session:
     """The campaign the request makes (its folders made), checked first."""
     started = time.time()
     targets, n_workers = _checked(r)
+    known = frozenset() if r.known is None else load_known(r.known)
     corpus = location(r.corpus_dir)
     corpus = corpus if isinstance(corpus, RemotePath) else corpus.resolve()
     run_id = new_run_id()
@@ -177,7 +183,7 @@ def _session(r: FuzzRequest) -> _Session:
     log.parent.mkdir(parents=True, exist_ok=True)
     reserve_s = min(REPORT_RESERVE_S, r.budget_s / 2) if r.report_dir is not None else 0.0
     return _Session(r, tuple(targets), n_workers, secrets.randbits(32) if r.seed is None else r.seed, corpus,
-                    run_id, log, started, max(1.0, r.budget_s - reserve_s - GRACE_S))
+                    run_id, log, started, max(1.0, r.budget_s - reserve_s - GRACE_S), known)
 
 
 def _announce(session: _Session) -> None:
@@ -189,6 +195,9 @@ def _announce(session: _Session) -> None:
     print(f"replicheck fuzz: {what} on {where}, {r.minutes:g} min"
           f"{' (report included)' if r.report_dir is not None else ''}, seed {session.seed}, corpus {session.corpus}",
           flush=True)
+    if r.known is not None:
+        n = len(session.known)
+        print(f"going on past {n} known disagreement{'s' if n != 1 else ''} ({r.known})", flush=True)
 
 
 def _live_view(session: _Session) -> Optional[LiveView]:

@@ -20,8 +20,7 @@ import hypothesis
 
 from check.finding import Finding, RunRecord
 
-from .codec import (config_to_json, counterexample_id, encode_steps, encode_timeline, names, signature,
-                    state_to_json)
+from .codec import config_to_json, counterexample_id, encode_steps, encode_timeline, names, state_to_json
 from .schema import SCHEMA_VERSION
 
 
@@ -52,7 +51,7 @@ def _row(f: Finding, run_id: str, worker: str, found_at: _dt.datetime) -> dict[s
     return {
         "schema_version": SCHEMA_VERSION,
         "counterexample_id": counterexample_id(config_json, steps, f.prop, bug_names),
-        "signature": signature(f.prop, f.kind, f.template, path=f.template_is_path),
+        "signature": f.signature,
         "property": f.prop,
         "kind": f.kind,
         "violation": f.violation,

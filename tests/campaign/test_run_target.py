@@ -163,6 +163,7 @@ def test_explore_runs_split_their_steps_and_an_implementations_never_branch(monk
     run_unit(WorkUnit(Target.parse("variant:NO_LAST_FETCHED_EPOCH"), share_s=0.05, seed=7))
     assert calls and all(c[1:] == (True, UNGUIDED_SHARE) for c in calls) and 0 < UNGUIDED_SHARE < 1
     calls.clear()
-    monkeypatch.setattr(Target, "machine", lambda self, run, seed=None: type("Kafka", (), {"run_stats": RunStats()}))
+    monkeypatch.setattr(Target, "machine",
+                        lambda self, run, seed=None, known=frozenset(): type("Kafka", (), {"run_stats": RunStats()}))
     run_unit(WorkUnit(Target.parse("implementation:kafka"), share_s=0.05, seed=7))
     assert calls and not any(c[1] for c in calls)

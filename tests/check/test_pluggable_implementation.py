@@ -9,7 +9,6 @@ back — and the lockstep check catches it on the outcome."""
 
 from __future__ import annotations
 
-import attrs
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -29,45 +28,10 @@ from store.decode import decode_counterexample
 from store.reader import read_counterexamples
 from store.rows import counterexample_rows
 from store.writer import CorpusWriter
-from model import (Config, Observation, Outcome, Produce, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch,
-                   Action)
-from sut import Cluster
+from model import Produce
 
+from late_acks import COMMIT_ONE, RF2, Faithful, LateAcks
 
-class Faithful:
-    """Every call passed through to an engine."""
-
-    def __init__(self, config: Config) -> None:
-        self.engine = Cluster(config)
-
-    def apply(self, action: Action) -> Outcome:
-        return self.engine.apply(action)
-
-    def is_enabled(self, action: Action) -> bool:
-        return self.engine.is_enabled(action)
-
-    def observe(self) -> Observation:
-        return self.engine.observe()
-
-
-class LateAcks(Faithful):
-    """Delivers the acknowledgements of each action with the next action's outcome."""
-
-    def __init__(self, config: Config) -> None:
-        super().__init__(config)
-        self.held: tuple = ()
-
-    def apply(self, action: Action) -> Outcome:
-        out = self.engine.apply(action)
-        held, self.held = self.held, out.acknowledged
-        return attrs.evolve(out, acknowledged=held)
-
-
-RF2 = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1)
-#: A write replicated to follower 2; its second fetch (offset 1) lets leader 1's HWM
-#: pass the write, which acknowledges it (step 6).
-COMMIT_ONE = (Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2), SendFetch(2),
-              ReceiveFetchRequest(3))
 
 SHORT = settings(max_examples=15, stateful_step_count=30, derandomize=True, database=None, deadline=None,
                  suppress_health_check=list(HealthCheck), phases=[Phase.generate])
@@ -113,12 +77,12 @@ def test_a_row_names_its_implementation_and_replays_with_it(tmp_path):
     gives that name back, and the corpus's replay reproduces the divergence with
     it (with the bundled SUT it would pass)."""
     [row] = counterexample_rows([_late_acks_finding()], run_id="r", worker="main")
-    assert row["implementation"] == f"{__name__}:LateAcks"
+    assert row["implementation"] == f"{LateAcks.__module__}:LateAcks" == "late_acks:LateAcks"
     writer = CorpusWriter(tmp_path, run_id="r", worker="main")
     writer.add_counterexamples([row])
     writer.flush()
     [read] = read_counterexamples(tmp_path).rows
-    assert decode_counterexample(read).subject.implementation == f"{__name__}:LateAcks"
+    assert decode_counterexample(read).subject.implementation == "late_acks:LateAcks"
     assert factory(decode_counterexample(read).subject) is LateAcks
     assert replay_row(read).verdict.template == "outcome.acknowledged"
     assert replay_row(read | {"implementation": None}).verdict is None

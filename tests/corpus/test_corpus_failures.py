@@ -19,7 +19,7 @@ from check.finding import Search
 from check.machine import machine_for
 from check.replay import replay
 from check.subject import Subject
-from store.codec import normalize, signature
+from check.signature import normalize, signature
 from store.decode import decode_counterexample
 from store.rows import counterexample_rows
 from model import Produce

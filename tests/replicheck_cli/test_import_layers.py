@@ -37,7 +37,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "kafka_bridge": ("model", "sut"),
     "check": ("model", "properties", "sut", "kafka_bridge"),
     "store": ("model", "sut.bugs", "check.subject", "check.finding", "check.verdict", "check.timeline",
-              "check.describe"),
+              "check.describe", "check.signature"),
     "campaign": ("model", "properties", "sut", "check", "store"),
     "spark_reports": ("model", "store.schema", "store.fs", "campaign.spark_checks"),
     "replicheck_cli": ("model", "sut", "check", "store", "campaign", "spark_reports"),
@@ -46,7 +46,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
 #: The check loads Kafka's implementation by name, in this module only.
 ONLY_IN = {("check", "kafka_bridge"): {"check/implementations.py"}}
 #: The check's modules the store may reach, directly or through others: values.
-STORE_MAY_REACH = {"check", "check.subject", "check.finding", "check.verdict", "check.timeline", "check.describe"}
+STORE_MAY_REACH = {"check", "check.subject", "check.finding", "check.verdict", "check.timeline", "check.describe",
+                   "check.signature"}
 #: The front doors load what a command needs when it runs (Spark, pyarrow, the
 #: campaign), so that ``replicheck --help`` and a bad argument answer at once.
 FRONT_DOORS = ("replicheck_cli", "spark_reports")
