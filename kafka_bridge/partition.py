@@ -8,8 +8,10 @@ real ``UnifiedLog`` in a temporary folder, set up by the bridge's shim
 (``kafka_bridge/java/kafka/cluster/ReplicheckPartitionShim.java``) as Kafka's
 own ``PartitionTest`` sets it up: the clock, the broker's metadata
 (``MetadataCache``: alive broker epochs, fenced, in controlled shutdown) and the
-``AlterPartitionManager`` (each request waits until the bridge answers it) are
-the bridge's; there is no ``LogManager`` (the log is handed to the partition).
+``AlterPartitionManager`` (a request waits until the bridge answers it; another
+meanwhile is refused with OPERATION_NOT_ATTEMPTED before ``submit`` returns, as
+Kafka's ``DefaultAlterPartitionManager.submit`` refuses it) are the bridge's;
+there is no ``LogManager`` (the log is handed to the partition).
 
 One ``KafkaPartition`` is one broker's replica through the broker's whole life:
 leader (``make_leader``, ``append``, ``fetch``, ``maybe_shrink_isr``, the
@@ -380,7 +382,11 @@ class KafkaPartition:
 
     @property
     def proposals(self) -> list[AlterPartitionProposal]:
-        """The AlterPartition requests waiting for an answer, oldest first."""
+        """The AlterPartition request waiting for an answer, as a list of at most one:
+        while one waits, the shim refuses another at once with OPERATION_NOT_ATTEMPTED
+        inside the call that submits it, as Kafka's ``DefaultAlterPartitionManager.
+        submit`` does (one entry per partition in ``unsentIsrUpdates`` until the
+        answer), and Kafka's ``handleAlterPartitionError`` rolls it back there."""
         out = []
         for s in self._shim.submitted():
             sent = s.leaderAndIsr
@@ -400,16 +406,6 @@ class KafkaPartition:
         """The controller refuses the oldest request with Kafka's error ``error``
         (e.g. INELIGIBLE_REPLICA; ``handleAlterPartitionError``)."""
         submitted = self._shim.submitted().removeFirst()
-        self._call(submitted.future.completeExceptionally, self._k.Errors.valueOf(error).exception())
-
-    def refuse_newest(self, error: str = "OPERATION_NOT_ATTEMPTED") -> None:
-        """Refuse the newest waiting request with Kafka's error ``error`` at once, as
-        Kafka's ``DefaultAlterPartitionManager.submit`` refuses a request for a
-        partition that already has one in flight (``unsentIsrUpdates.putIfAbsent``
-        fails: the future completes with OperationNotAttemptedException, which
-        ``handleAlterPartitionError`` answers by going back to the last committed
-        state)."""
-        submitted = self._shim.submitted().removeLast()
         self._call(submitted.future.completeExceptionally, self._k.Errors.valueOf(error).exception())
 
     def out_of_sync_replicas(self) -> frozenset[int]:

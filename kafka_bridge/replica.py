@@ -15,9 +15,11 @@ between the SUT's broker and that Partition:
   shutdown fences at once) is pushed into the shim's ``MetadataCache``;
 - each AlterPartition Kafka submits is one request of the SUT's
   ``AlterPartitionManager`` (its id remembered there); a submission while one is in
-  flight is refused at once with OPERATION_NOT_ATTEMPTED, as Kafka's
-  ``DefaultAlterPartitionManager`` refuses it; the controller's answer completes
-  Kafka's future (``answer`` / ``answer_error``);
+  flight is refused by the shim with OPERATION_NOT_ATTEMPTED before ``submit``
+  returns, as Kafka's ``DefaultAlterPartitionManager.submit`` refuses it, so Kafka
+  rolls it back inside the call that proposed it (a fetch: before the fetch's HWM
+  update); the controller's answer completes Kafka's future (``answer`` /
+  ``answer_error``);
 - the broker's produce purgatory stays the SUT's ``DelayedProducePurgatory``:
   waiting writes complete when Kafka's HWM passes them, and fail as the SUT fails
   them (step-down, shutdown, a committed ISR below MinISR);
@@ -212,8 +214,10 @@ class KafkaReplica:
         manager = self.alter_partition_manager
         for proposal in proposals[self._waiting:]:
             if manager.in_flight is not None:
-                kp.refuse_newest()   # DefaultAlterPartitionManager: one in flight per partition
-                continue
+                # Kafka's request was accepted while the broker's manager waits on another:
+                # the shim and the manager disagree on what is in flight (a bridge error)
+                raise RuntimeError(f"broker {self.broker_id}: Kafka's Partition submitted an AlterPartition "
+                                   f"while request {manager.in_flight} is unanswered")
             manager.submit(proposal.leader_epoch, proposal.partition_epoch,
                            frozenset(b for b, _ in proposal.isr),
                            tuple((b, None if e < 0 else e) for b, e in proposal.isr))

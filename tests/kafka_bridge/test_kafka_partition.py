@@ -97,6 +97,34 @@ def test_an_ineligible_replica_answer_rolls_the_expansion_back():
     assert (p.isr, p.maximal_isr, p.proposals) == ({1, 2}, {1, 2}, [])
 
 
+def test_a_proposal_while_one_is_unanswered_is_refused_inside_the_call():
+    """Kafka's broker keeps one AlterPartition per partition until its answer
+    (``DefaultAlterPartitionManager.submit``: ``unsentIsrUpdates.putIfAbsent``, else
+    the future fails with OperationNotAttemptedException before ``submit``
+    returns), so a proposal meanwhile is rolled back (``handleAlterPartitionError``,
+    OPERATION_NOT_ATTEMPTED) inside the call that made it: here inside follower 2's
+    fetch, before ``updateFollowerFetchState`` recomputes the HWM. Leader 1's
+    expansion of 2 is unanswered when a registration of partition epoch 2 (a
+    reassignment step) commits ISR [1]; after two writes and the lag, 2's fetch at
+    1 brings it in sync but not caught up: the HWM goes to the LEO, 2, not to 2's
+    LEO, 1, as it would with the refused expansion in the Maximal ISR."""
+    p = KafkaPartition(1, EPOCHS[1], 1)
+    for b, epoch in EPOCHS.items():
+        p.set_broker(b, epoch)
+    assert p.make_leader(PartitionRegistration((1, 2), frozenset({1}), 1, 1, 1))
+    fetch(p, 2, 0, last_fetched_epoch=None)
+    assert [q.isr for q in p.proposals] == [((1, 10), (2, 11))] and p.maximal_isr == {1, 2}
+    p.make_leader(PartitionRegistration((1, 2, 3), frozenset({1}), 1, 1, 2, adding=frozenset({3})))   # not a new leader
+    assert (p.isr, p.maximal_isr, len(p.proposals)) == ({1}, {1}, 1)
+    p.append(1)
+    p.append(2)
+    p.lag()
+    fetch(p, 2, 1)
+    assert not p.is_caught_up(2)
+    assert (p.isr, p.maximal_isr, p.pending_isr, p.high_watermark) == ({1}, {1}, None, 2)
+    assert [q.isr for q in p.proposals] == [((1, 10), (2, 11))]   # still the first, unanswered
+
+
 # ------------------------------------------------- departure 1: the expansion, now a rule
 
 def test_kafkas_leader_proposes_an_expansion_inside_the_followers_fetch():

@@ -19,7 +19,7 @@ from check.subject import Subject
 from model import (KAFKA, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse, Config, ControlledShutdown,
                    FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets, Produce, ProposeIsrShrink,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
-                   ReplicateMetadata, SendFetch, StartBroker, UncleanShutdown, UnfenceBroker)
+                   Reassign, ReplicateMetadata, SendFetch, StartBroker, UncleanShutdown, UnfenceBroker)
 
 RF3 = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
 RF2 = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1, profile=KAFKA)
@@ -333,6 +333,49 @@ def test_a_restart_drops_the_unwritten_epoch():
     assert kafka.epoch_entries == ((1, 0),)
     r.do(SendFetch(2))
     assert r.state.network.messages[-1].last_fetched_epoch == 1
+
+
+#: Disagreement 6 of "Every disagreement, and what it was" (docs/guide/kafka-in-the-loop.md):
+#: the Kafka campaign's 18-step divergence (seed 1, its 32nd example), in which leader 2
+#: applies a reassignment's registration while its expansion of 3 (AlterPartition 2) is
+#: unanswered, and 3's later fetch brings it in sync when its caught-up time has expired.
+SUBMIT_WHILE_IN_FLIGHT = Config(brokers=(1, 2, 3), assignment=(2, 3), min_isr=1, profile=KAFKA)
+SUBMIT_WHILE_IN_FLIGHT_TRACE = (
+    ControlledShutdown(3), StartBroker(3), ReplicateMetadata(3, 3), UnfenceBroker(3), ReplicateMetadata(2, 4),
+    SendFetch(3), ReceiveFetchRequest(1), ReceiveFetchResponse(3), Reassign((3,)), Produce(2, 1), SendFetch(3),
+    ReceiveFetchRequest(4), ReceiveFetchResponse(5), Produce(2, 2), ReplicateMetadata(2, 1), AdvanceTime(30_001),
+    SendFetch(3), ReceiveFetchRequest(6))
+
+
+def test_an_expansion_refused_while_one_is_in_flight_does_not_hold_the_hwm():
+    """The 18-step trace agrees at every step, Kafka's ``Partition`` included: at
+    step 18 follower 3's fetch (offset 1, leader LEO 2, last caught up at 0 ms, now
+    30,001 ms) makes Kafka's ``maybeExpandIsr`` propose [2, 3]; the broker's
+    ``DefaultAlterPartitionManager.submit`` refuses it at once (AlterPartition 2 is
+    still in ``unsentIsrUpdates``: OPERATION_NOT_ATTEMPTED, completed before
+    ``submit`` returns, so ``handleAlterPartitionError`` puts the committed ISR [2]
+    back inside the fetch), and ``maybeIncrementLeaderHW`` then has the Maximal ISR
+    [2] and 3 not caught up: the HWM goes to 2 and both writes are acknowledged, as
+    the model's Kafka profile says (Rule.ONE_ALTER_PARTITION_IN_FLIGHT: no
+    proposal). The bridge used to refuse the request after ``fetchRecords`` had
+    returned, so Kafka's HWM was computed with the refused expansion in the Maximal
+    ISR (HWM 1, one write acknowledged): the bridge's error, fixed in the shim.
+    Kafka's code read: Partition.scala 4.3.1 ``updateFollowerFetchState`` l.767-817
+    (``maybeExpandIsr`` l.797, then ``maybeIncrementLeaderHW`` l.805),
+    ``maybeExpandIsr`` l.876-894 (submits outside the lock), ``submitAlterPartition``
+    l.1687-1721 (``whenComplete``), ``handleAlterPartitionError`` l.1739-1751;
+    ``DefaultAlterPartitionManager.submit`` (4.3.1 AlterPartitionManager.scala
+    l.118-132; 4.4.0's Java port in kafka-server, the same bytecode steps)."""
+    from check.replay import replay
+    result = replay(SUBMIT_WHILE_IN_FLIGHT_TRACE,
+                    Subject.at(SUBMIT_WHILE_IN_FLIGHT, implementation="kafka", check_properties=False))
+    assert not result.failed, result.verdict.text
+    assert len(result.trace) == 18
+    leader = result.observed.brokers[1].replica
+    assert (leader.isr, leader.pending_isr, leader.maximal_isr, leader.hwm, leader.leo) == ({2}, None, {2}, 2, 2)
+    assert [(w.value, w.offset) for w in result.state.history.acked] == [(1, 0), (2, 1)]
+    # the expansion AlterPartition 2 is still the only one in flight, unanswered
+    assert [m.id for m in result.state.network.messages if isinstance(m, AlterPartitionRequest)] == [2]
 
 
 def test_the_replicas_are_kafkas():

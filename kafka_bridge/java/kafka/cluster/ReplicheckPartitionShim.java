@@ -6,6 +6,7 @@ package kafka.cluster;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.errors.OperationNotAttemptedException;
 import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -70,9 +71,12 @@ import scala.Option;
  *       caller's thread, periodic ones once);</li>
  *   <li>the broker's metadata ({@link #setBroker}): the alive broker epochs, fenced and
  *       shutting-down brokers Partition.isReplicaIsrEligible reads;</li>
- *   <li>the AlterPartitionManager: every request Partition submits waits in
+ *   <li>the AlterPartitionManager: a request Partition submits waits in
  *       {@link #submitted()} until the bridge completes its future with the
- *       controller's answer ({@link #answer}, {@link #answerError});</li>
+ *       controller's answer ({@link #answer}, {@link #answerError}); while one waits,
+ *       another is refused at once with OPERATION_NOT_ATTEMPTED, as
+ *       DefaultAlterPartitionManager.submit refuses it (one per partition in
+ *       unsentIsrUpdates until its answer);</li>
  *   <li>no LogManager and no ReplicaManager: the log is handed to Partition
  *       ({@code setLog}) before its first makeLeader or makeFollower; a follower
  *       truncates its log itself ({@link #truncateTo}, as LogManager.truncateTo does at
@@ -204,9 +208,18 @@ public final class ReplicheckPartitionShim {
         this.alterPartitionManager = new AlterPartitionManager() {
             @Override public void start() { }
             @Override public void shutdown() { }
+            // As DefaultAlterPartitionManager.submit: one request per partition until its answer
+            // (unsentIsrUpdates.putIfAbsent); another fails before submit returns, so Partition's
+            // whenComplete (handleAlterPartitionError, OPERATION_NOT_ATTEMPTED) rolls it back
+            // inside the call that proposed it (a fetch: before its HWM update).
             @Override public CompletableFuture<LeaderAndIsr> submit(TopicIdPartition ignored, LeaderAndIsr leaderAndIsr) {
                 CompletableFuture<LeaderAndIsr> future = new CompletableFuture<>();
-                submitted.addLast(new Submitted(leaderAndIsr, future));
+                if (submitted.isEmpty()) {
+                    submitted.addLast(new Submitted(leaderAndIsr, future));
+                } else {
+                    future.completeExceptionally(new OperationNotAttemptedException(
+                        "Failed to enqueue ISR change state " + leaderAndIsr + ": one is in flight"));
+                }
                 return future;
             }
         };
@@ -272,7 +285,8 @@ public final class ReplicheckPartitionShim {
         shuttingDown.put(broker, isShuttingDown);
     }
 
-    /** The AlterPartition requests Partition submitted and the bridge has not answered, oldest first. */
+    /** The AlterPartition request Partition submitted and the bridge has not answered
+     *  (at most one: Kafka's unsentIsrUpdates entry for the partition). */
     public Deque<Submitted> submitted() { return submitted; }
 
     private Partition running() {
