@@ -4,11 +4,20 @@ The jars of the pinned release (``kafka_bridge/pom.xml``, ``model.KAFKA_RELEASE`
 are fetched by ``make kafka-jars`` into ``.kafka/lib`` at the project root, or
 read from the folder ``REPLICHECK_KAFKA_LIB`` names. Each pytest-xdist worker is
 a process of its own, so each starts its own JVM, once.
+
+At exit JPype destroys the JVM (``atexit``: ``DestroyJavaVM``, which runs Java's
+shutdown hooks). The JVM needs its own SIGSEGV handler then, and Python's
+``faulthandler`` may have replaced it meanwhile: ``start`` keeps the handlers the
+JVM installed and puts them back at exit, before JPype destroys the JVM, so the
+process exits with the status of what it ran, not of SIGSEGV.
 """
 
 from __future__ import annotations
 
+import atexit
+import ctypes
 import os
+import signal
 from pathlib import Path
 from typing import Any, Optional
 
@@ -69,4 +78,64 @@ def start() -> Any:
         # -Xshare:auto and a small heap: the classes in the loop are small, and each
         # xdist worker starts one JVM.
         jpype.startJVM("-Xmx512m", classpath=[str(p) for p in jars()], convertStrings=True)
+        handlers = _fault_handlers()
+        if handlers:
+            # Registered after jpype's own exit hook (``jpype._core._JTerminate``,
+            # registered when jpype is imported), so it runs before it: atexit is LIFO.
+            atexit.register(_reinstate, jpype, handlers)
     return jpype
+
+
+# HotSpot services safepoint polls and implicit null checks in compiled code
+# through its own SIGSEGV (SIGBUS, SIGILL, SIGFPE) handler. faulthandler.disable()
+# puts back the handlers faulthandler saved at enable(): when it was enabled before
+# the JVM started and is disabled after (pytest's faulthandler plugin does both, in
+# every pytest and xdist worker process), the handler left is SIG_DFL, and the first
+# such fault in the JVM's shutdown at exit kills the process with SIGSEGV (139)
+# after a run that succeeded. JPype <= 1.7.1 does not guard against it (its fix,
+# jpype-project/jpype 64023929, snapshots and restores the handlers the same way).
+_FAULT_SIGNALS = tuple(getattr(signal, name) for name in ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")
+                       if hasattr(signal, name))
+# Room for any libc's struct sigaction (glibc: 152 bytes, macOS: 16), kept opaque.
+_SIGACTION_SIZE = 1024
+
+
+def _sigaction() -> Any:
+    """libc's ``sigaction`` through ctypes, or None where there is none (Windows)."""
+    if os.name != "posix":
+        return None
+    try:
+        sigaction = ctypes.CDLL(None, use_errno=True).sigaction
+    except (OSError, AttributeError):
+        return None
+    sigaction.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    sigaction.restype = ctypes.c_int
+    return sigaction
+
+
+def _fault_handlers() -> dict[int, Any]:
+    """The process's current actions for the fault signals (just after the JVM
+    started: the JVM's), as opaque ``struct sigaction`` buffers; {} where they
+    cannot be read."""
+    sigaction = _sigaction()
+    if sigaction is None:
+        return {}
+    handlers = {}
+    for signum in _FAULT_SIGNALS:
+        action = ctypes.create_string_buffer(_SIGACTION_SIZE)
+        if sigaction(signum, None, action) == 0:
+            handlers[signum] = action
+    return handlers
+
+
+def _reinstate(jpype: Any, handlers: dict[int, Any]) -> None:
+    """At exit, while the JVM still runs: put the JVM's fault handlers back, for
+    the shutdown JPype's exit hook runs next. Nothing else changes: the exit
+    status stays that of what ran."""
+    if not jpype.isJVMStarted():  # shut down already: the handlers belong to no one now
+        return
+    sigaction = _sigaction()
+    if sigaction is None:
+        return
+    for signum, action in handlers.items():
+        sigaction(signum, action, None)

@@ -51,7 +51,7 @@ def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
 #: report, the differential walks, the fault injection, the live view in a browser,
 #: a campaign on a Spark cluster), by file name.
 _LONGEST = ("test_end_to_end.py", "test_report_job.py", "test_differential_walks.py", "test_fault_injection.py",
-            "test_live_view.py", "test_spark_cluster.py")
+            "test_live_view.py", "test_spark_cluster.py", "test_kafka_exit_status.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
