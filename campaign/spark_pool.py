@@ -53,7 +53,8 @@ to the executor's own stderr file).
 Stopping. ``stop`` asks every running unit to stop over its task's connection
 to the driver (``campaign.spark_progress``), or, for a task that could not
 connect, through a file in a folder corpus (``.spark-stop/``, polled by the
-task): the unit unwinds as a
+task; created with ``O_EXCL | O_NOFOLLOW`` in a folder opened without following
+a link, ``store.nofollow``: a ``.spark-stop`` link is refused): the unit unwinds as a
 local worker does on SIGTERM, writing what it found; the job groups of units
 still running ``grace_s`` later are cancelled (the executor kills the Python
 worker ``spark.python.task.killTimeout`` after).
@@ -81,6 +82,7 @@ import attrs
 
 from check.implementations import executor_folders
 from store.fs import is_uri, one_line
+from store.nofollow import LinkRefused, create_new, folder
 
 from .plan import Campaign
 from .spark_checks import check_master, check_shared_corpus, is_local_master, on_loopback
@@ -122,8 +124,9 @@ class _Task:
     """What a task needs, pickled to the executor: the work and setup
     functions (module-level, importable there), the unit, where its output
     goes, the file whose existence asks it to stop, whether Spark is local;
-    where its progress goes (``progress_to``, the driver's listener, None:
-    nowhere) under which ``key`` (its job group); the environment variables to
+    where its progress goes (``progress_to``, the driver's listener's address
+    for ``key``, None: nowhere) under which ``key`` (its job group: the only
+    key its token is good for); the environment variables to
     point at folders Spark shipped (``shipped``: (variable, Spark file name))."""
 
     work: Callable
@@ -165,7 +168,8 @@ class SparkPool:
         if master is None:
             raise ValueError("a campaign on Spark needs a master")
         problem = check_master(master) or (None if corpus_dir is None else check_shared_corpus(corpus_dir,
-                                                                                             "corpus_dir"))
+                                                                                             "corpus_dir")
+                                           or stop_folder_problem(corpus_dir))
         if problem is not None:
             raise ValueError(problem)
         from pyspark import SparkContext
@@ -178,8 +182,8 @@ class SparkPool:
         self._log_path = None if log_path is None else os.path.abspath(log_path)
         self._local = is_local_master(master)
         # Stop files only in a folder corpus; a task is asked over its connection first (spark_progress).
-        self._stop_dir = None if corpus_dir is None or is_uri(corpus_dir) else \
-            os.path.join(os.path.abspath(corpus_dir), STOP_FOLDER)
+        self._corpus = None if corpus_dir is None or is_uri(corpus_dir) else os.path.abspath(corpus_dir)
+        self._stop_dir = None if self._corpus is None else os.path.join(self._corpus, STOP_FOLDER)
         self._stop_files: list[str] = []
         self._token = secrets.token_hex(4)
         self._groups = itertools.count()
@@ -362,7 +366,8 @@ class SparkPool:
         self._by_group[job.group] = (slot, job)
         task = _Task(self._work, self._setup, unit, self._log_path,
                      None if self._stop_dir is None else os.path.join(self._stop_dir, job.group), self._local,
-                     None if self._listener is None else self._listener.address, job.group, self._shipped)
+                     None if self._listener is None else self._listener.address_for(job.group), job.group,
+                     self._shipped)
         # InheritableThread: the job group is a property of the JVM thread pinned to this Python thread.
         thread = InheritableThread(self._run, args=(slot, job, task), name=f"replicheck-{job.group}", daemon=True)
         self._threads = [t for t in self._threads if t.is_alive()] + [thread]
@@ -447,16 +452,18 @@ class SparkPool:
         others are cancelled after the grace)."""
         jobs = list(jobs)
         unasked = [job for job in jobs if self._listener is None or not self._listener.stop(job.group)]
-        if not unasked or self._stop_dir is None:
+        if not unasked or self._corpus is None:
             return len(unasked) < len(jobs)
         try:
-            os.makedirs(self._stop_dir, exist_ok=True)
-            for job in unasked:
-                path = os.path.join(self._stop_dir, job.group)
-                with open(path, "w"):
-                    pass
-                self._stop_files.append(path)
-        except OSError:
+            # Never through a link planted in the corpus (a .spark-stop link, one at a file's name).
+            with folder(self._corpus, STOP_FOLDER) as stop_fd:
+                for job in unasked:
+                    try:
+                        os.close(create_new(job.group, stop_fd))
+                        self._stop_files.append(job.group)
+                    except FileExistsError:   # something there already: the task sees it; not ours to remove
+                        pass
+        except OSError:   # LinkRefused too: those tasks are cancelled after the grace
             return len(unasked) < len(jobs)
         return True
 
@@ -497,17 +504,25 @@ class SparkPool:
                 os.environ.pop("PYSPARK_PYTHON", None)
             else:
                 os.environ["PYSPARK_PYTHON"] = self._previous_python
-            for path in self._stop_files:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
-            if self._stop_dir is not None:
-                try:
-                    os.rmdir(self._stop_dir)
-                except OSError:  # not there, or another campaign's stop files in it
-                    pass
+            self._remove_stop_files()
             shutil.rmtree(self._tmp, ignore_errors=True)
+
+    def _remove_stop_files(self) -> None:
+        """Remove the stop files this pool wrote, and their folder when empty
+        (neither through a link)."""
+        if self._corpus is None:
+            return
+        try:
+            if self._stop_files:
+                with folder(self._corpus, STOP_FOLDER, create=False) as stop_fd:
+                    for name in self._stop_files:
+                        try:
+                            os.unlink(name, dir_fd=stop_fd)
+                        except OSError:
+                            pass
+            os.rmdir(os.path.join(self._corpus, STOP_FOLDER))   # rmdir of a link fails: nothing followed
+        except OSError:  # not there, or another campaign's stop files in it
+            pass
 
 
 def _stop_gateway(context: Any, timeout: float) -> None:
@@ -529,6 +544,16 @@ def _stop_gateway(context: Any, timeout: float) -> None:
     except Exception:
         proc.kill()
         proc.wait()
+
+
+def stop_folder_problem(corpus_dir: "str | os.PathLike[str]") -> Optional[str]:
+    """Why the folder corpus ``corpus_dir`` cannot hold the stop files (its
+    ``STOP_FOLDER`` is a symbolic link: never followed), on one line; None when
+    it can, or for a URI (no stop files)."""
+    if is_uri(corpus_dir):
+        return None
+    stop_dir = os.path.join(os.path.abspath(corpus_dir), STOP_FOLDER)
+    return str(LinkRefused(stop_dir)) if os.path.islink(stop_dir) else None
 
 
 def spark_log_path(log_path: str) -> str:
@@ -667,15 +692,17 @@ def executor_id(local: bool) -> str:
 @contextmanager
 def _output_to(log_path: Optional[str]) -> Iterator[None]:
     """Within, this process's stdout and stderr (file descriptors 1 and 2) go
-    to ``log_path`` (appended) — when its folder exists here; None: nowhere."""
+    to ``log_path`` (appended) — when its folder exists here; None: nowhere.
+    OSError when it cannot be opened (a symbolic link at its name: refused)."""
     target = os.devnull if log_path is None else log_path
     if log_path is not None and not os.path.isdir(os.path.dirname(os.path.abspath(log_path))):
         yield  # not shared with this executor: the executor's own stderr file keeps it
         return
+    # O_NOFOLLOW: the log is in the corpus's logs folder; a link planted at its name is refused (OSError).
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     saved = os.dup(1), os.dup(2)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)

@@ -94,7 +94,8 @@ def _serve_units(conn: Connection, work: Callable, setup: Optional[Callable], na
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     # Whatever a run prints (warnings, an implementation's JVM) goes to the log,
     # never into the runner's display.
-    fd = os.open(log_path or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    # O_NOFOLLOW: the log is in the corpus's logs folder; a link planted at its name is refused.
+    fd = os.open(log_path or os.devnull, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)

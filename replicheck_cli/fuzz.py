@@ -25,6 +25,7 @@ from campaign.targets import Target, all_targets
 from campaign.unit import ENGINES
 from check.implementations import ImplementationUnavailable, unavailable
 from store.fs import RemotePath, location
+from store.nofollow import LinkRefused, folder
 from store.writer import new_run_id
 
 from .display import Display
@@ -180,7 +181,11 @@ def _session(r: FuzzRequest) -> _Session:
     logs = Path(r.live_dir or r.report_dir or ".").resolve() / "logs" if isinstance(corpus, RemotePath) \
         else corpus / "logs"
     log = logs / f"campaign-{run_id}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with folder(logs.parent, logs.name):   # made; a planted link is refused, not written through
+            pass
+    except LinkRefused as e:
+        raise ValueError(str(e)) from None
     reserve_s = min(REPORT_RESERVE_S, r.budget_s / 2) if r.report_dir is not None else 0.0
     return _Session(r, tuple(targets), n_workers, secrets.randbits(32) if r.seed is None else r.seed, corpus,
                     run_id, log, started, max(1.0, r.budget_s - reserve_s - GRACE_S), known)

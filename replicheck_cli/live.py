@@ -16,7 +16,9 @@ counterexample's corpus row, no Spark), each drawn once. The page is
 self-contained (CSS, charts and diagrams inline; no external URL), rendered
 from a template (``replicheck_cli.live_page``) with every text HTML-escaped,
 and written atomically (a temp file, then ``os.replace``), so a browser never
-reads half a page. ``finish`` writes the final page, which no longer refreshes.
+reads half a page; the temp file is a new file of a random name, created without
+following a link (``store.nofollow.replace_file``: security, a report folder
+others can write in). ``finish`` writes the final page, which no longer refreshes.
 
 Only this campaign's corpus files are read (their names carry its run id), and
 each file once: the corpus of many campaigns is not re-read every few seconds.
@@ -34,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence, TextIO
+
+from store.nofollow import replace_file
 
 from .live_page import (MAX_DIAGRAMS, RATE_WINDOW_S, REFRESH_S, SEARCHING, WAITING, LiveCampaign, LivePage,
                         render_page, svg_chart, target_states)
@@ -303,15 +307,9 @@ class LiveView:
     # ------------------------------------------------------------------ the page
 
     def _write_page(self) -> None:
-        text = self.page()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, self.path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+        # A new temp file (O_EXCL | O_NOFOLLOW, a random name), then os.replace:
+        # a link planted in the report folder is never written through.
+        replace_file(self.path.parent, self.path.name, self.page().encode("utf-8"))
         self._last_write = time.monotonic()
 
     def _coverage_points(self) -> list[tuple[float, float]]:

@@ -35,7 +35,8 @@ def report_master(master: Optional[str]) -> str:
 
 def _build(conn: Connection, corpus_dir: str, out_dir: str, log: str, targets: Optional[list[str]],
            run_id: Optional[str], master: str) -> None:
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    # O_NOFOLLOW: a link planted at the log's name in the report folder is refused, not truncated through.
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
@@ -57,11 +58,15 @@ def build_report_within(corpus_dir: Path, out_dir: Path, seconds: float, targets
     ``seconds``, on ``report_master(master)`` (``master``: the campaign's Spark
     master, None: local workers); Spark's output goes to
     ``out_dir/spark.log``. Never raises for
-    its arguments: an ``out_dir`` that cannot be created or written, or no time
+    its arguments: an ``out_dir`` that cannot be created or written, a
+    symbolic link at ``out_dir/spark.log`` (never written through), or no time
     left (``seconds`` not > 0), is the outcome's ``problem``."""
     from spark_reports.cli import writable_folder
     log = out_dir / "spark.log"
     problem = writable_folder(out_dir, "the report folder")
+    if problem is None and log.is_symlink():
+        problem = f"{log} is a symbolic link: replicheck writes nothing through a link inside a report folder; " \
+                  f"remove it"
     if problem is not None:
         return ReportOutcome(None, problem, log)
     if not seconds > 0:

@@ -3,8 +3,11 @@ machine (and any cluster when a master URL is given)."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
+import threading
 from typing import Any, Optional
 
 # The master checks, shared with the campaign on a cluster (campaign.spark_pool).
@@ -40,14 +43,38 @@ logger.parquet.level = error
 """
 
 
+#: The private folder of this process's log4j2 file (``_log4j_file``).
+_LOG4J_FOLDER: Optional[str] = None
+_LOG4J_LOCK = threading.Lock()
+
+
+def _remove(folder: str, owner: int) -> None:
+    """Remove ``folder`` at exit, in the process that made it only (a forked
+    child exiting must not take it from its parent's JVM)."""
+    if os.getpid() == owner:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _log4j_file() -> str:
-    path = os.path.join(tempfile.gettempdir(), "replicheck-spark-log4j2.properties")
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}"
-        with open(tmp, "w") as fh:
-            fh.write(_LOG4J2)
-        os.replace(tmp, path)
-    return path
+    """The path of the report JVM's log4j2 configuration (``_LOG4J2``), written
+    once per process in a folder of its own (``tempfile.mkdtemp``: mode 0700,
+    a name no one else holds), which is removed when the process exits.
+
+    Security: never a file found at a fixed name in the shared temp folder,
+    which another local user could plant first (a log4j2 configuration can
+    append chosen lines to any file the JVM can write). OSError when the temp
+    folder cannot be written."""
+    global _LOG4J_FOLDER
+    with _LOG4J_LOCK:
+        if _LOG4J_FOLDER is None or not os.path.isdir(_LOG4J_FOLDER):
+            folder = tempfile.mkdtemp(prefix="replicheck-spark-log4j-")
+            atexit.register(_remove, folder, os.getpid())
+            path = os.path.join(folder, "log4j2.properties")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            with open(os.open(path, flags, 0o600), "w") as fh:
+                fh.write(_LOG4J2)
+            _LOG4J_FOLDER = folder
+        return os.path.join(_LOG4J_FOLDER, "log4j2.properties")
 
 
 def session(master: Optional[str] = "local[*]", app_name: str = "replicheck-reports", **conf: Any):

@@ -10,6 +10,14 @@ concurrent workers never collide. A corpus given as a URI (``s3://``, ``gs://``,
 ``hdfs://``: ``store.fs``) is written through pyarrow's file systems: each part
 under a name unique to its write, uploaded once on an object store, written
 under the temp name and renamed on HDFS.
+
+Links (security: a corpus folder other local users can write in): the corpus
+folder is taken as named, but nothing below it is followed
+(``store.nofollow``): a table or partition folder that is a symbolic link is
+refused (``store.nofollow.LinkRefused``, an OSError naming it), the temp file
+is created with ``O_EXCL | O_NOFOLLOW`` and every later step (fsync, link,
+rename, unlink) goes through the partition folder's descriptor, never a path
+looked up again.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .fs import Location, RemotePath, location, publish_remote
+from .nofollow import create_new, folder
 from .schema import PARTITION_COLUMN, SCHEMA_VERSION, SCHEMAS, VERSION_KEY
 
 
@@ -48,27 +57,22 @@ def table_of(table: str, rows: list[dict[str, Any]]) -> pa.Table:
     return t.replace_schema_metadata({VERSION_KEY: str(SCHEMA_VERSION).encode()})
 
 
-def _fsync_directory(directory: Path) -> None:
-    """Make a directory's new entries durable (a file's link, a rename); a file
-    system that cannot fsync a directory is left as it is."""
+def _fsync_directory(folder_fd: int) -> None:
+    """Make a folder's new entries durable (a file's link, a rename); a file
+    system that cannot fsync a folder is left as it is."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
+        os.fsync(folder_fd)
     except OSError:
         pass
-    finally:
-        os.close(fd)
 
 
 #: Numbers the fallback names of this process's writes (``_publish``).
 _PUBLISHED = itertools.count()
 
 
-def _publish(tmp: Path, directory: Path, run_id: str, worker: str, seq: int) -> Path:
-    """Give the written temp file ``tmp`` its visible name in ``directory``,
+def _publish(tmp: str, directory: Path, folder_fd: int, run_id: str, worker: str, seq: int) -> Path:
+    """Give the written temp file ``tmp`` its visible name in ``directory``
+    (open as ``folder_fd``: every name is taken relative to it),
     never replacing a file: a hard link to ``part-<run_id>-<worker>-<seq>.parquet``
     (``os.link`` fails when the name exists: ``seq`` is bumped); where the file
     system has no hard links (``os.link`` raises any other OSError: EPERM,
@@ -77,17 +81,18 @@ def _publish(tmp: Path, directory: Path, run_id: str, worker: str, seq: int) -> 
     its n-th such write, a random uuid). Returns the final path; OSError when
     neither can be done."""
     while True:
-        final = directory / f"part-{run_id}-{worker}-{seq:04d}.parquet"
+        final = f"part-{run_id}-{worker}-{seq:04d}.parquet"
         try:
-            os.link(tmp, final)
-            return final
+            # link never follows a link at its new name: it fails (EEXIST), seq is bumped.
+            os.link(tmp, final, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+            return directory / final
         except FileExistsError:
             seq += 1
         except OSError:  # a file system without hard links
             break
-    final = directory / _unique_name(run_id, worker, seq)
-    os.rename(tmp, final)
-    return final
+    final = _unique_name(run_id, worker, seq)
+    os.rename(tmp, final, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+    return directory / final
 
 
 def _unique_name(run_id: str, worker: str, seq: int) -> str:
@@ -115,7 +120,8 @@ def write_part(root: Path | str | Location, table: str, rows: list[dict[str, Any
     (``store.fs.publish_remote``).
 
     Raises OSError (ENOSPC: disk full; EACCES, EROFS: an unwritable corpus; a
-    store that cannot be reached; …) when the file cannot be written: then
+    store that cannot be reached; ``store.nofollow.LinkRefused``: the table or
+    partition folder is a symbolic link) when the file cannot be written: then
     nothing is published and the temp file is removed;
     ``store.fs.CorpusLocationError`` (a ValueError) for a URI that
     cannot be opened."""
@@ -128,19 +134,19 @@ def write_part(root: Path | str | Location, table: str, rows: list[dict[str, Any
         pq.write_table(data, out)
         return publish_remote(base / table / f"{PARTITION_COLUMN}={run_date.isoformat()}",
                               out.getvalue().to_pybytes(), _unique_name(run_id, worker, seq), temp_name)
-    directory = base / table / f"{PARTITION_COLUMN}={run_date.isoformat()}"
-    directory.mkdir(parents=True, exist_ok=True)
-    tmp = directory / temp_name
-    try:
-        with open(tmp, "xb") as fh:
-            pq.write_table(data, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        final = _publish(tmp, directory, run_id, worker, seq)
-        _fsync_directory(directory)
-    finally:
+    partition = f"{PARTITION_COLUMN}={run_date.isoformat()}"
+    with folder(base, table, partition) as folder_fd:
+        fd = create_new(temp_name, folder_fd)
         try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
+            with open(fd, "wb") as fh:
+                pq.write_table(data, fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            final = _publish(temp_name, base / table / partition, folder_fd, run_id, worker, seq)
+            _fsync_directory(folder_fd)
+        finally:
+            try:
+                os.unlink(temp_name, dir_fd=folder_fd)
+            except FileNotFoundError:
+                pass
     return final

@@ -170,7 +170,7 @@ def test_run_machine_raises_the_failure_not_the_write_error(tmp_path, capsys):
 
 
 def test_without_hard_links_a_part_gets_a_name_of_its_own(tmp_path, monkeypatch, hwm_rows):
-    def no_link(src, dst):
+    def no_link(*args, **kwargs):
         raise PermissionError(errno.EPERM, "hard links not supported")
     monkeypatch.setattr(os, "link", no_link)
     paths = [write_part(tmp_path, "counterexamples", hwm_rows, "r", "w", seq=0) for _ in range(3)]
