@@ -413,7 +413,7 @@ def _write_many(root: str, parts: int, index: int) -> None:
     ``os.link`` failing."""
     import store.part as corpus
 
-    def no_link(src: object, dst: object) -> None:
+    def no_link(src: object, dst: object, **dir_fds: object) -> None:
         raise PermissionError(errno.EPERM, "hard links not supported")
 
     os.link = no_link  # type: ignore[assignment]

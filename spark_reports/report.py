@@ -6,6 +6,7 @@ template (``spark_reports.report_html``)."""
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -48,8 +49,21 @@ def build_report(corpus_dir: Any, out_dir: Any, master: Optional[str] = None, *,
     out.mkdir(parents=True, exist_ok=True)
     spark = spark or _spark_for(master)
     doc = render(gather(spark, corpus_dir, corpus, settings or ReportSettings(), targets, run_id))
-    path = out / "index.html"
-    tmp = out / ".index.html.tmp"
-    tmp.write_text(doc, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return _replace_file(out, "index.html", doc)
+
+
+def _replace_file(folder: Path, name: str, text: str) -> Path:
+    """Write ``text`` as ``folder/name``, whole: to a new temp file of a random
+    name (``O_EXCL | O_NOFOLLOW``: a link planted in a shared report folder is
+    never written through), then ``os.replace`` onto the name (a link there is
+    replaced, not followed). OSError when it cannot be written."""
+    tmp = folder / f".{name}.tmp-{os.getpid()}-{secrets.token_hex(8)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    try:
+        with open(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, folder / name)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return folder / name
