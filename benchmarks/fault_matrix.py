@@ -22,6 +22,13 @@ what is in the corpus afterwards:
   failing with ENOSPC; its counterexample must be printed, replayable.
 - concurrent writers without hard links: processes writing parts under the same
   names with ``os.link`` failing (as on a file system without hard links).
+- bad input (``corrupt-page``, ``null-row``): a corpus of two good
+  counterexamples beside a file whose data page is corrupt behind a sound
+  footer, or a file with a row whose ``signature`` is null and one whose
+  ``steps`` are, beside the only good row of one counterexample; every reader
+  (``replay --list``, ``replay --id``, ``pytest --replay-corpus``, ``report``)
+  reads it in a process of its own. Found: the good counterexamples each read;
+  each bad entry must be named in one line and no reader may crash.
 
 The counterexample of a run still in flight when the fault comes (a test, a
 machine run) is not counted: it does not exist yet. ``tests/corpus/test_fault_injection.py``
@@ -443,6 +450,149 @@ def concurrent_fault(processes: int = 8, parts: int = 50, work: Optional[Path] =
                    on_disk=0, runs_found=n, runs_on_disk=len({r["test_id"] for r in runs}), note="")
 
 
+# ------------------------------------------------------------ bad input
+
+@attrs.frozen
+class ReadOutcome:
+    """One bad input read by every reader. good: the good counterexamples in the
+    corpus; read: reader -> how many of them it read (``replay --id``: replayed
+    and reproduced; ``pytest --replay-corpus``: passed); named: reader -> whether it
+    named each bad entry in one line, once; crashed: the readers that crashed
+    (a traceback, an INTERNALERROR, an exit status outside their documented
+    ones); output: every reader's output, for a failing check."""
+
+    bad_input: str
+    good: int
+    read: dict
+    named: dict
+    crashed: tuple
+    output: str = ""
+
+    @property
+    def lost(self) -> int:
+        """Good counterexamples some reader did not read (the most any lost)."""
+        return max(self.good - n for n in self.read.values())
+
+
+#: The readers, in the table's order.
+READERS = ("replay --list", "replay --id", "pytest --replay-corpus", "report")
+
+
+def _good_rows() -> list[dict]:
+    """Two good counterexamples, as a run records them: the HWM_ADVANCES_BELOW_MIN_ISR
+    variant's and the SUT bug PRODUCE_IGNORES_MIN_ISR's (hand-written traces, replayed)."""
+    from check.finding import Search, findings
+    from check.replay import replay
+    from check.subject import Subject
+    from model import Config, Produce, ProposeIsrShrink, ReceiveAlterPartition, ReceiveAlterPartitionResponse, Variant
+    from store.rows import counterexample_rows
+    from sut import Bug
+
+    shrink = (ProposeIsrShrink(1, 2), ReceiveAlterPartition(1), ReceiveAlterPartitionResponse(2))
+    cases = ((Subject.at(Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2,
+                                variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR}))), (Produce(1, 1),) + shrink),
+             (Subject.at(Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2),
+                         bugs=frozenset({Bug.PRODUCE_IGNORES_MIN_ISR})), shrink + (Produce(1, 1),)))
+    rows = []
+    for subject, trace in cases:
+        result = replay(trace, subject)
+        rows += counterexample_rows(findings(result.verdict, result.subject, Search("fault-matrix::bad-input")),
+                                    run_id="bad-input", worker="main")
+    return rows
+
+
+def _bad_corpus(how: str, corpus: Path) -> tuple[list[dict], dict[str, list[str]]]:
+    """A corpus of the two good counterexamples and ``how``'s bad input; the good
+    rows, and reader -> the fragments of the lines it must print, each once.
+    ``corrupt-page``: the HWM file, the bug's file and a copy of the HWM file
+    whose data page is corrupt behind a sound footer. ``null-row``: the HWM
+    file and a file of three rows: the bug's row with a null ``signature``
+    (skipped, named), with null ``steps`` (its replay cannot be decoded; the
+    report skips it) and unchanged — the bug's only good row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sys.path.insert(0, str(ROOT / "tests" / "corpus"))
+    from bad_corpus import corrupt_page
+    from store.part import write_part
+    from store.schema import COUNTEREXAMPLES
+
+    good = _good_rows()
+    hwm = write_part(corpus, COUNTEREXAMPLES, good[:1], "bad-input", "main", 0)
+    if how == "corrupt-page":
+        write_part(corpus, COUNTEREXAMPLES, good[1:], "bad-input", "main", 1)
+        bad = corrupt_page(hwm, hwm.parent / "part-corrupt-page.parquet")
+        line = f"{bad}: cannot be read ("
+        return good, {reader: [line] for reader in READERS}
+    no_signature = dict(good[1], counterexample_id="b" * 64, signature=None)
+    no_steps = dict(good[1], counterexample_id="c" * 64, steps=None)
+    data = pq.read_table(hwm)
+    schema = pa.schema([f.with_nullable(True) for f in data.schema], metadata=data.schema.metadata)
+    path = hwm.parent / "part-null-rows.parquet"
+    pq.write_table(pa.Table.from_pylist([no_signature, no_steps, good[1]], schema=schema), path)
+    skipped = f"{path}: row 0 (counterexample_id {'b' * 16}…): signature is null"
+    undecodable = f"counterexample {'c' * 64} ({path}) cannot be decoded: steps is null"
+    return good, {"replay --list": [skipped], "replay --id": [skipped], "pytest --replay-corpus": [skipped, undecodable],
+                  "report": [skipped, f"{path}: row 1 (counterexample_id {'c' * 16}…): steps is null"]}
+
+
+def _run(cmd: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, env=_env(), capture_output=True, text=True, timeout=timeout)
+
+
+def _read_by_each(corpus: Path, ids: list[str], work: Path) -> dict[str, tuple[int, str, bool]]:
+    """Reader -> (good counterexamples it read, its output, whether it ran as
+    documented: an exit status of its own, no traceback, no INTERNALERROR)."""
+    cli = [sys.executable, "-m", "replicheck_cli.commands"]
+    out: dict[str, tuple[int, str, bool]] = {}
+    listed = _run(cli + ["replay", str(corpus), "--list"], work)
+    out["replay --list"] = (sum(i[:16] in listed.stdout for i in ids), listed.stdout + listed.stderr,
+                            listed.returncode in (0, 3))
+    replays = [_run(cli + ["replay", str(corpus), "--id", i], work) for i in ids]
+    out["replay --id"] = (sum(p.returncode == 1 and "\nreproduced: " in p.stdout for p in replays), "".join(p.stdout + p.stderr for p in replays),
+                          all(p.returncode in (0, 1, 2) for p in replays))
+    pytest_run = _run([sys.executable, "-m", "pytest", "-p", "pytest_replicheck.plugin", "-p", "no:cacheprovider",
+                       "-q", "-rf", "--replay-corpus", str(corpus)], work)
+    passed = re.search(r"(\d+) passed", pytest_run.stdout)
+    out["pytest --replay-corpus"] = (int(passed.group(1)) if passed else 0, pytest_run.stdout + pytest_run.stderr,
+                                     pytest_run.returncode in (0, 1))
+    report = _run(cli + ["report", str(corpus), "--out", str(work / "report")], work, timeout=900)
+    found = re.search(r"^(\d+) counterexamples? in ", report.stdout, re.M)
+    out["report"] = (int(found.group(1)) if found else 0, report.stdout + report.stderr, report.returncode in (0, 3))
+    return out
+
+
+def bad_input(how: str, work: Optional[Path] = None) -> ReadOutcome:
+    """``how`` (``corrupt-page`` or ``null-row``, ``_bad_corpus``) read by every
+    reader in processes of their own: how many good counterexamples each read,
+    whether it named each bad entry in one line, once, and whether it crashed."""
+    work = Path(work or tempfile.mkdtemp(prefix=f"bad-{how}-"))
+    corpus = work / "corpus"
+    good, lines = _bad_corpus(how, corpus)
+    ids = [r["counterexample_id"] for r in good]
+    results = _read_by_each(corpus, ids, work)
+    named = {reader: all(sum(fragment in line for line in results[reader][1].splitlines()) >= 1
+                         for fragment in lines[reader]) for reader in READERS}
+    crashed = tuple(reader for reader, (_, text, ok) in results.items()
+                    if not ok or "Traceback" in text or "INTERNALERROR" in text)
+    label = {"corrupt-page": "a data page corrupt behind a sound footer",
+             "null-row": "a null signature in one row, null steps in another, a good row after them"}[how]
+    return ReadOutcome(label, good=len(good), read={r: results[r][0] for r in READERS}, named=named,
+                       crashed=crashed, output="\n".join(f"--- {r}\n{results[r][1]}" for r in READERS))
+
+
+def bad_input_table(outcomes: list[ReadOutcome]) -> str:
+    """One line per bad input: the good counterexamples each reader read."""
+    lines = ["| bad input | good counterexamples | " + " | ".join(f"`{r}`" for r in READERS)
+             + " | lost | each bad entry named | crashed |",
+             "|---|---:|" + "---:|" * len(READERS) + "---:|---|---|"]
+    for o in outcomes:
+        named = "yes" if all(o.named.values()) else "no: " + ", ".join(r for r, ok in o.named.items() if not ok)
+        lines.append(f"| {o.bad_input} | {o.good} | " + " | ".join(str(o.read[r]) for r in READERS)
+                     + f" | {o.lost} | {named} | {', '.join(o.crashed) or 'none'} |")
+    return "\n".join(lines)
+
+
 #: Every scenario by name: a function of the directory to work in (None: a new temporary one).
 SCENARIOS: dict[str, Callable[[Optional[Path]], Outcome]] = {
     "pytest-sigterm": lambda work: pytest_fault("sigterm", work),
@@ -456,7 +606,11 @@ SCENARIOS: dict[str, Callable[[Optional[Path]], Outcome]] = {
     "fuzz-worker-sigkill": lambda work: fuzz_fault("worker-sigkill", work, FUZZ_AFTER_S),
     "disk-full": lambda work: disk_full_fault(work),
     "concurrent-writers": lambda work: concurrent_fault(work=work),
+    "corrupt-page": lambda work: bad_input("corrupt-page", work),
+    "null-row": lambda work: bad_input("null-row", work),
 }
+#: The bad inputs (``bad_input``: read by every reader, ``ReadOutcome``).
+BAD_INPUTS = ("corrupt-page", "null-row")
 #: Those run in this process (the rest start processes of their own).
 IN_PROCESS = ("disk-full", "concurrent-writers")
 
@@ -502,7 +656,12 @@ def main() -> None:
     args = parser.parse_args()
     FUZZ_AFTER_S = args.after
     outcomes = run_scenarios(args.only or list(SCENARIOS), parallel=1 if args.serial else 2)
-    print(table(list(outcomes.values())))
+    faults = [o for o in outcomes.values() if isinstance(o, Outcome)]
+    reads = [o for o in outcomes.values() if isinstance(o, ReadOutcome)]
+    if faults:
+        print(table(faults))
+    if reads:
+        print(("\n" if faults else "") + bad_input_table(reads))
 
 
 if __name__ == "__main__":

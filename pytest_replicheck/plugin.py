@@ -39,7 +39,13 @@ table_files``: not ``*.parquet``, empty, corrupt or truncated, unreadable, of
 another schema or a newer version, a stray folder or ``run_date=notadate``, a
 folder that cannot be listed) is one failing test, ``DIR::unreadable[PATH]``,
 whose report is the one line ``PATH: REASON``: the session fails, the summary
-counts them, and the other files' counterexamples still run.
+counts them, and the other files' counterexamples still run. So is every row
+that breaks the schema's non-null rules (a null ``signature``,
+``counterexample_id``, ``step_count``, ``variants``, …):
+``DIR::unreadable[PATH#rowN]``, its line naming the row's index, id and column;
+the file's other rows still run. A counterexample whose trace or configuration
+is null (``steps``, ``config_json``) is collected, and its test fails: "cannot be
+decoded: steps is null: …".
 
 Implementation under test. ``pytest --implementation NAME`` (NAME as
 ``check.implementations.named`` takes it: ``kafka``, or ``module:qualname`` of
@@ -375,7 +381,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     local = isinstance(root, Path)   # a remote corpus's items are placed at the rootdir
     for skipped in read.skipped:
         where = skipped.path.relative_to(root) if skipped.path.is_relative_to(root) else skipped.path
-        name = f"unreadable[{where}]"
+        name = f"unreadable[{where}]" if skipped.row is None else f"unreadable[{where}#row{skipped.row}]"
         items.append(UnreadableCorpusFileItem.from_parent(session, name=name, nodeid=f"{root.name}::{name}",
                                                           path=root.resolve() if local else config.rootpath,
                                                           problem=str(skipped)))

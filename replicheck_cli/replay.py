@@ -12,9 +12,13 @@ enabled). ``--list`` exits 0 when every file of the corpus was read and
 ``PARTIAL_READ`` (3) when some were skipped.
 
 Every file or folder of the corpus that is not read (``store.schema.
-table_files``: not ``*.parquet``, empty, truncated, unreadable, of another
-schema, a stray folder, …) is named on stderr, one ``skipped: PATH: REASON``
-line each, followed by how many were skipped; the rest is still read.
+table_files``: not ``*.parquet``, empty, truncated, a corrupt data page,
+unreadable, of another schema, a stray folder, …) and every row that breaks the
+schema's non-null rules (a null ``signature``, …) is named on stderr, one
+``skipped: PATH: REASON`` line each (a row's names its index, id and column),
+followed by how many were skipped; the rest is still read. A counterexample
+whose trace or configuration is null is listed, and cannot be decoded (exit 2,
+naming the column).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from store.decode import DecodedCounterexample, decode_counterexample
 from store.errors import CorpusError, CorpusWarning
 from store.fs import open_corpus
 from store.reader import CorpusRead, find_by_id, read_counterexamples, shortest_of_signature, unique_counterexamples
+from store.schema import skipped_count
 
 #: ``replay --list``'s exit status when files or folders of the corpus were skipped.
 PARTIAL_READ = 3
@@ -83,7 +88,7 @@ def _read(corpus_dir: str) -> CorpusRead:
     for problem in read.problems:
         click.echo(f"skipped: {problem}", err=True)
     if read.problems:
-        click.echo(f"{len(read.problems)} file(s) or folder(s) of {corpus_dir} skipped (named above); "
+        click.echo(f"{skipped_count(read.skipped)} of {corpus_dir} skipped (named above); "
                    f"{len(read.files)} file(s) read", err=True)
     return read
 
@@ -143,7 +148,7 @@ def _verdict(row: dict[str, Any], decoded: DecodedCounterexample, result: Replay
 def _reduce(decoded: DecodedCounterexample, subject: Subject, result: ReplayResult, seconds: float) -> None:
     """Print the shortest trace reduction finds within ``seconds`` (``check.reduce``)."""
     reduced = reduce_counterexample(decoded.actions, subject, max_seconds=seconds,
-                                    prop=decoded.prop if decoded.kind == "property" else None)
+                                    prop=decoded.prop if decoded.kind in ("property", "liveness") else None)
     where = "" if not reduced.changes else \
         f" in a smaller configuration ({', '.join(reduced.changes)}):\n  {reduced.config!r}"
     click.echo(f"\nreduced: {len(reduced.trace)} of {result.failed_at} steps fail the same way{where}\n"

@@ -16,8 +16,11 @@ whose cluster accepts a connection (``_session.check_master``). A bad one is
 one line on stderr naming it and what is allowed, and nothing is written.
 
 Every file or folder of the corpus that cannot be read is skipped
-(``store.schema.table_files``): one ``skipped: PATH: REASON`` line each on
-stderr, then how many, and listed in the report; everything else is reported.
+(``store.schema.table_files``; a data page Spark cannot read: when the corpus is
+loaded, ``spark_reports.corpus``), and so is every row that breaks the schema's
+non-null rules (a null ``signature``, …): one ``skipped: PATH: REASON`` line
+each on stderr (a row's names its index, id and column), then how many, and
+listed in the report; everything else is reported.
 
 Exit status:
 
@@ -151,6 +154,7 @@ def _summarize_and_write(spark: Any, options: ReportOptions, out: TextIO, err: T
     from . import analyses as A
     from .corpus import CorpusError, SchemaVersionError, load_corpus
     from .report import ReportSettings, build_report
+    from store.schema import skipped_count
     status, corpus, skipped = OK, None, ()
     try:
         corpus = load_corpus(spark, options.corpus_dir)
@@ -167,7 +171,7 @@ def _summarize_and_write(spark: Any, options: ReportOptions, out: TextIO, err: T
     for s in skipped:
         print(f"skipped: {s}", file=err)
     if skipped:
-        print(f"replicheck report: {len(skipped)} file(s) or folder(s) of {options.corpus_dir} skipped (named "
+        print(f"replicheck report: {skipped_count(skipped)} of {options.corpus_dir} skipped (named "
               f"above); everything else is reported", file=err)
         status = PARTIAL
     try:
@@ -176,6 +180,9 @@ def _summarize_and_write(spark: Any, options: ReportOptions, out: TextIO, err: T
     except CorpusError as exc:
         print(f"replicheck report: refused: {exc}", file=err)
         return USAGE
+    finally:
+        if corpus is not None:
+            corpus.release()
     print(f"report: {path}", file=out)
     return status
 

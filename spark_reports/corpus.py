@@ -18,6 +18,18 @@ a folder that cannot be listed, a symbolic link loop — is skipped, and named
 with why in ``Corpus.skipped``; Spark reads the list of good files only, so one
 bad file never costs the others.
 
+Each table is then read whole once, by one Spark action, and kept cached for the
+analyses (``Corpus.release`` frees it): a file whose footer is sound but whose
+data Spark cannot read (a corrupt data page, a file gone since it was listed) is
+named by Spark's failure, skipped with why (what pyarrow says of it, as
+``store.reader`` does) and the other files read again, with Spark's own log of
+the failed task (a Java stack) silenced meanwhile. The same action finds the
+rows that break the schema's non-null rules (``store.schema.NON_NULL``: a null
+``signature``, ``counterexample_id``, ``step_count``, ``variants``, ``steps``,
+…): each is one ``Skipped`` naming its file, its index in it (Spark's
+``_metadata.row_index``), its id and the column, and the frames hold the other
+rows.
+
 A corpus at a URI that pyarrow's file systems open (``store.fs``:
 ``s3://``, ``gs://``, ``hdfs://``) is checked by the same rule, through
 pyarrow; then the driver reads the good files with pyarrow and hands Spark the
@@ -31,15 +43,17 @@ with the connector configured) is listed and read by Spark itself, unchecked.
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional, Union
-from urllib.parse import urlparse
+from typing import Callable, Iterable, Optional, Union
+from urllib.parse import quote, unquote, urlparse
 
 import pyarrow as pa
 
-from store.schema import (ACTION_FAMILIES, COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLES, PARTITION_COLUMN,  # noqa: F401
-                            RUN_SCHEMA, RUNS, SCHEMA_VERSION, Skipped, table_files)
+from store.schema import (ACTION_FAMILIES, COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLES, ID_COLUMN,  # noqa: F401
+                          NON_NULL, NON_NULL_ITEMS, PARTITION_COLUMN, RUN_SCHEMA, RUNS, SCHEMA_VERSION, Skipped,
+                          data_problem, row_reason, skipped_count, table_files)
 
 PathLike = Union[str, os.PathLike]
 
@@ -178,10 +192,17 @@ class Corpus:
     newest_schema_version: int = 0
     missing: bool = False
     skipped: tuple[Skipped, ...] = ()
+    cached: tuple = ()   # the DataFrames cached while loading (``release`` frees them)
 
     @property
     def spark(self):
         return self.counterexamples.sparkSession
+
+    def release(self) -> None:
+        """Free the tables Spark keeps cached since loading (``load_corpus``):
+        call when done with the corpus in a session that goes on."""
+        for frame in self.cached:
+            frame.unpersist()
 
     def register_views(self) -> "Corpus":
         self.counterexamples.createOrReplaceTempView(COUNTEREXAMPLES)
@@ -240,24 +261,26 @@ def empty_corpus(spark, path: PathLike, notes: Iterable[str] = (), missing: bool
 def _arrow_table(files: Iterable[object], table: str, arrow_schema: pa.Schema) -> tuple[pa.Table, list[Skipped]]:
     """The rows of ``files`` (remote corpus files that ``table_files`` found
     readable) as one Arrow table of ``spark_schema``'s columns: the schema's,
-    plus ``run_date`` (date) from each file's partition folder; and the files
-    that could not be read after all (gone since, a page corrupt behind a sound
-    footer), skipped with why."""
+    plus ``run_date`` (date) from each file's partition folder and each row's
+    place (``_FILE``, ``_ROW``); and the files that could not be read after all
+    (gone since, a page corrupt behind a sound footer), skipped with why."""
     from datetime import date
 
     from store.schema import file_table
-    from store.fs import one_line
     parts, skipped = [], []
     for f in files:
         try:
             data = file_table(f, table)
         except Exception as exc:
-            skipped.append(Skipped(f, f"cannot be read ({one_line(exc)})"))
+            skipped.append(Skipped(f, data_problem(exc)))
             continue
         day = date.fromisoformat(f.parent.name.partition("=")[2])
-        parts.append(data.append_column(pa.field(PARTITION_COLUMN, pa.date32()),
-                                        pa.array([day] * data.num_rows, pa.date32())))
-    schema = pa.schema([f.with_nullable(True) for f in arrow_schema] + [pa.field(PARTITION_COLUMN, pa.date32())])
+        n = data.num_rows
+        data = data.append_column(pa.field(PARTITION_COLUMN, pa.date32()), pa.array([day] * n, pa.date32()))
+        data = data.append_column(pa.field(_FILE, pa.string()), pa.array([str(f)] * n, pa.string()))
+        parts.append(data.append_column(pa.field(_ROW, pa.int64()), pa.array(range(n), pa.int64())))
+    schema = pa.schema([f.with_nullable(True) for f in arrow_schema] + [pa.field(PARTITION_COLUMN, pa.date32()),
+                       pa.field(_FILE, pa.string()), pa.field(_ROW, pa.int64())])
     return (pa.concat_tables(parts) if parts else schema.empty_table()), skipped
 
 
@@ -279,7 +302,9 @@ def load_corpus(spark, path: PathLike, register: bool = True) -> Corpus:
     in ``Corpus.skipped`` with why. Of a corpus at a URI pyarrow opens
     (``s3://``, ``gs://``, ``hdfs://``), the same files are chosen the same way,
     read by the driver with pyarrow and handed to Spark as Arrow tables (module
-    doc). Raises ``CorpusError`` when the path does
+    doc). Every table is read whole once and cached (module doc): a file Spark
+    cannot read after all, and every row breaking the schema's non-null rules,
+    is in ``Corpus.skipped`` too. Raises ``CorpusError`` when the path does
     not exist or is not a directory (a URI: its store cannot be reached, denies
     access, has no such bucket), or when neither table has a readable file
     (``CorpusError.skipped`` then names what was skipped); of a URI only Spark
@@ -298,9 +323,148 @@ def load_corpus(spark, path: PathLike, register: bool = True) -> Corpus:
         tables = _spark_listed_tables(spark, text)
     ce = tables.frame(spark, COUNTEREXAMPLES, COUNTEREXAMPLE_SCHEMA)
     runs = tables.frame(spark, RUNS, RUN_SCHEMA)
+    skipped = tuple(sorted(tables.skipped, key=lambda s: (str(s.path), -1 if s.row is None else s.row)))
     corpus = Corpus(text, ce, runs, steps_of(ce), tables.notes(), tables.counts[COUNTEREXAMPLES],
-                    tables.counts[RUNS], tables.newest, skipped=tables.skipped)
+                    tables.counts[RUNS], tables.newest, skipped=skipped, cached=tuple(tables.cached))
     return corpus.register_views() if register else corpus
+
+
+# ------------------------------------------------------- reading every row once
+
+#: The columns naming each row's file and index in it while a table is checked
+#: (``_read_checked``); not in the loaded frames.
+_FILE, _ROW = "_replicheck_file", "_replicheck_row"
+
+#: Spark's loggers that print a failed task with its Java stack: silenced while a
+#: table is read (``_quiet_task_failures``); the file is named in one line instead.
+_TASK_LOGGERS = ("org.apache.spark.executor.Executor", "org.apache.spark.scheduler.TaskSetManager",
+                 "org.apache.spark.scheduler.TaskSchedulerImpl")
+
+
+def _placed_schema(arrow_schema: pa.Schema):
+    """``spark_schema`` and the place columns ``_FILE`` and ``_ROW``."""
+    from pyspark.sql import types as T
+    return T.StructType(spark_schema(arrow_schema).fields + [T.StructField(_FILE, T.StringType(), True),
+                                                             T.StructField(_ROW, T.LongType(), True)])
+
+
+def _placed(frame):
+    """A table Spark reads, with each row's file and index in it (Spark's
+    ``_metadata`` of Parquet files) as ``_FILE`` and ``_ROW``."""
+    from pyspark.sql import functions as F
+    return frame.select("*", F.col("_metadata.file_path").alias(_FILE), F.col("_metadata.row_index").alias(_ROW))
+
+
+def null_problem(table: str):
+    """Column expression: how a row breaks the schema's non-null rules, in the
+    words of ``store.schema.row_problem`` (``"signature is null"``,
+    ``"variants holds a null item"``), or null for a sound row."""
+    from pyspark.sql import functions as F
+    checks = []
+    for name in NON_NULL[table]:
+        checks.append(F.when(F.col(name).isNull(), F.lit(f"{name} is null")))
+        if name in NON_NULL_ITEMS[table]:
+            checks.append(F.when(F.exists(name, lambda item: item.isNull()), F.lit(f"{name} holds a null item")))
+    return F.coalesce(*checks)
+
+
+@contextmanager
+def _quiet_task_failures(spark):
+    """Spark's own log lines about a failed task (a file it could not read: an
+    ERROR and a Java stack each) off meanwhile, in this JVM (local mode; a
+    cluster's executors log on their hosts); restored after."""
+    try:
+        jvm = spark.sparkContext._jvm
+        log4j = jvm.org.apache.logging.log4j
+        manager, configurator = log4j.LogManager, log4j.core.config.Configurator
+        before = {name: manager.getLogger(name).getLevel() for name in _TASK_LOGGERS}
+        for name in _TASK_LOGGERS:
+            configurator.setLevel(name, log4j.Level.OFF)
+    except Exception:   # another logging back end: its lines stay
+        before = {}
+    try:
+        yield
+    finally:
+        for name, level in before.items():
+            configurator.setLevel(name, level)
+
+
+def _file_of(text: str, files: Optional[Iterable[object]]) -> object:
+    """The corpus file a Spark file name (``file:/PATH``, a URI) or a place
+    column's value stands for, or the text itself when it is none of ``files``."""
+    for f in files or ():
+        if str(f) == text or (isinstance(f, Path) and os.path.abspath(f) == unquote(urlparse(text).path)):
+            return f
+    return text
+
+
+def _failed_file(exc: BaseException, files: Optional[list]) -> Optional[object]:
+    """The file of ``files`` (local paths) a Spark read failure names (its
+    message names the file it was reading), or None."""
+    text = str(exc)
+    named = [f for f in files or () if isinstance(f, Path)
+             and (os.path.abspath(f) in text or quote(os.path.abspath(f)) in text)]
+    return max(named, key=lambda f: len(str(f)), default=None)
+
+
+def _java_cause(exc: BaseException) -> str:
+    """The root cause of a Spark failure on one line (its last ``Caused by:``)."""
+    from store.fs import one_line
+    causes = [line.strip()[len("Caused by: "):] for line in str(exc).splitlines()
+              if line.strip().startswith("Caused by: ")]
+    return " ".join(causes[-1].split())[:300] if causes else one_line(exc)
+
+
+def _why_unreadable(path: object, table: str, exc: BaseException) -> str:
+    """Why Spark could not read the corpus file ``path``: what pyarrow says
+    reading it (``store.schema.data_problem``, as ``store.reader`` says it), or
+    Spark's cause when pyarrow reads it."""
+    from store.schema import file_table
+    try:
+        file_table(path, table)
+    except Exception as pyarrow_exc:
+        return data_problem(pyarrow_exc)
+    return f"cannot be read by Spark ({_java_cause(exc)})"
+
+
+def _checked(frame, table: str, files) -> tuple[object, list[Skipped]]:
+    """``frame`` (cached, with the place columns) read whole by one action —
+    every column of every row, so that a corrupt data page fails here, not in
+    an analysis — its rows that break the schema's non-null rules named
+    (``Skipped`` with the row's index), and the frame of the others, without
+    the place columns."""
+    problem = null_problem(table)
+    bad = frame.where(problem.isNotNull()).select(_FILE, _ROW, ID_COLUMN[table], problem.alias("problem")).collect()
+    skipped = [Skipped(_file_of(r[_FILE], files), row_reason(table, r[_ROW], r[ID_COLUMN[table]], r["problem"]),
+                       r[_ROW]) for r in bad]
+    sound = frame.where(problem.isNull()) if bad else frame
+    return sound.drop(_FILE, _ROW), skipped
+
+
+def _read_checked(read: Callable, files: Optional[tuple], table: str,
+                  where: str) -> tuple[Optional[object], list, list[Skipped]]:
+    """``read(files)`` cached and checked (``_checked``): ``(frame, cached,
+    skipped)``. A file Spark fails to read (its error names it) is skipped with
+    why and the others are read again; ``frame`` None when none is left.
+    ``CorpusError`` when a failure names no file of ``files`` (``files`` None: a
+    table Spark lists itself)."""
+    chosen = None if files is None else list(files)
+    skipped: list[Skipped] = []
+    while True:
+        frame = read(chosen).persist()
+        try:
+            with _quiet_task_failures(frame.sparkSession):
+                sound, rows = _checked(frame, table, chosen)
+            return sound, [frame], skipped + rows
+        except Exception as exc:   # Py4JJavaError: a file Spark could not read
+            frame.unpersist()
+            bad = _failed_file(exc, chosen)
+            if bad is None:
+                raise CorpusError(where, f"{table}: cannot be read ({_java_cause(exc)})") from None
+            skipped.append(Skipped(bad, _why_unreadable(bad, table, exc)))
+            chosen.remove(bad)
+            if not chosen:
+                return None, [], skipped
 
 
 @dataclass
@@ -320,13 +484,30 @@ class _Tables:
     arrow: dict[str, pa.Table] = field(default_factory=dict)
     skipped: tuple[Skipped, ...] = ()
 
+    cached: list = field(default_factory=list)
+
     def frame(self, spark, t: str, schema: pa.Schema):
-        """Table ``t`` as a DataFrame (empty, with the schema's columns, when it has no rows)."""
+        """Table ``t`` as a DataFrame (empty, with the schema's columns, when it
+        has no rows), read whole once and cached (``_read_checked``): a file
+        Spark cannot read and each row breaking the schema's non-null rules are
+        added to ``skipped``, the rest is the frame."""
         if not self.present[t]:
             return _empty(spark, schema)
         if t in self.arrow:
-            return spark.createDataFrame(self.arrow[t], spark_schema(schema))
-        return _read_table(spark, self.locations[t], schema, self.files[t])
+            def read(_files):
+                return spark.createDataFrame(self.arrow[t], _placed_schema(schema))
+        else:
+            def read(files):
+                return _placed(_read_table(spark, self.locations[t], schema, files))
+        frame, cached, skipped = _read_checked(read, self.files[t], t, self.locations[t])
+        self.skipped += tuple(skipped)
+        self.cached += cached
+        if self.counts[t] is not None:
+            self.counts[t] -= sum(s.row is None for s in skipped)
+        if frame is None:   # no file of it could be read after all
+            self.present[t] = False
+            return _empty(spark, schema)
+        return frame
 
     def notes(self) -> tuple[str, ...]:
         """What is missing, in words for a report."""
@@ -337,7 +518,7 @@ class _Tables:
             notes.append(f"no runs table (no data files under {RUNS}/): lift has no baseline, "
                          "coverage and kill rates are unknown")
         if self.skipped:
-            notes.append(f"{len(self.skipped)} file(s) or folder(s) of the corpus could not be read and were "
+            notes.append(f"{skipped_count(self.skipped)} of the corpus could not be read and were "
                          "skipped; everything else is reported")
         return tuple(notes)
 

@@ -48,7 +48,10 @@ def build_report(corpus_dir: Any, out_dir: Any, master: Optional[str] = None, *,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     spark = spark or _spark_for(master)
-    doc = render(gather(spark, corpus_dir, corpus, settings or ReportSettings(), targets, run_id))
+    data = gather(spark, corpus_dir, corpus, settings or ReportSettings(), targets, run_id)
+    doc = render(data)
+    if corpus is None:   # loaded here: its cached tables are freed here
+        data.corpus.release()
     return _replace_file(out, "index.html", doc)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from store.schema import SCHEMA_VERSION
+from store.schema import SCHEMA_VERSION, skipped_count
 
 from .report_data import ReportData
 from .templating import environment
@@ -70,7 +70,8 @@ def render(data: ReportData) -> str:
     summary = [("counterexamples", o["counterexamples"]),
                ("counterexample rows (every find; a counterexample found again counts once above)", o["rows"]),
                ("files read", files),   # None: a remote corpus, not listed here
-               ("files or folders skipped", len(corpus.skipped)), ("signatures", o["signatures"]),
+               ("files or folders skipped", sum(s.row is None for s in corpus.skipped)), *_rows_skipped(corpus),
+               ("signatures", o["signatures"]),
                ("failing properties", o["properties"]), ("targets with failures", o["targets"]),
                ("first found", o["first_found"]), ("last found", o["last_found"]), ("runs", o["runs"]),
                ("failed runs", o["failed_runs"] or 0), ("examples run", o["examples"] or 0),
@@ -83,11 +84,19 @@ def render(data: ReportData) -> str:
         now=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         summary=[{"what": k, "value": v} for k, v in summary],
         skipped=[{"path": str(s.path), "why": s.reason} for s in corpus.skipped],
+        skipped_words=skipped_count(corpus.skipped),
         campaign=campaign, not_run=[r["target"] for r in data.campaign or () if not r["ran"]],
         kill_max=max((row[t] for row in data.kill_matrix for t in data.target_names), default=0),
         representatives=[_representative(sig, row, bucket_of[sig], data.diagrams.get(sig))
                          for sig, row in data.representatives.items()],
         timings=[{"step": k, "seconds": v} for k, v in data.timings])
+
+
+def _rows_skipped(corpus: Any) -> list[tuple[str, int]]:
+    """The summary's line of rows skipped (a null where the schema requires a
+    value), when there are any."""
+    rows = sum(s.row is not None for s in corpus.skipped)
+    return [("rows skipped (a null where the schema requires a value)", rows)] if rows else []
 
 
 def _representative(sig: str, row: Any, bucket: Any, png: Any) -> dict:

@@ -52,7 +52,7 @@ class DecodedCounterexample:
         flaw was put there on purpose and must stay detected. Everything else (the
         correct protocol and the correct SUT failing, or any harness error) was a
         real bug, and must now be fixed."""
-        if self.kind == "property":
+        if self.kind in ("property", "liveness"):
             return bool(self.variants)
         if self.kind == "divergence":
             return bool(self.bugs or self.variants)
@@ -71,21 +71,61 @@ def _implementation(value: Any) -> Any:
     return value
 
 
+#: The columns decoding needs a value in: what failed, the id, the flaws.
+_NEEDED = ("counterexample_id", "signature", "property", "kind", "variants", "sut_bugs", "config_json")
+
+
+def _needed(row: dict[str, Any]) -> None:
+    """TraceDecodeError naming the first of ``_NEEDED`` the row lacks or holds
+    null in (a row from elsewhere than ``store.reader``, which skips most such
+    rows), or a list of names holding a null."""
+    for name in _NEEDED:
+        value = row.get(name)
+        if value is None:
+            raise TraceDecodeError(f"{name} is {'null' if name in row else 'missing'}: the schema requires a value")
+        if name in ("variants", "sut_bugs") and any(v is None for v in value):
+            raise TraceDecodeError(f"{name} holds a null item: the schema requires names")
+
+
+def _trace(row: dict[str, Any]) -> tuple:
+    """The row's trace (``steps``); TraceDecodeError naming the column when it
+    is missing or null (never the empty trace: that would replay as a pass), or
+    a step that is null or lacks its index."""
+    steps = row.get("steps")
+    if steps is None:
+        raise TraceDecodeError(f"steps is {'null' if 'steps' in row else 'missing'}: the row has no trace to "
+                               "replay; the schema requires a list of steps")
+    if isinstance(steps, (str, bytes)) or not hasattr(steps, "__iter__"):
+        raise TraceDecodeError(f"steps must be a list of steps, got {type(steps).__name__}")
+    steps = list(steps)
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            raise TraceDecodeError(f"steps[{i}] is {'null' if step is None else type(step).__name__}: "
+                                   "a step is {idx, family, action, args_json}")
+        if step.get("idx") is None:
+            raise TraceDecodeError(f"steps[{i}] ({step.get('action')}): idx is null")
+    return decode_steps(steps)
+
+
 def decode_counterexample(row: dict[str, Any]) -> DecodedCounterexample:
     """The subject and trace of a ``counterexamples`` row; raises
-    ``store.codec.TraceDecodeError`` naming what cannot be decoded."""
+    ``store.codec.TraceDecodeError`` naming what cannot be decoded: a column
+    decoding needs that is missing or null (``steps``, ``config_json``,
+    ``kind``, …: never replayed as the empty trace or the correct protocol),
+    a step, a name, the configuration."""
     version = row.get("schema_version")
     if version is not None and version > SCHEMA_VERSION:
         raise TraceDecodeError(f"counterexample {row.get('counterexample_id')} has schema version {version}, "
                                f"newer than {SCHEMA_VERSION}; upgrade replicheck")
+    _needed(row)
     config = config_from_json(row["config_json"])
     implementation = _implementation(row.get("implementation"))
     # A disagreement of an implementation whose runs report no property replays
     # with them off, as it may have been found; one found with them on has no
     # property failing before it, so it replays the same way.
-    check = row["kind"] == "property" or reports_properties(implementation)
-    subject = Subject.at(config, variants=variants_from_names(row.get("variants") or ()),
-                         bugs=bugs_from_names(row.get("sut_bugs") or ()), implementation=implementation,
+    check = row["kind"] in ("property", "liveness") or reports_properties(implementation)
+    subject = Subject.at(config, variants=variants_from_names(row["variants"]),
+                         bugs=bugs_from_names(row["sut_bugs"]), implementation=implementation,
                          check_properties=check)
-    return DecodedCounterexample(subject, decode_steps(row.get("steps") or []), row["property"], row["kind"],
+    return DecodedCounterexample(subject, _trace(row), row["property"], row["kind"],
                                  row["counterexample_id"], row["signature"])

@@ -7,7 +7,9 @@ every other file or folder of the table — not ``*.parquet``, empty, corrupt or
 truncated, unreadable, of another schema or a newer schema version, a stray or
 badly named folder, one that cannot be listed — is skipped with one
 ``CorpusWarning`` naming it and why (the other files are still read), and listed
-in ``.skipped`` (``.problems``: their lines). ``find_by_id`` and
+in ``.skipped`` (``.problems``: their lines). So is each row that breaks the
+schema's non-null rules (a null ``signature``, …): named by file, index, id and
+column, and the file's other rows read. ``find_by_id`` and
 ``shortest_of_signature`` pick one counterexample out of the rows.
 """
 
@@ -23,7 +25,8 @@ import pyarrow.parquet as pq
 
 from .errors import CounterexampleNotFound, CorpusWarning
 from .fs import Location, location, opened
-from .schema import COUNTEREXAMPLES, RUNS, Skipped, file_table, list_table, table_files
+from .schema import (COUNTEREXAMPLES, DECODED_COLUMNS, ID_COLUMN, RUNS, Skipped, data_problem, file_table,
+                     list_table, row_problem, row_reason, table_files)
 
 
 @attrs.define
@@ -67,6 +70,30 @@ def read_file_rows(path: Location, columns: Optional[Sequence[str]] = None) -> l
         return pq.read_table(source, columns=None if columns is None else list(columns)).to_pylist()
 
 
+def _sound_rows(path: Location, table: str, rows: list[dict[str, Any]], skipped: list[Skipped]) -> list[dict[str, Any]]:
+    """The rows of the file ``path`` that keep the schema's non-null rules
+    (``store.schema.row_problem``; a counterexample's trace and configuration
+    are ``store.decode``'s to check), each with ``run_date`` and ``_file`` and
+    its map columns as dicts; each other row is one ``Skipped`` in ``skipped``
+    naming its index, id and column."""
+    extra = _partition_values(path)
+    exempt = DECODED_COLUMNS[table]
+    sound = []
+    for i, r in enumerate(rows):
+        problem = row_problem(r, table, exempt)
+        if problem is not None:
+            ident = r.get(ID_COLUMN[table])
+            skipped.append(Skipped(path, row_reason(table, i, ident if isinstance(ident, str) else None, problem), i))
+            continue
+        r.update(extra)
+        r["_file"] = str(path)
+        for key in ("rule_counts", "action_counts", "event_counts"):
+            if isinstance(r.get(key), list):
+                r[key] = dict(r[key])
+        sound.append(r)
+    return sound
+
+
 def read_table_rows(root: Path | str | Location, table: str, warn: bool = True) -> CorpusRead:
     """The rows of every readable file of ``table`` under the corpus ``root``:
     dicts in schema order (an older file's missing columns as None), plus
@@ -79,8 +106,16 @@ def read_table_rows(root: Path | str | Location, table: str, warn: bool = True) 
     partition folders, empty, not Parquet or truncated, unreadable, a link loop;
     a stray folder or ``run_date=notadate``; a folder that cannot be listed; a
     file of another schema (missing columns, a column of another type) or of a
-    newer schema version — and, unless ``warn`` is false, warned as a
-    ``CorpusWarning``. The other files are still read. Never raises for the
+    newer schema version; a file whose data cannot be read behind a sound footer
+    (a corrupt data page) — and, unless ``warn`` is false, warned as a
+    ``CorpusWarning``. The other files are still read. So is every row that
+    breaks the schema's non-null rules (``store.schema.row_problem``: a null
+    ``signature``, ``counterexample_id``, ``step_count``, ``variants``, …, as
+    a file written by another tool can hold): one ``Skipped`` each, naming the
+    file, the row's index and id and the column (its ``row`` set), and the
+    file's other rows are read. A counterexample with a null trace or
+    configuration (``steps``, ``config_json``) is read: its decoding fails
+    naming the column (``store.decode``). Never raises for the
     corpus's content; a missing ``root`` or table folder gives no rows.
     ``root``: a folder path, or a URI pyarrow opens (``store.fs``;
     ``CorpusLocationError``, a ValueError, for one it cannot)."""
@@ -90,16 +125,9 @@ def read_table_rows(root: Path | str | Location, table: str, warn: bool = True) 
         try:
             rows = file_table(path, table).to_pylist()
         except Exception as e:  # a data page corrupt behind a sound footer, a file gone since
-            result.skipped.append(Skipped(path, f"cannot be read ({type(e).__name__}: {' '.join(str(e).split())})"))
+            result.skipped.append(Skipped(path, data_problem(e)))
             continue
-        extra = _partition_values(path)
-        for r in rows:
-            r.update(extra)
-            r["_file"] = str(path)
-            for key in ("rule_counts", "action_counts", "event_counts"):
-                if isinstance(r.get(key), list):
-                    r[key] = dict(r[key])
-        result.rows.extend(rows)
+        result.rows.extend(_sound_rows(path, table, rows, result.skipped))
         result.files.append(path)
     if warn:
         for p in result.problems:

@@ -12,6 +12,9 @@ Which files are read is decided here too, once for every reader
 the ``run_date=YYYY-MM-DD`` folders that pyarrow opens, whose columns have the
 schema's types and whose version is not newer; anything else in a table folder
 is skipped, one ``Skipped(path, reason)`` each, and the other files still read.
+What the readers then find reading the rows is named the same way: a file whose
+data cannot be read (``data_problem``), a row breaking the schema's non-null
+rules (``row_problem``, ``row_reason``: ``Skipped`` with its ``row``).
 
 Versions: 1, the first; 2 adds ``shrunk_steps``, ``shrunk_step_count``,
 ``shrunk_config_json`` and ``reduction`` (a row whose trace was reduced after
@@ -114,7 +117,7 @@ COUNTEREXAMPLE_SCHEMA = pa.schema([
     pa.field("counterexample_id", pa.string(), nullable=False),   # content hash of config + trace + failure
     pa.field("signature", pa.string(), nullable=False),           # dedup key: property + violation kind, ids/offsets normalized
     pa.field("property", pa.string(), nullable=False),            # property name, "SutDiffersFromModel" or "HarnessError"
-    pa.field("kind", pa.string(), nullable=False),                # "property" | "divergence" | "harness_error"
+    pa.field("kind", pa.string(), nullable=False),                # "property" | "liveness" | "divergence" | "harness_error"
     pa.field("violation", pa.string(), nullable=False),           # the violation text as reported
     pa.field("variants", pa.list_(pa.string()), nullable=False),
     pa.field("sut_bugs", pa.list_(pa.string()), nullable=False),
@@ -169,9 +172,66 @@ RUN_SCHEMA = pa.schema([
 SCHEMAS = {COUNTEREXAMPLES: COUNTEREXAMPLE_SCHEMA, RUNS: RUN_SCHEMA}
 
 #: The columns that make a Parquet file one of the table's: a file lacking one is
-#: not a replicheck file. Any other column may be missing (the schema only grows:
-#: an older file lacks the newer columns) and reads as null.
+#: not a replicheck file (nor is one lacking a ``NON_NULL`` column). A nullable
+#: column may be missing (the schema only grows: an older file lacks the newer
+#: columns) and reads as null.
 REQUIRED_COLUMNS = {COUNTEREXAMPLES: ("schema_version", "counterexample_id"), RUNS: ("schema_version", "run_id")}
+
+#: Per table, the columns every row must hold a value in (the schema's non-null
+#: fields, every one of them there since version 1), in schema order; of a list
+#: of names (``variants``, ``sut_bugs``) its items too. A file lacking one of
+#: these columns is not a replicheck file; a row holding a null in one breaks
+#: the schema (``row_problem``): a file written by another tool can hold it.
+NON_NULL = {t: tuple(f.name for f in s if not f.nullable) for t, s in SCHEMAS.items()}
+
+#: The columns a row is named by in a line about it.
+ID_COLUMN = {COUNTEREXAMPLES: "counterexample_id", RUNS: "run_id"}
+
+#: The columns ``store.decode`` checks itself: a counterexample whose trace or
+#: configuration is null is still read by ``store.reader`` (listed, found by
+#: id), and its replay fails naming the column ("cannot be decoded"), never
+#: replaying as the empty trace. Every other reader skips such a row.
+DECODED_COLUMNS = {COUNTEREXAMPLES: ("config_json", "steps"), RUNS: ()}
+
+
+def _holds_null_item(t: pa.DataType) -> bool:
+    """Whether a column of type ``t`` is a list of primitive values (names,
+    ids), whose items are then checked for null too."""
+    return (pa.types.is_list(t) or pa.types.is_large_list(t)) and not pa.types.is_nested(t.value_type)
+
+
+#: Per table, the ``NON_NULL`` columns whose list items must be values too.
+NON_NULL_ITEMS = {t: tuple(f.name for f in s if not f.nullable and _holds_null_item(f.type))
+                  for t, s in SCHEMAS.items()}
+
+
+def row_problem(row: dict, table: str, exempt: tuple[str, ...] = ()) -> Optional[str]:
+    """Why ``row`` (a dict of the table's columns) breaks the schema's non-null
+    rules — the first ``NON_NULL`` column, not in ``exempt``, that is missing
+    or null (``"signature is null"``), or a list of names holding a null
+    (``"variants holds a null item"``) — or None."""
+    for name in NON_NULL[table]:
+        if name in exempt:
+            continue
+        if name not in row:
+            return f"{name} is missing"
+        value = row[name]
+        if value is None:
+            return f"{name} is null"
+        if name in NON_NULL_ITEMS[table] and any(item is None for item in value):
+            return f"{name} holds a null item"
+    return None
+
+
+def row_reason(table: str, index: Optional[int], ident: Optional[str], problem: str) -> str:
+    """The reason of a skipped row, for ``Skipped``: ``row 3 (counterexample_id
+    ab12…): signature is null, which the schema does not allow; the row is
+    skipped, the file's other rows are read``. ``index``: the row's place in its
+    file (0-based; None: unknown); ``ident``: its id (None: none)."""
+    where = "a row" if index is None else f"row {index}"
+    if ident is not None:
+        where += f" ({ID_COLUMN[table]} {ident[:16] + '…' if len(ident) > 16 else ident})"
+    return f"{where}: {problem}, which the schema does not allow; the row is skipped, the file's other rows are read"
 
 
 # ------------------------------------------------------------------ reading
@@ -190,14 +250,32 @@ PARTITION_FORMAT = f"{PARTITION_COLUMN}=YYYY-MM-DD"
 
 @dataclass(frozen=True)
 class Skipped:
-    """A file or folder of a corpus table that is not read: its path and why (one
-    line). ``str()`` is the line every reader prints: ``PATH: REASON``."""
+    """A file or folder of a corpus table that is not read, or one row of a file
+    (``row``: its index) that is not: its path and why (one line). ``str()`` is
+    the line every reader prints: ``PATH: REASON``."""
 
     path: Location   # a local Path, or a store.fs.RemotePath (str(): its URI)
     reason: str
+    row: Optional[int] = None   # a row of the file (0-based) skipped, the rest of the file read; None: the file
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
+
+
+def data_problem(exc: BaseException) -> str:
+    """Why a file ``table_files`` chose could not be read after all — a data
+    page corrupt behind a sound footer, a file gone since it was listed — on one
+    line: ``cannot be read (OSError: Couldn't deserialize thrift: …)``."""
+    return f"cannot be read ({type(exc).__name__}: {' '.join(str(exc).split())})"
+
+
+def skipped_count(skipped) -> str:
+    """How many ``Skipped`` entries, in words: ``3 file(s) or folder(s)``,
+    ``1 row(s)``, or ``3 file(s) or folder(s) and 1 row(s)``."""
+    rows = sum(s.row is not None for s in skipped)
+    files = len(skipped) - rows
+    parts = ([f"{files} file(s) or folder(s)"] if files or not rows else []) + ([f"{rows} row(s)"] if rows else [])
+    return " and ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -325,11 +403,13 @@ def check_file(path: Location, table: str) -> tuple[Optional[int], Optional[str]
     ``store.fs.RemotePath``) is a readable Parquet file of ``table``
     (``version``: the schema version it was written with), else ``(None,
     reason)`` (one line): the file cannot be opened (permissions, a link loop),
-    is empty, is not Parquet or is truncated; it lacks a ``REQUIRED_COLUMNS``
-    column; a column has another type than the schema's; or it was written with a
-    newer schema version than this reader's. Columns the file lacks, but
-    ``REQUIRED_COLUMNS``, read as null. Reads the footer (and, without version
-    metadata or statistics, the ``schema_version`` column) only."""
+    is empty, is not Parquet or is truncated; it lacks a ``REQUIRED_COLUMNS`` or
+    ``NON_NULL`` column; a column has another type than the schema's; or it was
+    written with a newer schema version than this reader's. Other columns the
+    file lacks (newer, nullable ones) read as null. Reads the footer (and,
+    without version metadata or statistics, the ``schema_version`` column)
+    only: a data page corrupt behind a sound footer, or a row breaking the
+    non-null rules, is found when the rows are read (``row_problem``)."""
     try:
         with opened(path) as (size, source):
             return _check_open(source, size, table)
@@ -351,9 +431,11 @@ def _check_open(source, size: int, table: str) -> tuple[Optional[int], Optional[
         return None, f"cannot be read ({error_text(exc)})"
     except Exception as exc:  # ArrowInvalid and the like: not Parquet, truncated
         return None, f"not a readable Parquet file, or a truncated one ({error_text(exc)})"
-    missing = [name for name in REQUIRED_COLUMNS[table] if name not in found.names]
+    missing = [name for name in REQUIRED_COLUMNS[table] + NON_NULL[table] if name not in found.names]
+    missing = list(dict.fromkeys(missing))
     if missing:
-        return None, f"not a replicheck {table} file (missing columns {', '.join(missing)})"
+        named = ", ".join(missing if len(missing) <= 5 else missing[:4] + [f"and {len(missing) - 4} more"])
+        return None, f"not a replicheck {table} file (missing columns {named})"
     for f in schema:
         i = found.get_field_index(f.name)
         if i >= 0 and not _same_type(found.field(i).type, f.type):

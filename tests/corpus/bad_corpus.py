@@ -5,9 +5,11 @@ reader (``store.reader`` — replay, ``--replay-corpus`` — and
 ``add_bad(root, table, kind, good)`` puts one entry of ``kind`` into
 ``root/table`` beside ``good`` (a readable file of that table) and returns
 ``(path, reason)``: the path every reader must name, once, and a fragment of the
-reason it must give. The unreadable kinds need ``chmod`` to deny: ``denied(path)``
-says whether it does (not for root); ``restore(root)`` makes everything readable
-again for clean-up."""
+reason it must give. A row kind (``ROW_KINDS``, ``DECODE_KINDS``) is a file of
+two rows, the first breaking the schema's non-null rules, the second good: the
+path is the file's, the reason the row's. The unreadable kinds need ``chmod`` to
+deny: ``denied(path)`` says whether it does (not for root); ``restore(root)``
+makes everything readable again for clean-up."""
 
 from __future__ import annotations
 
@@ -21,10 +23,26 @@ import pyarrow.parquet as pq
 
 from store.schema import SCHEMA_VERSION, VERSION_KEY
 
+#: A row breaking the schema's non-null rules, by kind: the column made null in
+#: a counterexamples file and in a runs file (the nearest column of its own).
+NULL_ROW_COLUMNS = {"null_signature": ("signature", "test_id"),
+                    "null_counterexample_id": ("counterexample_id", "run_id"),
+                    "null_step_count": ("step_count", "steps"),
+                    "null_variants": ("variants", "variants"),
+                    "null_steps": ("steps", "steps")}
+#: Of a counterexamples file, the kind whose row ``store.reader`` reads (its
+#: replay says it cannot be decoded, naming the column) while the report skips
+#: it: not in ``KINDS``.
+DECODE_KINDS = ("null_steps",)
+#: The kinds that are one bad row of a file whose other row is good (the path
+#: named is the file's, the line names the row: ``Skipped.row`` is 0).
+ROW_KINDS = tuple(k for k in NULL_ROW_COLUMNS if k not in DECODE_KINDS)
 #: Every kind of bad entry, in the order the tests build them.
 KINDS = ("zero_byte", "truncated", "readme", "readme_in_partition", "wrong_schema", "wrong_type", "newer_version",
          "unreadable_file", "symlink_loop", "stray_folder", "notadate", "unreadable_folder", "folder_in_partition",
-         "outside_partition")
+         "outside_partition", "corrupt_page") + ROW_KINDS
+#: The id of the bad row of a ``ROW_KINDS`` file (but ``null_counterexample_id``'s).
+BAD_ROW_ID = "b" * 64
 #: The kinds that need file permissions to deny reading.
 UNREADABLE = ("unreadable_file", "unreadable_folder")
 
@@ -35,6 +53,36 @@ def _wrong_type(table: pa.Table) -> pa.Table:
              if pa.types.is_integer(f.type) and f.name != "schema_version")
     name = table.schema.field(i).name
     return table.set_column(i, pa.field(name, pa.string()), pa.array([str(v) for v in table.column(i).to_pylist()]))
+
+
+def corrupt_page(good: Path, path: Path) -> Path:
+    """A copy of ``good`` at ``path`` whose footer is sound but whose data is
+    not: the header of the first page of the middle column's chunk, in every
+    row group, overwritten with garbage. Opening it and reading its footer
+    work (``store.schema.check_file`` passes); reading its rows fails."""
+    data = bytearray(good.read_bytes())
+    md = pq.ParquetFile(good).metadata
+    for rg in range(md.num_row_groups):
+        chunk = md.row_group(rg).column(md.num_columns // 2)
+        start = chunk.dictionary_page_offset if chunk.has_dictionary_page else chunk.data_page_offset
+        data[start:start + 16] = b"\xff" * 16
+    path.write_bytes(bytes(data))
+    return path
+
+
+def null_row(good: Path, path: Path, table: str, kind: str) -> Path:
+    """A file at ``path`` of two rows: ``good``'s first row with ``kind``'s
+    column (``NULL_ROW_COLUMNS``) null and its id ``BAD_ROW_ID``, then that
+    row again, unchanged (a good row: the same find again)."""
+    data = pq.read_table(good)
+    column = NULL_ROW_COLUMNS[kind][0 if table == "counterexamples" else 1]
+    bad = data.slice(0, 1).to_pylist()[0]
+    if kind != "null_counterexample_id":
+        bad["counterexample_id" if table == "counterexamples" else "run_id"] = BAD_ROW_ID
+    bad[column] = None
+    schema = pa.schema([f.with_nullable(True) for f in data.schema], metadata=data.schema.metadata)
+    pq.write_table(pa.Table.from_pylist([bad, data.slice(0, 1).to_pylist()[0]], schema=schema), path)
+    return path
 
 
 def add_bad(root: Path, table: str, kind: str, good: Path) -> tuple[Path, str]:
@@ -105,6 +153,14 @@ def add_bad(root: Path, table: str, kind: str, good: Path) -> tuple[Path, str]:
         p = base / "part-outside.parquet"
         shutil.copy(good, p)
         return p, "a file outside the run_date=YYYY-MM-DD folders"
+    if kind == "corrupt_page":
+        return corrupt_page(good, part / "part-corrupt-page.parquet"), "cannot be read ("
+    if kind in NULL_ROW_COLUMNS:
+        column = NULL_ROW_COLUMNS[kind][0 if table == "counterexamples" else 1]
+        p = null_row(good, part / f"part-{kind.replace('_', '-')}.parquet", table, kind)
+        id_column = "counterexample_id" if table == "counterexamples" else "run_id"
+        ident = "" if kind == "null_counterexample_id" else f" ({id_column} {BAD_ROW_ID[:16]}…)"
+        return p, f"row 0{ident}: {column} is null, which the schema does not allow"
     raise ValueError(f"unknown kind {kind!r}; allowed: {', '.join(KINDS)}")
 
 

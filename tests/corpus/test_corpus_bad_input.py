@@ -1,7 +1,8 @@
 """Bad input gets a clear error and loses nothing: an unknown id or signature, a
 corrupt or truncated file (the others are still read), a file of a newer schema
 version (refused), a trace whose step is not enabled, rows that cannot be
-decoded, and files still being written (invisible)."""
+decoded (a null or missing trace, configuration, kind, variants: never replayed
+as a pass), and files still being written (invisible)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from store.codec import TraceDecodeError
 from check.subject import Subject
 from model import Config, ControlledShutdown, Produce, StartBroker
 
+from bad_corpus import BAD_ROW_ID, add_bad
 from corpus_support import HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE, rows_for, run_pytest, write_corpus
 
 
@@ -218,6 +220,68 @@ def test_rows_that_cannot_be_decoded_say_why(change, message):
     with pytest.raises(TraceDecodeError) as info:
         decode_counterexample(row)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"steps": None}, "steps is null: the row has no trace to replay"),
+    ({"steps": [None]}, "steps[0] is null"),
+    ({"steps": [{"idx": None, "family": "client", "action": "Consume", "args_json": "{}"}]},
+     "steps[0] (Consume): idx is null"),
+    ({"config_json": None}, "config_json is null"),
+    ({"kind": None}, "kind is null"),
+    ({"property": None}, "property is null"),
+    ({"variants": None}, "variants is null"),
+    ({"variants": [None]}, "variants holds a null item"),
+    ({"sut_bugs": None}, "sut_bugs is null"),
+    ({"counterexample_id": None}, "counterexample_id is null"),
+])
+def test_a_row_missing_what_decoding_needs_is_never_replayed_as_a_pass(change, message):
+    """Null steps replayed as the empty trace, which passes; null variants as
+    the correct protocol: both a wrong verdict. Decoding names the column."""
+    (row,) = rows_for(HWM_TRACE, HWM_CONFIG)
+    row.update(change)
+    with pytest.raises(TraceDecodeError) as info:
+        decode_counterexample(row)
+    assert message in str(info.value)
+
+
+def test_a_row_without_steps_cannot_be_decoded():
+    (row,) = rows_for(HWM_TRACE, HWM_CONFIG)
+    del row["steps"]
+    with pytest.raises(TraceDecodeError, match="steps is missing: the row has no trace to replay"):
+        decode_counterexample(row)
+
+
+def null_steps_corpus(corpus):
+    """A file beside ``corpus``'s two: a copy of its HWM row (id ``BAD_ROW_ID``) with
+    null ``steps``, and the HWM row again."""
+    first = sorted(partition(corpus).iterdir())[0]
+    path, reason = add_bad(corpus, COUNTEREXAMPLES, "null_steps", first)
+    return path
+
+
+def test_replay_of_a_row_with_null_steps_says_it_cannot_be_decoded(corpus):
+    path = null_steps_corpus(corpus)
+    listed = cli(corpus, "--list")
+    assert listed.exit_code == 0 and BAD_ROW_ID[:16] in listed.stdout   # listed: it has an id and a signature
+    result = cli(corpus, "--id", BAD_ROW_ID[:16])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"error: counterexample {BAD_ROW_ID} ({path}) cannot be decoded: steps is null: the row "
+                             "has no trace to replay; the schema requires a list of steps\n")
+    assert "not reproduced" not in result.output
+    # the good rows still replay
+    for row in read_counterexamples(corpus, warn=False).rows:
+        if row["counterexample_id"] != BAD_ROW_ID:
+            assert cli(corpus, "--id", row["counterexample_id"]).exit_code == 1
+
+
+def test_replay_corpus_fails_the_row_with_null_steps_and_runs_the_rest(corpus):
+    path = null_steps_corpus(corpus)
+    proc = run_pytest(corpus.parent, "-q", "-rf", "--replay-corpus", str(corpus))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "1 failed, 2 passed" in proc.stdout, proc.stdout
+    assert f"counterexample {BAD_ROW_ID} ({path}) cannot be decoded: steps is null" in proc.stdout
+    assert "INTERNALERROR" not in proc.stdout + proc.stderr
 
 
 def test_decoding_restores_config_actions_variants_and_bugs():

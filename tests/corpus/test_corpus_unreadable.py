@@ -1,8 +1,11 @@
 """Nothing good is lost to a bad file: every kind of bad entry in a corpus table
 (``bad_corpus.KINDS``: an empty, truncated, foreign, wrong-typed, newer or
 unreadable file, a README.md, a symbolic link loop, a stray, misnamed, nested
-or unreadable folder, a file outside the partitions) is skipped by each reader
-with one line naming it and why, and everything else is read: the harness's
+or unreadable folder, a file outside the partitions, a data page corrupt behind
+a sound footer; a row with a null signature, counterexample_id, step_count or
+variants, beside a good row in its file) is skipped by each reader with one line
+naming it (a row: its file, index, id and column) and why, and everything else
+is read: the harness's
 reader, ``replicheck replay`` (``--list`` exits ``PARTIAL_READ``) and ``pytest
 --replay-corpus`` (one failing test per bad entry), which works from any
 folder as a plugin of the installed package."""
@@ -29,7 +32,7 @@ from store.reader import read_counterexamples, read_runs
 from store.schema import (COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLES, RUN_SCHEMA, RUNS, SCHEMA_VERSION, VERSION_KEY,
                             _same_type, partition_date, table_files)
 
-from bad_corpus import KINDS, UNREADABLE, add_bad, add_every_bad, denied, restore
+from bad_corpus import BAD_ROW_ID, KINDS, ROW_KINDS, UNREADABLE, add_bad, add_every_bad, denied, restore
 from corpus_support import (HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE, ROOT, clean_env, rows_for,
                             run_pytest, write_corpus)
 
@@ -82,10 +85,34 @@ def test_each_bad_entry_is_skipped_with_one_line_and_every_good_row_is_read(good
     path, reason = add_bad(root, COUNTEREXAMPLES, kind, first)
     assert kind not in UNREADABLE or denied(path)
     read = read_counterexamples(root, warn=False)
-    assert {r["counterexample_id"] for r in read.rows} == ids and len(read.rows) == 3 and len(read.files) == 3
+    # a bad row's file is read: its good row too (the first counterexample found once more)
+    extra = 1 if kind in ROW_KINDS else 0
+    assert {r["counterexample_id"] for r in read.rows} == ids
+    assert len(read.rows) == 3 + extra and len(read.files) == 3 + extra
     (line,) = read.problems                               # one line, naming it and why
     assert line.startswith(f"{path}: ") and reason in line and "\n" not in line
     assert [s.path for s in read.skipped] == [path]
+    assert [s.row for s in read.skipped] == [0 if kind in ROW_KINDS else None]
+
+
+@pytest.mark.parametrize("kind", ROW_KINDS)
+def test_a_bad_row_of_runs_is_skipped_and_the_other_rows_are_read(good, kind):
+    root, _, _, runs_file = good
+    path, reason = add_bad(root, RUNS, kind, runs_file)
+    runs = read_runs(root, warn=False)
+    (line,) = runs.problems
+    assert line.startswith(f"{path}: ") and reason.replace("counterexamples", "runs") in line
+    assert [r["run_id"] for r in runs.rows] == ["a", "a"] and len(runs.files) == 2
+
+
+def test_a_file_lacking_a_column_every_row_needs_is_one_line(good):
+    root, ids, first, _ = good
+    path = first.parent / "part-no-signature.parquet"
+    pq.write_table(pq.read_table(first).drop_columns(["signature", "step_count"]), path)
+    read = read_counterexamples(root, warn=False)
+    assert read.problems == [f"{path}: not a replicheck counterexamples file (missing columns signature, "
+                             "step_count)"]
+    assert {r["counterexample_id"] for r in read.rows} == ids
 
 
 def test_every_bad_entry_at_once_in_both_tables(good):
@@ -97,8 +124,8 @@ def test_every_bad_entry_at_once_in_both_tables(good):
     assert {r["counterexample_id"] for r in read.rows} == ids
     assert sorted(str(s.path) for s in read.skipped) == sorted(str(p) for p, _ in bad.values())
     assert len(warned) == len(bad)                        # one warning per entry
-    runs = read_runs(root, warn=False)
-    assert len(runs.rows) == 1 and len(runs.skipped) == len(bad_runs)
+    runs = read_runs(root, warn=False)   # each bad row's file holds a good one: the run found again
+    assert len(runs.rows) == 1 + len(ROW_KINDS) and len(runs.skipped) == len(bad_runs)
     for path, reason in bad_runs.values():
         (line,) = [p for p in runs.problems if p.startswith(f"{path}: ")]
         assert reason.replace("counterexamples", "runs") in line
@@ -147,19 +174,41 @@ def test_replay_list_names_each_bad_entry_once_and_exits_partial(good):
     assert clean.exit_code == 0 and clean.stderr == ""
     assert clean.stdout.startswith(f"2 counterexample(s), 2 signature(s) in {root} (3 readable file(s))")
     bad = add_every_bad(root, COUNTEREXAMPLES, first)
+    rows = sum(k in ROW_KINDS for k in bad)              # files read, with a bad row skipped
     result = _replay(root, "--list")
-    assert result.exit_code == PARTIAL_READ == 3
-    assert result.stdout.startswith(f"2 counterexample(s), 2 signature(s) in {root} (3 readable file(s), "
+    assert result.exit_code == PARTIAL_READ == 3, result.output
+    assert result.stdout.startswith(f"2 counterexample(s), 2 signature(s) in {root} ({3 + rows} readable file(s), "
                                     f"{len(bad)} skipped)")
-    assert all(i[:16] in result.stdout for i in ids)
+    assert all(i[:16] in result.stdout for i in ids) and BAD_ROW_ID[:16] not in result.stdout
     lines = result.stderr.splitlines()
     for path, reason in bad.values():
         (line,) = [x for x in lines if x.startswith(f"skipped: {path}: ")]
         assert reason in line
-    assert lines[-1] == f"{len(bad)} file(s) or folder(s) of {root} skipped (named above); 3 file(s) read"
+    assert lines[-1] == (f"{len(bad) - rows} file(s) or folder(s) and {rows} row(s) of {root} skipped "
+                         f"(named above); {3 + rows} file(s) read")
     assert len(lines) == len(bad) + 1
     # a replay by id still gives the replay's own status (the row was found)
     assert _replay(root, "--id", sorted(ids)[0]).exit_code == 1
+
+
+@pytest.mark.parametrize("kind", ("corrupt_page",) + ROW_KINDS)
+def test_replay_by_id_names_a_corrupt_page_or_a_bad_row_and_replays_the_good_rows(good, kind):
+    """A data page corrupt behind a sound footer; a null signature,
+    counterexample_id, step_count or variants in one row: ``replay --id`` of a
+    good row still replays it (1: it fails as recorded), naming the bad entry
+    on stderr; of the bad row's id, it is not there (2)."""
+    root, ids, first, _ = good
+    path, reason = add_bad(root, COUNTEREXAMPLES, kind, first)
+    for ident in ids:
+        result = _replay(root, "--id", ident[:16])
+        assert result.exit_code == 1, result.output
+        assert [x for x in result.stderr.splitlines() if x.startswith("skipped: ")] == \
+            [x for x in result.stderr.splitlines() if x.startswith(f"skipped: {path}: ") and reason in x]
+        assert f"counterexample {ident}" in result.stdout
+    if kind in ROW_KINDS:
+        result = _replay(root, "--id", BAD_ROW_ID[:16])
+        assert result.exit_code == 2 and "no counterexample with id" in result.stderr
+        assert f"skipped: {path}: {reason}" in result.stderr
 
 
 def test_replay_names_a_partition_folder_it_cannot_list(good, monkeypatch):
@@ -192,11 +241,11 @@ def test_replay_corpus_makes_each_bad_entry_one_failing_test_and_runs_the_rest(g
     bad = add_every_bad(root, COUNTEREXAMPLES, first)
     proc = run_pytest(root.parent, "-q", "-rf", "--replay-corpus", str(root))
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert f"{len(bad)} failed, 2 passed" in proc.stdout, proc.stdout
-    for path, reason in bad.values():
-        name = f"corpus::unreadable[{path.relative_to(root)}]"
+    assert f"{len(bad)} failed, 2 passed" in proc.stdout, proc.stdout   # the good row of a bad row's file: again
+    for kind, (path, reason) in bad.items():
+        name = f"corpus::unreadable[{path.relative_to(root)}{'#row0' if kind in ROW_KINDS else ''}]"
         assert proc.stdout.count(f"FAILED {name}") == 1, (name, proc.stdout)
-        assert f"{path}: " in proc.stdout
+        assert f"{path}: " in proc.stdout and reason in proc.stdout
 
 
 def test_replay_corpus_space_form_works_from_any_folder_as_an_installed_plugin(good, tmp_path):

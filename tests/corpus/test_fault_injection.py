@@ -100,3 +100,16 @@ def test_concurrent_writers_without_hard_links_lose_nothing(tmp_path):
 def test_a_full_disk_loses_no_counterexample_in_process(tmp_path):
     o = fault_matrix.disk_full_fault(tmp_path)
     assert (o.found, o.on_disk, o.printed) == (1, 0, 1), o.output
+
+
+@pytest.mark.system
+def test_no_reader_loses_a_good_counterexample_to_a_corrupt_page_or_a_null_row(tmp_path):
+    """The fault matrix's bad inputs, each read by every reader in processes of
+    their own (``replay --list``, ``replay --id``, ``pytest --replay-corpus``,
+    ``report``): both good counterexamples read by each, each bad entry named,
+    no reader crashing."""
+    outcomes = fault_matrix.run_scenarios(list(fault_matrix.BAD_INPUTS), parallel=2, root=tmp_path)
+    for name, o in outcomes.items():
+        assert o.read == {reader: 2 for reader in fault_matrix.READERS}, (name, o.read, o.output[-5000:])
+        assert o.lost == 0 and all(o.named.values()) and o.crashed == (), (name, o.named, o.crashed,
+                                                                          o.output[-5000:])

@@ -12,7 +12,8 @@ import threading
 import pytest
 from click.testing import CliRunner
 
-from corpus_support import HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE, rows_for
+from bad_corpus import BAD_ROW_ID, add_bad
+from corpus_support import HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE, clean_env, rows_for, run_pytest
 from store.part import write_part
 from store.reader import read_counterexamples, read_runs
 from store.writer import CorpusWriter
@@ -114,6 +115,54 @@ def test_a_bad_object_is_skipped_with_one_line_and_the_others_are_read(s3_bucket
     replayed = CliRunner().invoke(main, ["replay", uri, "--id", ident[:12]])
     assert replayed.exit_code == 1, replayed.output   # it fails as recorded
     assert f"file:       {base}/part-r1-w0-0000-" in replayed.stdout
+
+
+def test_a_corrupt_page_and_bad_rows_on_s3_are_named_by_every_reader_and_the_rest_is_read(s3_bucket, s3_endpoint,
+                                                                                            tmp_path):
+    """A data page corrupt behind a sound footer (a file), a null signature (a
+    row, skipped) and null steps (a row that cannot be decoded) in objects on
+    S3: ``replay --list`` and ``--id``, and ``pytest --replay-corpus``, name
+    each once and read everything else."""
+    from replicheck_cli.commands import main
+    uri = f"s3://{s3_bucket}/corpus"
+    hwm = rows_for(HWM_TRACE, HWM_CONFIG)
+    produce = rows_for(PRODUCE_TRACE, PRODUCE_CONFIG, frozenset({Bug.PRODUCE_IGNORES_MIN_ISR}))
+    write_part(uri, COUNTEREXAMPLES, produce, "r1", "w1", 0, DAY)
+    good = write_part(tmp_path / "local", COUNTEREXAMPLES, hwm, "r1", "w0", 0, DAY)   # built here, then put
+    folder = f"corpus/{COUNTEREXAMPLES}/run_date={DAY.isoformat()}"
+    base = f"{uri}/{COUNTEREXAMPLES}/run_date={DAY.isoformat()}"
+    for kind in ("corrupt_page", "null_signature", "null_steps"):
+        path, _ = add_bad(tmp_path / "local", COUNTEREXAMPLES, kind, good)
+        put(s3_endpoint, s3_bucket, f"{folder}/{path.name}", path.read_bytes())
+    put(s3_endpoint, s3_bucket, f"{folder}/{good.name}", good.read_bytes())
+
+    read = read_counterexamples(uri, warn=False)
+    assert read.problems[0].startswith(f"{base}/part-corrupt-page.parquet: cannot be read (OSError: ")
+    assert read.problems[1:] == [f"{base}/part-null-signature.parquet: row 0 (counterexample_id {BAD_ROW_ID[:16]}…): "
+                                 "signature is null, which the schema does not allow; the row is skipped, the "
+                                 "file's other rows are read"]
+    ids = {r["counterexample_id"] for r in hwm + produce}
+    assert {r["counterexample_id"] for r in read.rows} == ids | {BAD_ROW_ID}   # the null-steps row is read
+
+    listed = CliRunner().invoke(main, ["replay", uri, "--list"])
+    assert listed.exit_code == 3, listed.output
+    assert [line for line in listed.stderr.splitlines() if line.startswith("skipped: ")] == \
+        [f"skipped: {p}" for p in read.problems]
+    assert listed.stdout.startswith("3 counterexample(s)")
+    for ident in ids:
+        assert CliRunner().invoke(main, ["replay", uri, "--id", ident[:12]]).exit_code == 1
+    undecodable = CliRunner().invoke(main, ["replay", uri, "--id", BAD_ROW_ID[:12]])
+    assert undecodable.exit_code == 2
+    assert "cannot be decoded: steps is null: the row has no trace to replay" in undecodable.stderr
+
+    proc = run_pytest(tmp_path, "-q", "-rf", "--replay-corpus", uri, env=clean_env())
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "3 failed, 2 passed" in proc.stdout, proc.stdout   # the corrupt file, the null row, the null steps
+    assert "INTERNALERROR" not in proc.stdout + proc.stderr
+    assert "corpus::unreadable[counterexamples/run_date=2026-01-05/part-null-signature.parquet#row0]" \
+        in proc.stdout
+    assert f"counterexample {BAD_ROW_ID} ({base}/part-null-steps.parquet) cannot be decoded: steps is null" \
+        in proc.stdout
 
 
 def test_a_uri_that_cannot_be_used_is_one_line(s3_bucket, s3_endpoint, monkeypatch):

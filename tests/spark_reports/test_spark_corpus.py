@@ -118,13 +118,19 @@ def test_a_file_of_a_newer_schema_version_is_skipped_naming_it(spark, tmp_path):
     assert "upgrade replicheck" in skipped.reason
 
 
-def test_older_files_with_fewer_columns_read_with_nulls(spark, tmp_path):
-    older = pa.schema([f for f in RUN_SCHEMA if f.name != "event_counts"])
+def test_a_file_lacking_a_column_every_row_needs_is_skipped_naming_it(spark, tmp_path):
+    """Every column the schema requires a value in has been there since version
+    1, so a file lacking one is no older file (those lack newer, nullable
+    columns only, read as nulls: the next test) but a foreign one: each of its
+    rows would break the schema, so the file is named once and skipped."""
+    lacking = pa.schema([f for f in RUN_SCHEMA if f.name != "event_counts"])
     row = run("old")
     del row["event_counts"]
-    write(tmp_path, "runs", [row], schema=older)
+    path = write(tmp_path, "runs", [row], schema=lacking)
+    write(tmp_path, "runs", [run("good")], name="part-1.parquet")
     c = load_corpus(spark, tmp_path)
-    assert c.runs.select("event_counts").collect()[0][0] is None
+    assert [r.run_id for r in c.runs.select("run_id").collect()] == ["good"]
+    assert [str(s) for s in c.skipped] == [f"{path}: not a replicheck runs file (missing columns event_counts)"]
 
 
 def test_older_counterexample_files_read_beside_the_newest_with_null_columns(spark, tmp_path):
