@@ -192,7 +192,7 @@ def _with_failure(result: UnitResult, verdict: Verdict, stats: RunStats, run_sta
     reduced = [r["step_count"] for r in rows if r["shrunk_step_count"] is not None]
     shrunk = [n for n in (result.shrunk_steps, len(verdict.trace)) if n is not None]
     kind = verdict.finding_kind
-    found = result.found or (",".join(verdict.properties) if kind == "property" else kind)
+    found = result.found or (",".join(verdict.properties) if kind in ("property", "liveness") else kind)
     return attrs.evolve(result, found=found, shrunk_steps=min(shrunk),
                         reduced_steps=min(reduced) if reduced else result.reduced_steps,
                         signatures=tuple(dict.fromkeys(result.signatures + (verdict.signature,))))

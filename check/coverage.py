@@ -5,7 +5,7 @@ counted per run for the corpus."""
 from __future__ import annotations
 
 from model import (NO_LEADER, Action, AlterPartitionResponse, CancelReassignment, ClusterState,
-                   FetchResponse, ListOffsets, StartBroker, UncleanShutdown)
+                   FetchResponse, Heal, ListOffsets, StartBroker, UncleanShutdown)
 
 
 def events_between(before: ClusterState, after: ClusterState, action: Action) -> list[str]:
@@ -43,7 +43,11 @@ def events_between(before: ClusterState, after: ClusterState, action: Action) ->
         out.append("unclean registration (empty broker epoch)")
     if isinstance(action, ListOffsets) and h1.list_offsets and h1.list_offsets[-1].hwm is None:
         out.append("ListOffsets answered unknown (HWM below LESO)")
-    new = after.network.messages[-1] if after.network.next_id > before.network.next_id else None
+    if isinstance(action, Heal):
+        out.append("healing phase")
+    # the message this step sent, if still in flight (a healing phase delivers its own)
+    sent = after.network.next_id > before.network.next_id and after.network.messages
+    new = after.network.messages[-1] if sent else None
     if isinstance(new, AlterPartitionResponse):
         out.append(f"AlterPartition rejected: {new.error}" if new.error else "AlterPartition accepted")
     elif isinstance(new, FetchResponse):

@@ -46,6 +46,16 @@ class PropertyViolated(CheckFailed):
         return self.verdict.violations
 
 
+class LivenessFailed(CheckFailed):
+    """A liveness goal failed at the end of a healing phase."""
+
+    kind = "liveness"
+
+    @property
+    def violations(self) -> tuple:
+        return self.verdict.violations
+
+
 class SutDiverged(CheckFailed):
     """The implementation differs from the model after the same actions: its
     observed state, an action's outcome, its refusal of an action the model took,
@@ -75,7 +85,7 @@ class HarnessFailure(CheckFailed):
 
 def failure_for(verdict: Verdict) -> CheckFailed:
     """The exception carrying ``verdict``, of its kind's class."""
-    cls = {"property": PropertyViolated, "divergence": SutDiverged, "outcome": SutDiverged, "enablement": SutDiverged,
+    cls = {"property": PropertyViolated, "liveness": LivenessFailed, "divergence": SutDiverged, "outcome": SutDiverged, "enablement": SutDiverged,
            "harness_error": HarnessFailure}[verdict.kind]
     return cls(verdict)
 

@@ -23,10 +23,11 @@ from .subject import Subject
 from .timeline import Moment
 from .verdict import Verdict
 
-#: What a finding is: a property failed on the model; the implementation differs
-#: from the model (its observed state, an outcome, a refusal, an enablement); an
-#: exception in the model, the implementation or the check itself.
-FINDING_KINDS = ("property", "divergence", "harness_error")
+#: What a finding is: a property failed on the model; a liveness goal failed at
+#: the end of a healing phase; the implementation differs from the model (its
+#: observed state, an outcome, a refusal, an enablement); an exception in the
+#: model, the implementation or the check itself.
+FINDING_KINDS = ("property", "liveness", "divergence", "harness_error")
 
 
 @attrs.frozen
@@ -94,7 +95,7 @@ class Finding:
         """The failure as reported: the property's violations, or the
         differences, or the error."""
         v = self.verdict
-        if v.kind == "property":
+        if v.kind in ("property", "liveness"):
             return "\n".join(str(x) for x in v.violations)
         return "\n".join(v.differences) if v.differences else v.template
 
@@ -132,7 +133,8 @@ class Finding:
 def findings(verdict: Verdict, subject: Subject, search: Search = Search()) -> tuple[Finding, ...]:
     """The findings a verdict is: one per failing property of a property verdict
     (``Verdict.for_property``), one for any other kind."""
-    parts = [verdict.for_property(p) for p in verdict.properties] if verdict.kind == "property" else [verdict]
+    split = verdict.kind in ("property", "liveness")   # one finding per failing property or goal
+    parts = [verdict.for_property(p) for p in verdict.properties] if split else [verdict]
     return tuple(Finding(v, subject, search) for v in parts)
 
 

@@ -29,16 +29,21 @@ import copy
 import itertools
 from typing import Any, Iterable, Optional
 
+import attrs
+
 import properties
-from model import (Action, ActionNotEnabled, CancelReassignment, ClusterState, Config, Consume, FenceBroker,
+from model import (Action, ActionNotEnabled, CancelReassignment, ClusterState, Config, Consume, FenceBroker, Heal,
                    ListOffsets, Observation, Outcome, Produce, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UnfenceBroker, initial_state,
                    observe, outcome, step, why_not_enabled)
+from model.healing import schedule
+from properties.liveness import check_liveness
 
 from .describe import diff
 from .implementations import factory
 from .subject import Subject
-from .verdict import Verdict, divergence_verdict, error_verdict, property_verdict, refusal_verdict
+from .verdict import (Verdict, divergence_verdict, error_verdict, liveness_verdict, property_verdict,
+                      refusal_verdict)
 
 # ------------------------------------------------------------------ enablement probes
 
@@ -81,6 +86,20 @@ def enablement_disagreements(state: ClusterState, implementation: Any,
             out.append(f"enablement of {action!r}: model={'enabled' if model_ok else 'refused'} "
                        f"sut={'refused' if model_ok else 'enabled'}")
     return tuple(out)
+
+
+def replay_into(implementation: Any, config: Config, trace: Iterable[Action]) -> None:
+    """``implementation`` takes ``trace``'s actions from ``config``'s initial state
+    (``apply`` only, nothing compared), a ``Heal`` as the actions of its healing
+    schedule, which the model computes along the way."""
+    state = initial_state(config)
+    for action in trace:
+        if isinstance(action, Heal):
+            for _, sub, state in schedule(state):
+                implementation.apply(sub)
+        else:
+            implementation.apply(action)
+            state = step(state, action)
 
 
 # ---------------------------------------------------------------------- the check
@@ -147,8 +166,7 @@ class LockStep:
         other.implementation = None
         if not (detached or known_met) and self._factory is not None:
             other.implementation = self._factory(self.config)
-            for action in other.trace:
-                other.implementation.apply(action)
+            replay_into(other.implementation, self.config, other.trace)
         return other
 
     @property
@@ -169,7 +187,10 @@ class LockStep:
 
     def step(self, action: Action) -> Optional[Verdict]:
         """Apply ``action`` to the model (raises ActionNotEnabled as ``model.step``
-        does, the lockstep unchanged) and the implementation, then check."""
+        does, the lockstep unchanged) and the implementation, then check. The
+        directive ``Heal`` runs the healing phase (``_heal``)."""
+        if isinstance(action, Heal):
+            return self._heal()
         before = self.state
         self.last_outcome = self.last_observed = None   # until this step's implementation gives them
         try:
@@ -179,12 +200,40 @@ class LockStep:
         except Exception as e:  # a model crash is a harness error of this step
             self.trace.append(action)
             return error_verdict(before, tuple(self.trace), e)
-        self.state = new_state
         self.trace.append(action)
+        return self._advance(before, new_state, action)
+
+    def _advance(self, before: ClusterState, new_state: ClusterState, action: Action) -> Optional[Verdict]:
+        """The model took ``action`` from ``before`` to ``new_state``: check the
+        properties, then the implementation taking it."""
+        self.state = new_state
         found = self._check_properties()
         if found is not None or self.implementation is None:
             return found
         return self._unless_known(self._apply(before, action))
+
+    def _heal(self) -> Optional[Verdict]:
+        """The healing phase (``model.healing.schedule``, computed on the model:
+        deterministic), each of its actions taken by the model and the
+        implementation and checked as any step; then, unless the run went past a
+        finding, the liveness goals (``properties.liveness``). The trace records
+        the one directive; a verdict during healing names the round and action."""
+        self.trace.append(Heal())
+        done: list[tuple[int, Action]] = []
+        state = self.state
+        try:
+            for number, action, after in schedule(state):
+                done.append((number, action))
+                verdict = self._advance(state, after, action)
+                if verdict is not None:
+                    return attrs.evolve(verdict, text=f"{verdict.text}\n\nduring healing, round {number}: {action!r}")
+                state = after
+        except Exception as e:  # a model crash while healing
+            return error_verdict(state, tuple(self.trace), e)
+        finally:
+            self.last_outcome = self.last_observed = None   # the directive has no outcome of its own
+        violations = () if self.detached or not self.subject.check_properties else check_liveness(self.state)
+        return liveness_verdict(violations, self.state, tuple(self.trace), tuple(done)) if violations else None
 
     def _apply(self, before: ClusterState, action: Action) -> Optional[Verdict]:
         """The implementation takes ``action``: its refusal, exception, outcome and

@@ -12,7 +12,7 @@ from hypothesis.errors import HypothesisException
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from model import (ACTION_TYPES, ACTIONS, NO_LEADER, Action, ClusterState, Config,
+from model import (ACTION_TYPES, ACTIONS, DIRECTIVE_FAMILIES, NO_LEADER, Action, ClusterState, Config, Heal,
                    ControlledShutdown, FenceBroker, Produce, Reassign, ReplicateMetadata, SendFetch, StartBroker,
                    UncleanRecovery, UncleanShutdown, UnfenceBroker, enabled_actions, family_of,
                    why_not_enabled)
@@ -35,6 +35,8 @@ EXCHANGE_STARTERS = tuple(k.cls for k in ACTIONS if k.sends and not k.receives)
 FAULTS = tuple(k.cls for k in ACTIONS if k.fault)
 MAX_FAULT_SPACING = 24
 MAX_WARM_UP = 4
+#: The latest rule step an example's healing phase may come at.
+MAX_HEAL_AFTER = 120
 
 #: Relative weight of an action class among the enabled classes of its family
 #: (``model.ActionKind.family_weight``).
@@ -95,6 +97,8 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     subject: Subject = Subject()
     run_stats: RunStats = RunStats()  # replaced per subclass by machine_for
+    #: Whether examples may end in a healing phase (a subclass without, to measure what it costs).
+    heals: bool = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -108,6 +112,8 @@ class ReplicationMachine(RuleBasedStateMachine):
         self._enabled: dict[str, list[Action]] = {}
         self._finding_reported = False
         self._known_reported = 0
+        self.heal_after: Optional[int] = None
+        self.rule_steps = 0
 
     # ------------------------------------------------------------------ set-up
 
@@ -133,9 +139,14 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.fault_spacing = draws.integer(0, MAX_FAULT_SPACING, "fault spacing")
         warm_up = draws.integer(0, MAX_WARM_UP, "warm-up writes")
         swarm = self._draw_swarm(draws)
+        # Healing (liveness): in a share of examples the cluster heals once, after
+        # this many rule steps (the directive Heal; shrinks towards no healing).
+        self.rule_steps = 0
+        self.heal_after = self._draw_heal(draws, 0)
         if currently_in_test_context():
             note(f"config: {self.config}; fault spacing: {self.fault_spacing}; warm-up writes: {warm_up}; "
-                 f"swarm: {', '.join(f'{c.__name__} x{f:g}' for c, f in swarm.items() if f != 1) or 'none'}")
+                 f"swarm: {', '.join(f'{c.__name__} x{f:g}' for c, f in swarm.items() if f != 1) or 'none'}; "
+                 f"heals: {'no' if self.heal_after is None else f'after {self.heal_after} rule steps'}")
         self.lockstep = LockStep(self.subject.with_config(config))
         self.state = self.lockstep.state
         self._check()
@@ -154,11 +165,19 @@ class ReplicationMachine(RuleBasedStateMachine):
         with another emphasis."""
         self.fault_spacing = draws.integer(0, MAX_FAULT_SPACING, "fault spacing")
         self._draw_swarm(draws)
+        # so that the states a search reached are healed too, not only fresh examples'
+        self.heal_after = self._draw_heal(draws, self.rule_steps)
+
+    def _draw_heal(self, draws: Draws, now: int) -> Optional[int]:
+        """The rule step the example heals at (``now`` + up to MAX_HEAL_AFTER), in a
+        share of examples; None: it does not heal."""
+        return now + draws.integer(0, MAX_HEAL_AFTER, "heal after") if self.heals and draws.boolean("heals") else None
 
     def act(self, family: str, draws: Draws) -> None:
         """One rule step of ``family`` (one of ``check.explore.FAMILIES``), its
-        choices drawn from ``draws``; raises ``CheckFailed`` with the verdict of a
-        failure."""
+        choices drawn from ``draws`` (for ``healing``, whether and when the
+        example heals again); raises ``CheckFailed`` with the verdict of a failure."""
+        self.rule_steps += 1
         self._guarded(lambda: self._do(family, draws))
 
     def _replicate_one_write(self) -> None:
@@ -204,9 +223,14 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     def enabled(self, family: str) -> list[Action]:
         """The model's enabled actions of ``family`` allowed by the fault budget and
-        the fault spacing."""
+        the fault spacing; for ``healing``, the directive ``Heal`` once this
+        example's healing is due (``heal_after`` rule steps; each healing draws
+        the next, as does a search branching from a state, ``reswarm``)."""
         if self.state is None:
             return []
+        if family in DIRECTIVE_FAMILIES:
+            due = self.heal_after is not None and self.rule_steps >= self.heal_after
+            return [Heal()] if due else []
         key = (self.state, self._since_fault >= self.fault_spacing)
         if self._enabled_for != key:
             # Only faults can move on: the spacing gives way; only left-out actions
@@ -225,8 +249,8 @@ class ReplicationMachine(RuleBasedStateMachine):
         return self._enabled.get(family, [])
 
     def _do(self, family: str, draws: Draws) -> None:
-        if family == "metadata":
-            self._apply(self._metadata_batch(draws))
+        if family in DIRECTIVE_FAMILIES or family == "metadata":
+            self._directive_or_batch(family, draws)
             return
         actions = self.enabled(family)
         by_class: dict[type, list[Action]] = {}
@@ -280,6 +304,15 @@ class ReplicationMachine(RuleBasedStateMachine):
                     self._apply_if_enabled(catch_up(self.state, leader))
         else:
             self._apply(action)
+
+    def _directive_or_batch(self, family: str, draws: Draws) -> None:
+        """A healing phase, or one metadata batch."""
+        if family == "metadata":
+            self._apply(self._metadata_batch(draws))
+            return
+        self._apply(Heal())
+        # faults may start again after it, and the example heal again later
+        self.heal_after = self._draw_heal(draws, self.rule_steps)
 
     def _restart(self, shutdowns: list[Action], phases: int) -> None:
         """Apply ``shutdowns`` and then up to ``phases`` steps of the brokers' way back
@@ -453,6 +486,13 @@ class ReplicationMachine(RuleBasedStateMachine):
     def network(self, data: st.DataObject) -> None:
         """Drop an in-flight fetch message."""
         self.act("network", HypothesisDraws(data.draw))
+
+    @precondition(lambda self: self.enabled("healing"))
+    @rule(data=st.data())
+    def healing(self, data: st.DataObject) -> None:
+        """Faults stop and the cluster heals; then every liveness goal must hold
+        (``model.healing``, ``properties.liveness``)."""
+        self.act("healing", HypothesisDraws(data.draw))
 
     @precondition(lambda self: self.enabled("client"))
     @rule(data=st.data())

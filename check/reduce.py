@@ -45,19 +45,21 @@ import attrs
 from model import (MIN_BROKERS, ActionNotEnabled, AdvanceTime, Config, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, ReplicateMetadata, Rule, initial_state, kind_of, step, why_not_enabled)
 from model.clock import expiry_delays
+from model.healing import apply
 
 from .replay import ReplayResult, TraceNotEnabled, replay
 from .subject import Subject
 
 
 def sends(trace: Sequence[Any], config: Config) -> list[tuple[Any, ...]]:
-    """Per step of ``trace``, the messages it sends (in id order), run from
-    ``initial_state(config)``."""
+    """Per step of ``trace``, the messages it sends (in id order) that are still in
+    flight after it, run from ``initial_state(config)`` (a healing phase sends and
+    delivers many: only those left count)."""
     state, out = initial_state(config), []
     for action in trace:
         first = state.network.next_id
-        state = step(state, action)
-        out.append(tuple(state.network.get(i) for i in range(first, state.network.next_id)))
+        state = apply(state, action)
+        out.append(tuple(m for i in range(first, state.network.next_id) if (m := state.network.get(i)) is not None))
     return out
 
 
@@ -151,7 +153,7 @@ def reorder(trace: Sequence[Any], order: Sequence[int], config: Config,
             action = ReplicateMetadata(action.broker, min(action.count, state.pending_metadata(action.broker)))
         new_id = state.network.next_id
         try:
-            state = step(state, action)
+            state = apply(state, action)
         except ActionNotEnabled:
             wait = _wait_for(state, action)
             if wait is None:

@@ -22,7 +22,7 @@ from .reduce import reduce_counterexample
 from .replay import TraceNotEnabled, replay
 
 #: The finding kinds reduction applies to. A harness error is kept as it happened.
-REDUCIBLE_KINDS = ("property", "divergence")
+REDUCIBLE_KINDS = ("property", "liveness", "divergence")
 
 
 class RefineWarning(UserWarning):
@@ -48,7 +48,7 @@ def reduced(finding: Finding, max_seconds: float) -> Finding:
     subject = finding.replayed
     try:
         result = reduce_counterexample(finding.trace, subject, max_seconds=max_seconds,
-                                       prop=finding.prop if finding.kind == "property" else None)
+                                       prop=finding.prop if finding.kind in ("property", "liveness") else None)
         verdict = replay(result.trace, subject.with_config(result.config)).verdict
     except (ValueError, TraceNotEnabled):  # the trace does not replay to the same failure
         return finding

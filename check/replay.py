@@ -177,7 +177,8 @@ def _moment(i: int, action: Any, lockstep: LockStep, before: ClusterState, verdi
 
 def reproduces(result: ReplayResult, prop: str, kind: str) -> bool:
     """Whether ``result`` shows the recorded failure: ``prop`` among the failing
-    properties (a divergence or harness error: the same kind of failure)."""
-    if kind == "property":
-        return prop in result.property_names and bool(result.violations)
+    properties, or liveness goals (a divergence or harness error: the same kind
+    of failure)."""
+    if kind in ("property", "liveness"):
+        return result.kind == kind and prop in result.property_names and bool(result.violations)
     return result.kind == kind

@@ -9,6 +9,10 @@ Every scenario stays inside the fault budget (at most MinISR - 1 lossy unclean
 shutdowns) and uses no unclean leader election or proactive recovery, so every
 property is promised; ``expected`` is the property the flaw breaks (one of
 ``VARIANT_DOCS[v][1]``), first violated at the last step or up to two steps before.
+A liveness-only variant's scenario ends in the directive ``Heal`` (``model.
+healing``): its expected property is a liveness goal (``properties.liveness``),
+judged at the end of the healing phase, which under the correct protocol meets
+every goal.
 
 Message ids are literal: the network numbers messages 1, 2, ... in the order they
 are sent (a FetchResponse or AlterPartitionResponse gets the next id when its
@@ -32,7 +36,8 @@ from __future__ import annotations
 
 import attrs
 
-from model import (Action, CancelReassignment, Config, FenceBroker, ListOffsets, ProposeIsrExpand,
+from model import (Action, CancelReassignment, Config, ControlledShutdown, FenceBroker, Heal, ListOffsets,
+                   ProposeIsrExpand,
                    ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
                    ReplicateMetadata, SendFetch, StartBroker, UncleanRecovery, UncleanShutdown,
@@ -269,5 +274,46 @@ MINIMAL: dict[Variant, MinimalScenario] = {
             "[2] must wait for 2 to rejoin the ISR; completed at once, its final ISR is [] below MinISR:\n"
             "leader 1 leaves, no replica is left to lead, and the LastKnownELR [] holds no recovery\n"
             "quorum (§5.3.2)."),
+    ),
+    # The liveness-only flaws: every safety property holds throughout; the healing
+    # phase (Heal, model.healing) ends stuck where the correct protocol recovers.
+    Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE: MinimalScenario(
+        config=_RF1,
+        actions=(FenceBroker(1), Heal()),
+        expected="LeaderElected",
+        story=(
+            "§2.8, §5.2: fencing the only replica 1 empties the ISR and moves 1 to the ELR (MinISR 1).\n"
+            "Healing unfences 1, which the controller must elect from the ELR; electing nobody, the\n"
+            "partition stays leaderless although 1 may lead."),
+    ),
+    Variant.REREGISTERED_BROKER_STAYS_FENCED: MinimalScenario(
+        config=_RF2_MIN1,
+        actions=(UncleanShutdown(2, False), Heal()),
+        expected="BrokersUnfenced",
+        story=(
+            "§8.1: follower 2 shuts down uncleanly (no loss). Healing fences its old broker epoch and\n"
+            "restarts it; it registers again and catches up with the metadata log, but the controller\n"
+            "ignores its heartbeats: 2 stays fenced and starting, and out of the ISR, for ever."),
+    ),
+    Variant.EXPANSION_ABANDONED_AFTER_REJECTION: MinimalScenario(
+        config=_RF2_MIN1,
+        actions=(SendFetch(2), ReceiveFetchRequest(1), ControlledShutdown(2), ReplicateMetadata(1, 2),
+                 ProposeIsrExpand(1, 2), Heal()),
+        expected="IsrRestored",
+        story=(
+            "§2.9.2: follower 2 has fetched up to leader 1's LEO, then shuts down in a controlled way and\n"
+            "leaves the ISR. Leader 1 proposes adding it back; the controller rejects the AlterPartition\n"
+            "(2 is shutting down). Healing restarts 2, which catches up, but leader 1 never proposes it\n"
+            "again in its leader epoch: the ISR stays [1]."),
+    ),
+    Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE: MinimalScenario(
+        config=_RF2_MIN1,
+        actions=(Produce(1, 1), ControlledShutdown(1), ReplicateMetadata(2, 2), Produce(2, 2), Heal()),
+        expected="HwmReachesLeo",
+        story=(
+            "§3.2: leader 1 appends value 1, uncommitted, and shuts down in a controlled way; 2 leads in\n"
+            "leader epoch 1 and commits value 2 at offset 0. Healing restarts 1 as a follower: its first\n"
+            "fetch is answered with a diverging epoch and it truncates, then stops fetching, so it never\n"
+            "gets value 2: the HWM never reaches the leader's LEO on 1."),
     ),
 }

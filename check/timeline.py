@@ -17,7 +17,8 @@ from typing import Any, Optional
 
 import attrs
 
-from model import Observation, Outcome, initial_state, kind_of, observe, outcome, step
+from model import Observation, Outcome, initial_state, kind_of, observe, outcome
+from model.healing import apply
 
 #: The endpoint value meaning "the controller" (messages carry broker ids otherwise).
 CONTROLLER = None
@@ -103,12 +104,12 @@ def model_moment(idx: int, action: Any, before: Any, after: Any) -> Moment:
 
 
 def model_timeline(config: Any, trace: Any) -> tuple[Moment, ...]:
-    """The model's ``Moment`` of every step of ``trace`` from ``initial_state(config)``,
-    properties unchecked (a story that goes on past its first violation, say).
+    """The model's ``Moment`` of every step of ``trace`` from ``initial_state(config)``
+    (a healing phase as one step), properties unchecked (a story that goes on past its first violation, say).
     Raises ``model.ActionNotEnabled`` at a step the model does not enable."""
     state, out = initial_state(config), []
     for i, action in enumerate(trace):
-        after = step(state, action)
+        after = apply(state, action)
         out.append(model_moment(i, action, state, after))
         state = after
     return tuple(out)

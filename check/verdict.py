@@ -22,7 +22,7 @@ HARNESS_ERROR = "HarnessError"
 #: observable state differs from the model's (or it refused an action the model
 #: took); an action's outcome differs; it disagrees on whether an action is
 #: enabled; an exception in the model or the implementation.
-KINDS = ("property", "divergence", "outcome", "enablement", "harness_error")
+KINDS = ("property", "liveness", "divergence", "outcome", "enablement", "harness_error")
 
 
 def trace_tail(trace: tuple, n: int = 12) -> str:
@@ -81,6 +81,22 @@ def property_verdict(violations: tuple[Violation, ...], state: ClusterState, tra
     text = ("property violated after step " + str(len(trace)) + ":\n  " + "\n  ".join(str(v) for v in violations)
             + "\n\n" + describe(state) + "\n\nlast steps:\n" + trace_tail(trace))
     return Verdict("property", tuple(dict.fromkeys(v.property for v in violations)), text, violations[0].message,
+                   state, trace, violations=violations)
+
+
+def liveness_verdict(violations: tuple[Violation, ...], state: ClusterState, trace: tuple,
+                     healing: tuple[tuple[int, Action], ...]) -> Verdict:
+    """A liveness goal (``properties.liveness``) failed at the end of the healing
+    phase the last step of ``trace`` ran; ``healing``: its schedule, (round,
+    action) in order, reported by round."""
+    rounds: dict[int, list[str]] = {}
+    for number, action in healing:
+        rounds.setdefault(number, []).append(repr(action))
+    schedule = "\n".join(f"  round {n}: {'; '.join(actions)}" for n, actions in rounds.items()) or "  (nothing to do)"
+    text = ("liveness goal failed after healing (step " + str(len(trace)) + "):\n  "
+            + "\n  ".join(str(v) for v in violations) + "\n\n" + describe(state)
+            + "\n\nhealing schedule:\n" + schedule + "\n\nlast steps before healing:\n" + trace_tail(trace[:-1]))
+    return Verdict("liveness", tuple(dict.fromkeys(v.property for v in violations)), text, violations[0].message,
                    state, trace, violations=violations)
 
 

@@ -6,6 +6,7 @@ monkeypatch the table, or pass one in) and returns a whole Markdown page:
 
 - ``rules_markdown``: the Kafka profile's rules, ``model.RULE_DOCS``;
 - ``properties_markdown``: the properties, ``properties.ALL``;
+- ``liveness_markdown``: the liveness goals, ``properties.liveness.LIVENESS``, and the healing bound;
 - ``actions_markdown``: the action registry, ``model.ACTIONS``;
 - ``variants_markdown``: the protocol variants, ``model.Variant`` and ``model.VARIANT_DOCS``;
 - ``bugs_markdown``: the SUT bug catalogue, ``sut.Bug`` and ``sut.DOCS``;
@@ -141,6 +142,35 @@ def properties_markdown(props: Optional[Sequence[Any]] = None) -> str:
         "how each reads under the Kafka profile.\n\n",
         table(["property", "section", "meaning"],
               ([f"`{cell(p.name)}`", cell(p.section), cell(p.description)] for p in props)),
+    ])
+
+
+def liveness_markdown(goals: Optional[Sequence[Any]] = None, bound: Any = None) -> str:
+    """Every liveness goal of ``properties.liveness.LIVENESS``, and the healing
+    bound (``model.healing.rounds``), and the liveness-only variants
+    (``model.LIVENESS_VARIANTS``)."""
+    import model
+    from model import Config
+    from model.healing import rounds
+    from properties.liveness import LIVENESS
+    goals = LIVENESS if goals is None else goals
+    bound = rounds if bound is None else bound
+    sizes = table(["brokers", "rounds"], ([n, bound(Config(brokers=tuple(range(1, n + 1)), assignment=(1,), min_isr=1))]
+                                            for n in range(3, 6)))
+    return "".join([
+        "# Liveness goals\n\n", GENERATED.format(source="`properties.liveness.LIVENESS` and `model.healing.rounds`"),
+        "Each goal is checked at the end of a healing phase (the directive `Heal`, `model.healing`): "
+        "`check(state)` returns its violations (empty: it holds). See [Liveness](../model/liveness.md) for "
+        "the healing schedule, why its bound is enough, and when a goal is not judged.\n\n",
+        table(["goal", "section", "meaning"], ([f"`{cell(g.name)}`", cell(g.section), cell(g.description)]
+                                              for g in goals)),
+        "\n\nThe bound: rounds of a healing phase by the configuration's size.\n\n", sizes,
+        "\n\nThe planted flaws that break only liveness (`model.LIVENESS_VARIANTS`): no safety property can "
+        "fail under them, a healed partition stays stuck. Their minimal scenarios end in `Heal()` "
+        "(`check.scenarios`), and each has a row in the golden corpus.\n\n",
+        table(["variant", "what it removes", "goals expected to fail"],
+              ([f"`{v.name}`", cell(model.VARIANT_DOCS[v][0]), ", ".join(f"`{g}`" for g in model.VARIANT_DOCS[v][1])]
+               for v in model.Variant if v in model.LIVENESS_VARIANTS)),
     ])
 
 
@@ -446,6 +476,7 @@ def spark_reports_markdown(readme: Optional[Path] = None) -> str:
 PAGES = {
     "reference/kafka-rules.md": rules_markdown,
     "reference/properties.md": properties_markdown,
+    "reference/liveness.md": liveness_markdown,
     "reference/actions.md": actions_markdown,
     "reference/variants.md": variants_markdown,
     "reference/sut-bugs.md": bugs_markdown,
@@ -459,6 +490,7 @@ PAGES = {
 SOURCES = {
     "reference/kafka-rules.md": "model/profile.py",
     "reference/properties.md": "properties/__init__.py",
+    "reference/liveness.md": "properties/liveness.py",
     "reference/actions.md": "model/actions.py",
     "reference/variants.md": "model/config.py",
     "reference/sut-bugs.md": "sut/bugs.py",

@@ -9,7 +9,8 @@ and ``outcome`` (what an action visibly did).
 """
 
 from .actions import *  # noqa: F403  (every action class and the action registry)
-from .config import MAX_BROKERS, MIN_BROKERS, UNCLEAN_RECOVERY_STRATEGIES, VARIANT_DOCS, Config, Variant
+from .config import (LIVENESS_VARIANTS, MAX_BROKERS, MIN_BROKERS, UNCLEAN_RECOVERY_STRATEGIES, VARIANT_DOCS, Config,
+                     Variant)
 from .profile import CHAPTERS, KAFKA, KAFKA_RELEASE, PROFILES, RULE_DOCS, Rule, RuleDoc
 from .errors import ActionNotEnabled
 from .initial import initial_state

@@ -172,13 +172,26 @@ class ListOffsets:
     pass
 
 
+# healing (ch9's liveness scenarios)
+@attrs.frozen
+class Heal:
+    """Faults stop and the cluster heals: the deterministic, bounded healing
+    schedule of ``model.healing`` (brokers restart and are unfenced, metadata
+    catches up, every message is delivered, fair fetch rounds, ISR expansions,
+    the recoveries the configuration enables), after which the liveness goals
+    (``properties.liveness``) must hold. A directive the check draws and expands
+    (``model.healing.apply``): never among ``enabled_actions``, and ``step``
+    refuses it."""
+    pass
+
+
 Action = Union[
     StartBroker, UnfenceBroker, FenceBroker, ControlledShutdown, UncleanShutdown, Flush,
     ReplicateMetadata, SendFetch, ReceiveFetchRequest, ReceiveFetchResponse,
     ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
     ReceiveAlterPartitionResponse,
     Reassign, CancelReassignment, UncleanRecovery, UncleanLeaderElection, DropMessage,
-    Produce, Consume, ListOffsets,
+    Produce, Consume, ListOffsets, Heal,
 ]
 
 @attrs.frozen
@@ -273,7 +286,12 @@ ACTIONS: tuple[ActionKind, ...] = (
     ActionKind(Produce, "client", broker_fields=("broker",), weight=4.0, family_weight=3),
     ActionKind(Consume, "client", weight=1.5, family_weight=2, swarm=_RARE, tag="consume → {consumed}"),
     ActionKind(ListOffsets, "client", weight=1.5, family_weight=2, swarm=_RARE, tag="ListOffsets → {list_offsets}"),
+    # A directive, not a protocol step: weight 0 keeps it out of every walk.
+    ActionKind(Heal, "healing", weight=0.0, tag="HEAL"),
 )
+
+#: The families of directives the check expands instead of stepping the model.
+DIRECTIVE_FAMILIES = ("healing",)
 
 #: Action class -> its ``ActionKind``.
 KINDS: dict[type, ActionKind] = {k.cls: k for k in ACTIONS}
@@ -300,5 +318,5 @@ def family_of(action: object) -> str:
 
 
 #: What ``model`` exports of this module: every action class and the registry.
-__all__ = [k.name for k in ACTIONS] + ["ACTIONS", "ACTION_TYPES", "Action", "ActionKind", "FAMILIES", "KINDS",
-                                        "family_of", "kind_of"]
+__all__ = [k.name for k in ACTIONS] + ["ACTIONS", "ACTION_TYPES", "Action", "ActionKind", "DIRECTIVE_FAMILIES",
+                                        "FAMILIES", "KINDS", "family_of", "kind_of"]

@@ -37,6 +37,11 @@ class Variant(enum.Enum):
     NO_FETCH_RESPONSE_VALIDATION = "§2.2.2, §2.10"
     NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH = "§2.10.3"
     REASSIGNMENT_COMPLETES_BELOW_MIN_ISR = "ch4 rules 1-2, §6.7"
+    # Liveness-only flaws: no safety property can fail, a healed partition stays stuck (ch9).
+    ELR_MEMBER_NOT_ELECTED_ON_UNFENCE = "§2.8, §5.2 (ch9 liveness)"
+    REREGISTERED_BROKER_STAYS_FENCED = "§8.1 (ch9 liveness)"
+    EXPANSION_ABANDONED_AFTER_REJECTION = "§2.9.2 (ch9 liveness)"
+    FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE = "§3.2 (ch9 liveness)"
 
     def __repr__(self) -> str:
         return f"Variant.{self.name}"
@@ -103,7 +108,30 @@ VARIANT_DOCS: dict[Variant, tuple[str, tuple[str, ...]]] = {
     Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: (
         "A reassignment completes even when the final ISR would be below MinISR.",
         ("NoCommittedRecordLostGlobally", "LeaderCandidateCompleteness", "MinIsrRecoveryQuorum")),
+    Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE: (
+        "A broker's unfencing elects no leader from the ELR: once the ISR is empty, an ELR member "
+        "coming back is not elected, and the leaderless partition waits for ever although it may lead.",
+        ("LeaderElected", "HwmReachesLeo", "IsrRestored", "ReassignmentCompletes", "AcknowledgedWritesReplicated")),
+    Variant.REREGISTERED_BROKER_STAYS_FENCED: (
+        "The controller unfences a broker only after its first registration: once it restarts and "
+        "registers again its heartbeats are ignored, and it stays fenced (finding 5's stuck broker).",
+        ("BrokersUnfenced", "BrokersStarted", "IsrRestored", "HwmReachesLeo", "LeaderElected", "ReassignmentCompletes",
+         "AlterPartitionCompletes", "AcknowledgedWritesReplicated")),
+    Variant.EXPANSION_ABANDONED_AFTER_REJECTION: (
+        "A leader whose AlterPartition adding a follower is rejected never proposes that follower "
+        "again in its leader epoch: the follower catches up but stays out of the ISR.",
+        ("IsrRestored", "HwmReachesLeo", "ReassignmentCompletes")),
+    Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE: (
+        "A follower that truncates on a diverging-epoch answer stops fetching until it follows a new "
+        "leader epoch: it never catches up, and an ISR member holds the HWM (and acks=all writes) back.",
+        ("HwmReachesLeo", "AcknowledgedWritesReplicated", "WritesAnswered", "IsrRestored", "ReassignmentCompletes")),
 }
+
+#: The variants that break only liveness goals (``properties.liveness``): a run
+#: finds them at the end of a healing phase, never before.
+LIVENESS_VARIANTS = frozenset({Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE, Variant.REREGISTERED_BROKER_STAYS_FENCED,
+                               Variant.EXPANSION_ABANDONED_AFTER_REJECTION,
+                               Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE})
 
 
 def _check_brokers(_inst: Any, _attr: Any, brokers: tuple[int, ...]) -> None:

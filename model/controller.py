@@ -289,7 +289,7 @@ def fence_broker(state: ClusterState, broker: int) -> ClusterState:
 
 def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
     """Unfence (heartbeat, §8.1); with no leader, an unfenced ELR member is elected
-    (§2.8). Kafka runs this election for a leaderless partition whichever broker
+    (§2.8; not under Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE). Kafka runs this election for a leaderless partition whichever broker
     is unfenced (ReplicationControlManager.handleBrokerUnfenced), which is what
     lets the last known leader or an unclean candidate in."""
     state = set_registration(state, attrs.evolve(state.registration(broker), fenced=False))
@@ -299,9 +299,15 @@ def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
     if p.leader == NO_LEADER and (broker in p.replicas or cfg.follows(Rule.LAST_KNOWN_LEADER)
                                   or cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES)):
         d, _ = elect(state, p)
-        if d.leader != NO_LEADER:
+        if d.leader != NO_LEADER and not (cfg.has(Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE) and d.leader in p.elr):
             state = change_partition(state, p)
     return state
+
+
+def registrations(state: ClusterState, broker: int) -> int:
+    """How many times ``broker`` has registered (its RegisterBrokerRecords in the
+    metadata log, the initial one included)."""
+    return sum(isinstance(r, RegisterBrokerRecord) and r.broker == broker for r in state.controller.metadata_log)
 
 
 # ------------------------------------------------------------------ AlterPartition

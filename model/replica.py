@@ -282,7 +282,8 @@ def _unwritten_epoch(r: Replica) -> Optional[tuple[int, int]]:
 
 def deactivate(state: ClusterState, broker: int) -> ClusterState:
     """The broker stops: its replica becomes inactive (Role.NONE) and forgets the
-    leader's in-memory state; its pending produce requests fail. A kept unwritten
+    leader's in-memory state (and a flawed variant's memory of a rejection or a
+    divergence); its pending produce requests fail. A kept unwritten
     epoch goes too: loading the log at the restart truncates the epoch cache at
     the LEO (LogLoader.load)."""
     b = state.broker(broker)
@@ -290,7 +291,8 @@ def deactivate(state: ClusterState, broker: int) -> ClusterState:
     if r is not None:
         state = nack(state, broker)
         r = attrs.evolve(r, role=Role.NONE, leso=None, isr=frozenset(), pending_isr=None,
-                         pending_request=None, followers=(), unwritten_epoch=None)
+                         pending_request=None, followers=(), unwritten_epoch=None, abandoned=frozenset(),
+                         stopped_in_epoch=None)
         state = set_replica(state, broker, r)
     return state
 
@@ -456,6 +458,8 @@ def handle_fetch_response(state: ClusterState, resp: FetchResponse) -> ClusterSt
                                    r.unwritten_epoch)
         # UnifiedLog.truncateTo truncates the epoch cache at the new LEO, even a no-op truncation's
         r = attrs.evolve(r, log=r.log[:to], hwm=min(r.hwm, to), flushed=min(r.flushed, to), unwritten_epoch=None)
+        if cfg.has(Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE):
+            r = attrs.evolve(r, stopped_in_epoch=r.leader_epoch)
     else:
         log = r.log + resp.records
         # an appended record's entry replaces the unwritten one (LeaderEpochFileCache.assign)
@@ -514,6 +518,9 @@ def why_not_expand(state: ClusterState, leader: int, follower: int) -> Optional[
     image = state.broker(leader).image
     if follower in r.isr or image is None or follower not in image.replicas:
         return f"{follower} is not an out-of-sync replica of leader {leader}"
+    if (r.leader_epoch, follower) in r.abandoned:
+        return (f"leader {leader} gave up adding {follower} in leader epoch {r.leader_epoch} after a rejection "
+                f"(Variant.EXPANSION_ABANDONED_AFTER_REJECTION)")
     return can_join_isr(state, leader, follower)
 
 
@@ -607,6 +614,10 @@ def handle_alter_partition_response(state: ClusterState, broker: int, resp: Alte
     if r.role != Role.LEADER or r.pending_isr is None:
         return set_replica(state, broker, answered) if one else state
     if resp.error is not None:
+        if cfg.has(Variant.EXPANSION_ABANDONED_AFTER_REJECTION):
+            rejected = frozenset((r.leader_epoch, f) for f in r.pending_isr - r.isr)
+            r, answered = attrs.evolve(r, abandoned=r.abandoned | rejected), \
+                attrs.evolve(answered, abandoned=answered.abandoned | rejected)
         if keep and resp.error not in ROLLBACK_ERRORS:
             return set_replica(state, broker, answered)
         r = attrs.evolve(r, pending_isr=None, pending_request=None)

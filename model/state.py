@@ -247,6 +247,12 @@ class Replica:
     entry ``(leader epoch, start offset = LEO)`` of an epoch this replica led
     without appending a record, kept after it stepped down; None otherwise (the
     cache is then the records' epochs, and a leader's own entry at its LESO).
+    abandoned: only under Variant.EXPANSION_ABANDONED_AFTER_REJECTION (else empty):
+    ``(leader epoch, follower)`` of every expansion the controller rejected, which
+    this leader never proposes again in that epoch.
+    stopped_in_epoch: only under Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE
+    (else None): the leader epoch in which this follower truncated on a diverging
+    epoch and stopped fetching.
     """
 
     log: tuple[Record, ...] = ()
@@ -262,6 +268,8 @@ class Replica:
     pending_request: Optional[int] = None
     followers: tuple[tuple[int, FollowerState], ...] = ()
     unwritten_epoch: Optional[tuple[int, int]] = None
+    abandoned: frozenset[tuple[int, int]] = frozenset()
+    stopped_in_epoch: Optional[int] = None
 
     @property
     def leo(self) -> int:

@@ -18,7 +18,7 @@ from .actions import (Action, AdvanceTime, CancelReassignment, Consume, Controll
                       Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                       ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch,
                       StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
-                      UnfenceBroker)
+                      UnfenceBroker, Heal)
 from .config import Variant
 from .errors import ActionNotEnabled
 from .profile import Rule
@@ -76,6 +76,8 @@ def _g_unfence(s: ClusterState, a: UnfenceBroker) -> Optional[str]:
     if at is None or b.metadata_offset <= at:
         return (f"broker {a.broker} has not replicated its own registration record "
                 f"(metadata offset {b.metadata_offset}, registration at {at}, §8.1)")
+    if s.config.has(Variant.REREGISTERED_BROKER_STAYS_FENCED) and ctl.registrations(s, a.broker) > 1:
+        return f"broker {a.broker} registered again: its heartbeats are ignored (Variant.REREGISTERED_BROKER_STAYS_FENCED)"
     return None
 
 
@@ -199,6 +201,9 @@ def _g_send_fetch(s: ClusterState, a: SendFetch) -> Optional[str]:
         return f"broker {a.follower} hosts no running follower"
     if r.leader == NO_LEADER:
         return f"follower {a.follower} knows no leader"
+    if r.stopped_in_epoch is not None and r.stopped_in_epoch == r.leader_epoch:
+        return (f"follower {a.follower} stopped fetching in leader epoch {r.leader_epoch} after a diverging epoch "
+                f"(Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE)")
     if _fetch_in_flight(s, a.follower):
         return f"follower {a.follower} already has a fetch in flight"
     return None
@@ -479,6 +484,8 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     Produce: (_g_produce, _e_produce),
     Consume: (_g_consume, _e_consume),
     ListOffsets: (_g_list_offsets, _e_list_offsets),
+    Heal: (lambda s, a: "Heal is a directive: model.healing.apply expands it into the healing schedule",
+           lambda s, a: s),
 }
 
 

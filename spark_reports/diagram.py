@@ -52,7 +52,7 @@ _EPOCH_COLORS = ("#a6cee3", "#b2df8a", "#fdbf6f", "#cab2d6", "#fb9a99", "#ffff99
                  "#80b1d3", "#fccde5")
 _KIND_COLORS = {"lifecycle": "#2b7a3d", "fault": "#c0392b", "metadata": "#1f5fa8", "isr": "#7b3fa0",
                 "client": "#555555", "controller": "#333333", "unclean": "#c0392b", "loss": "#c0392b",
-                "election": "#888888"}
+                "election": "#888888", "healing": "#2b7a3d"}
 #: Cells of a final log drawn at most (its last ones; "…" before them).
 FINAL_CELLS = 14
 _LEGEND = ("Cells offset:epoch, coloured by leader epoch, at the step of the Produce that wrote them (green border: "
@@ -61,7 +61,8 @@ _LEGEND = ("Cells offset:epoch, coloured by leader epoch, at the step of the Pro
            "follower's fetch request → response (dot: served by the leader, ◆ applied — may append or "
            "truncate, ✕ dropped); ✂ / lost: the replica's LEO went down (truncation / crash); grey lines: "
            "the leader epoch changed (an election), red lines: unclean elections; LEn: b = broker b leads "
-           "epoch n from that step; grey: offline; hatched: fenced.")
+           "epoch n from that step; grey: offline; hatched: fenced; green band: a healing phase (faults stop, the "
+           "cluster recovers, then every liveness goal must hold).")
 
 
 def epoch_color(epoch: Optional[int]) -> str:
@@ -126,6 +127,7 @@ def space_time_png(row: Any, dpi: int = 100) -> bytes:
     ax.set_ylim(-0.65, len(lay.lanes) + 0.6)
     ax.set_xlim(-0.7, lay.n - 0.3)
     _draw_lanes(ax, tl, lay.ys)
+    _draw_healing(ax, tl)
     _draw_elections(ax, tl, lay.ys)
     for arc in tl.arcs:
         if arc.lane in lay.ys:
@@ -160,6 +162,15 @@ def _draw_lanes(ax: Any, tl: Timeline, ys: dict) -> None:
     for b, s0, s1 in tl.fenced:
         ax.add_patch(Rectangle((s0 - 0.5, ys[b] - 0.42), max(s1 - s0, 0.5), 0.84, facecolor="none",
                                edgecolor="#c98b2b", hatch="///", lw=0, alpha=0.45, zorder=0))
+
+
+def _draw_healing(ax: Any, tl: Timeline) -> None:
+    """A green band across the lanes at each healing phase (one step of the
+    trace, its schedule's actions all at once), labelled at the bottom."""
+    for i in tl.healing:
+        ax.axvspan(i - 0.45, i + 0.45, color=_KIND_COLORS["healing"], alpha=0.13, lw=0, zorder=0)
+        ax.annotate("healing", (i, 0), xycoords=("data", "axes fraction"), xytext=(0, 2), textcoords="offset points",
+                    fontsize=6, ha="center", va="bottom", color=_KIND_COLORS["healing"], fontweight="bold")
 
 
 def _draw_elections(ax: Any, tl: Timeline, ys: dict) -> None:

@@ -20,13 +20,13 @@ from typing import Any, Callable, Optional
 
 import attrs
 
-from model import ACTIONS
+from model import ACTIONS, DIRECTIVE_FAMILIES
 
 from .lenient import as_int, lookup
 
 #: Family -> the kind of mark its tags are drawn as (``diagram._KIND_COLORS``).
 _FAMILY_KINDS = {"lifecycle": "lifecycle", "metadata": "metadata", "isr": "isr", "reassignment": "controller",
-                 "recovery": "unclean", "network": "fault", "client": "client"}
+                 "recovery": "unclean", "network": "fault", "client": "client", "healing": "healing"}
 
 CONTROLLER = "controller"
 
@@ -74,7 +74,9 @@ class StepTag:
     its broker lane (None: the controller's lane). kind: the mark's kind (its
     colour). from_outcome: the tag shows the recorded outcome (drawn only from a
     timeline). unclean: an unclean election. drops: it loses the message it
-    takes. writes: it writes its ``value`` on its broker.
+    takes. writes: it writes its ``value`` on its broker. heals: a healing phase
+    (a directive family's step, ``model.DIRECTIVE_FAMILIES``: faults stop, the
+    cluster recovers, the liveness goals are judged), drawn as a band across the lanes.
     """
 
     template: Optional[str]
@@ -84,6 +86,7 @@ class StepTag:
     unclean: bool = False
     drops: bool = False
     writes: bool = False
+    heals: bool = False
 
     def lane(self, args: dict) -> Any:
         """The lane of a step with ``args``: a broker id, ``CONTROLLER``, or
@@ -114,7 +117,7 @@ def step_tag(kind: Any) -> StepTag:
     return StepTag(template, kind.broker_fields[0] if kind.broker_fields else None, mark,
                    from_outcome=bool(named & OUTCOME_VALUES.keys()), unclean=mark == "unclean",
                    drops=kind.fault and kind.receives is not None,
-                   writes="value" in attrs.fields_dict(kind.cls))
+                   writes="value" in attrs.fields_dict(kind.cls), heals=kind.family in DIRECTIVE_FAMILIES)
 
 
 #: Action class name -> how its steps are drawn (``model.ACTIONS``, in its order).

@@ -127,6 +127,7 @@ class Timeline:
     fenced: list[tuple[int, int, int]] = field(default_factory=list)
     elections: list[tuple[int, bool, str]] = field(default_factory=list)  # (step, unclean, label)
     epoch_leaders: dict[int, tuple[int, int]] = field(default_factory=dict)  # epoch -> (leader, first step)
+    healing: list[int] = field(default_factory=list)  # the steps that were healing phases
     recorded: bool = True     # drawn from the row's timeline (False: from its steps alone)
     notes: list[str] = field(default_factory=list)
 
@@ -172,6 +173,8 @@ def build_timeline(steps: Sequence[Step], moments: Optional[Sequence[Moment]], s
         tag = TAGS.get(s.action)
         if tag is None:
             continue   # an action this reader does not know (a newer model's): not tagged
+        if tag.heals:
+            tl.healing.append(i)
         if tag.writes:
             _write(tl, produced, i, s, tag)
         elif tag.template is not None and not tag.from_outcome:

@@ -15,7 +15,7 @@ from model import (ActionNotEnabled, AdvanceTime, AlterPartitionResponse,
                    FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
-                   UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker)
+                   UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker, Heal)
 from model import ListOffsetsResult, Observation, Outcome
 
 from . import observe as _observe
@@ -65,6 +65,7 @@ class Cluster(Enablement):
         Produce: ("_g_produce", "_e_produce"),
         Consume: ("_g_consume", "_e_consume"),
         ListOffsets: ("_g_list_offsets", "_e_list_offsets"),
+        Heal: ("_g_heal", "_e_heal"),
     }
 
     def __init__(self, config: Config, bugs: frozenset = frozenset(), components: Components = PYTHON) -> None:
@@ -115,6 +116,14 @@ class Cluster(Enablement):
         if handler is None:
             raise TypeError(f"not a replicheck action: {action!r}")
         return handler
+
+    def _g_heal(self, action: object) -> Reason:
+        # A directive of the check (model.healing): it hands the cluster the
+        # healing schedule's actions one by one, never the directive itself.
+        return "Heal is a directive: the check expands it into the healing schedule's actions"
+
+    def _e_heal(self, action: object) -> None:  # never reached: the guard refuses
+        raise AssertionError("Heal is never applied")
 
     def why_not_enabled(self, action: object) -> Reason:
         """Why ``action`` is not enabled now, or None. TypeError for a non-action."""

@@ -60,11 +60,25 @@ def test_fetch_arcs_follow_the_recorded_messages_in_every_minimal_scenario():
     import attrs
     from check.scenarios import MINIMAL
     from check.replay import replay
+    from model import Heal
     for variant, sc in MINIMAL.items():
         config = attrs.evolve(sc.config, variants=frozenset({variant}))
-        # up to the story's first violation, where a replay stops
-        upto = replay(sc.actions, Subject.at(config, compare=False)).trace
+        # up to the story's first violation, where a replay stops; before a healing
+        # phase, whose fetches are drawn within its one step
+        upto = [a for a in replay(sc.actions, Subject.at(config, compare=False)).trace if not isinstance(a, Heal)]
         _check_messages_against_model(config, upto)
+
+
+def test_a_healing_phase_is_drawn_as_a_band_at_its_step():
+    row, _, sc = scenario_row("REREGISTERED_BROKER_STAYS_FENCED", T)
+    tl = _timeline(row)
+    assert row["kind"] == "liveness" and len(sc.actions) == 2
+    assert tl.healing == [1] and (1, "controller", "HEAL") in [(m.step, m.lane, m.label) for m in tl.marks]
+    # broker 2 is offline from its crash to the healing, which restarts it, and fenced from there to the end
+    assert (tl.offline, tl.fenced) == ([(2, 0, 1)], [(2, 1, 2)])
+    assert space_time_png(row).startswith(b"\x89PNG")
+    row, _, _ = scenario_row("TRUNCATE_TO_HWM", T)
+    assert _timeline(row).healing == []
 
 
 def test_fetch_arcs_follow_the_recorded_messages_on_a_long_random_walk():

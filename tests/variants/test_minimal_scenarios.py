@@ -9,6 +9,10 @@ the follower state that guard alone reads). The correct protocol reaches exactly
 same state and then refuses the flawed expansion, so for them (a) checks that the
 correct protocol runs every earlier step cleanly and refuses that step, naming the
 condition the variant drops.
+
+A liveness-only variant's scenario ends in ``Heal``: the healing phase runs
+(``model.healing.apply``) and the liveness goals are judged after it, beside
+the safety properties (``_names``).
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ import pytest
 import properties
 from check.scenarios import MINIMAL, MinimalScenario
 from check.reduce import rebase, sends
-from model import (KAFKA, PROFILES, RULE_DOCS, VARIANT_DOCS, ClusterState, Config, ProposeIsrExpand, Produce, Reassign,
-                   ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, Rule, SendFetch, Variant,
-                   initial_state, step, why_not_enabled)
+from model import (KAFKA, LIVENESS_VARIANTS, PROFILES, RULE_DOCS, VARIANT_DOCS, Action, ClusterState, Config, Heal,
+                   ProposeIsrExpand, Produce, Reassign, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
+                   Rule, SendFetch, Variant, initial_state, why_not_enabled)
+from model.healing import apply as step
+from properties.liveness import LIVENESS, check_liveness
 
 # Variant -> the reason (a substring) the correct protocol gives for refusing the flawed
 # ProposeIsrExpand of its scenario.
@@ -43,8 +49,15 @@ def _id(v: Variant) -> str:
     return f"{v.name}-{len(sc.actions)}steps" if sc is not None else v.name
 
 
-def _names(state: ClusterState) -> list[str]:
-    return sorted({v.property for v in properties.check_all(state)})
+def _names(state: ClusterState, action: Action | None = None) -> list[str]:
+    """The properties ``state`` breaks; after a ``Heal``, the liveness goals too."""
+    live = check_liveness(state) if isinstance(action, Heal) else ()
+    return sorted({v.property for v in properties.check_all(state) + live})
+
+
+def _refusal(state: ClusterState, action: Action) -> str | None:
+    """Why ``action`` is not enabled in ``state`` (None: it is; the directive Heal always is)."""
+    return None if isinstance(action, Heal) else why_not_enabled(state, action)
 
 
 def test_catalogue_covers_every_variant():
@@ -60,6 +73,12 @@ def test_scenario_is_well_formed(variant: Variant):
     assert sc.actions, "a scenario needs actions"
     assert sc.expected in VARIANT_DOCS[variant][1], (
         f"{sc.expected} is not among the properties expected to fail: {VARIANT_DOCS[variant][1]}")
+    # A liveness-only flaw is shown by healing, and breaks liveness goals alone.
+    goals = {g.name for g in LIVENESS}
+    if variant in LIVENESS_VARIANTS:
+        assert isinstance(sc.actions[-1], Heal) and set(VARIANT_DOCS[variant][1]) <= goals
+    else:
+        assert not any(isinstance(a, Heal) for a in sc.actions) and not set(VARIANT_DOCS[variant][1]) & goals
     lines = sc.story.strip().splitlines()
     assert 2 <= len(lines) <= 5, f"story has {len(lines)} lines"
     # Properties are promised: no unguarded election mechanism is switched on.
@@ -75,7 +94,7 @@ def test_correct_protocol_keeps_every_property(variant: Variant):
     state = initial_state(sc.config)
     assert properties.check_all(state) == ()
     for i, action in enumerate(sc.actions):
-        reason = why_not_enabled(state, action)
+        reason = _refusal(state, action)
         if reason is not None:
             assert variant in REFUSED_BY_CORRECT_PROTOCOL, f"step {i + 1} {action!r} not enabled: {reason}"
             assert isinstance(action, ProposeIsrExpand), f"step {i + 1} {action!r} refused: {reason}"
@@ -84,8 +103,8 @@ def test_correct_protocol_keeps_every_property(variant: Variant):
             assert len(sc.actions) - i <= MAX_STEPS_FROM_FLAW_TO_END
             return
         state = step(state, action)
-        assert properties.check_all(state) == (), (
-            f"correct protocol violates {_names(state)} after step {i + 1} {action!r}")
+        assert _names(state, action) == [], (
+            f"correct protocol violates {_names(state, action)} after step {i + 1} {action!r}")
     assert variant not in REFUSED_BY_CORRECT_PROTOCOL, "expected the correct protocol to refuse a step"
 
 
@@ -98,24 +117,25 @@ def test_variant_breaks_expected_property(variant: Variant):
     state = initial_state(attrs.evolve(sc.config, variants=frozenset({variant})))
     first_violation = None
     for i, action in enumerate(sc.actions):
-        reason = why_not_enabled(state, action)
+        reason = _refusal(state, action)
         assert reason is None, f"step {i + 1} {action!r} not enabled under {variant.name}: {reason}"
         state = step(state, action)
         assert properties.guarantees_apply(state), f"step {i + 1} {action!r} leaves the fault model"
-        if first_violation is None and properties.check_all(state):
+        if first_violation is None and _names(state, action):
             first_violation = i
     assert first_violation is not None, f"{variant.name}: no property violated"
     assert len(sc.actions) - first_violation <= MAX_STEPS_FROM_FLAW_TO_END, (
         f"{variant.name}: first violation at step {first_violation + 1} of {len(sc.actions)}: not minimal")
-    assert sc.expected in _names(state), (
-        f"{variant.name}: expected {sc.expected}, got {_names(state)} after the last step")
+    assert sc.expected in _names(state, sc.actions[-1]), (
+        f"{variant.name}: expected {sc.expected}, got {_names(state, sc.actions[-1])} after the last step")
 
 
 # --------------------------------------------------------- under the Kafka profile
 
 #: What each minimal scenario shows under the Kafka profile. A tuple of property
-#: names: the flaw breaks them there too. A ``Rule``: one of Kafka's own rules
-#: stops the story, and switching that rule off lets the flaw show again. A string:
+#: names: the flaw breaks them there too. A ``Rule`` (a frozenset of rules): one
+#: of Kafka's own rules (each of them) stops the story, and switching that rule
+#: (all of them) off lets the flaw show again. A string:
 #: why the scenario cannot run there.
 KAFKA_OUTCOME: dict[Variant, object] = {
     Variant.TRUNCATE_TO_HWM: ("LeaderCandidateCompleteness", "StrongIsr"),
@@ -142,6 +162,12 @@ KAFKA_OUTCOME: dict[Variant, object] = {
     Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: Rule.EXPAND_ISR_ON_FETCH,
     # Shrinking the replica set, Kafka waits for every target replica in the ISR.
     Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: Rule.REASSIGNMENT_COMPLETION,
+    # The liveness-only flaws stop Kafka's cluster the same way.
+    Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE: ("HwmReachesLeo", "IsrRestored", "LeaderElected"),
+    Variant.REREGISTERED_BROKER_STAYS_FENCED: ("BrokersStarted", "BrokersUnfenced", "IsrRestored"),
+    # Kafka's leader proposes an expansion only serving a fetch, and never one of a broker its metadata fences.
+    Variant.EXPANSION_ABANDONED_AFTER_REJECTION: frozenset({Rule.EXPAND_ISR_ON_FETCH, Rule.LEADER_CHECKS_ISR_ELIGIBILITY}),
+    Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE: ("AcknowledgedWritesReplicated", "HwmReachesLeo", "IsrRestored"),
 }
 
 
@@ -157,19 +183,20 @@ def _run(sc: MinimalScenario, config: Config, variant: Variant | None = None) ->
         actions = rebase(actions, [True] * len(actions), config, sends(actions, own)) or actions
     state = initial_state(config)
     for i, action in enumerate(actions):
-        reason = why_not_enabled(state, action)
+        reason = _refusal(state, action)
         if reason is not None:
             return f"step {i + 1} {action!r}: {reason}"
         state = step(state, action)
-        if (names := _names(state)):
+        if (names := _names(state, action)):
             return tuple(names)
     return ()
 
 
-def _kafka(sc: MinimalScenario, variant: Variant | None, without: Rule | None = None) -> Config:
-    """The Kafka profile on the scenario's cluster, ``without`` a rule (and the
-    rules that require it)."""
-    off = {without} | {r for r in PROFILES[KAFKA] if without in RULE_DOCS[r].requires} if without else set()
+def _kafka(sc: MinimalScenario, variant: Variant | None, without: Rule | frozenset[Rule] | None = None) -> Config:
+    """The Kafka profile on the scenario's cluster, ``without`` a rule or a set of
+    rules (and the rules that require one of them)."""
+    off = set() if without is None else {without} if isinstance(without, Rule) else set(without)
+    off |= {r for r in PROFILES[KAFKA] if off & set(RULE_DOCS[r].requires)}
     rules = PROFILES[KAFKA] - off
     return attrs.evolve(sc.config, profile=KAFKA, rules=rules, variants=frozenset({variant} if variant else ()))
 
@@ -207,8 +234,8 @@ def test_minimal_scenario_under_the_kafka_profile(variant: Variant):
     flawed = _run(sc, _kafka(sc, variant), variant)
     assert not isinstance(correct, tuple) or correct == (), f"Kafka profile breaks {correct}"
     if isinstance(correct, str):  # the flawed step is the guard the variant relaxes
-        assert variant in REFUSED_BY_CORRECT_PROTOCOL or isinstance(outcome, Rule), correct
-    if isinstance(outcome, Rule):
+        assert variant in REFUSED_BY_CORRECT_PROTOCOL or isinstance(outcome, (Rule, frozenset)), correct
+    if isinstance(outcome, (Rule, frozenset)):
         assert not isinstance(flawed, tuple) or flawed == (), f"{outcome} should stop it: {flawed}"
         shown = _run(sc, _kafka(sc, variant, without=outcome), variant)
         assert isinstance(shown, tuple) and shown, f"without {outcome} the flaw should show: {shown}"
