@@ -135,10 +135,10 @@ def main() -> None:
         lengths, reduced, seconds, smaller, smaller_s, shapes = [], [], [], [], [], Counter()
         for trace in failing_walks(config, args.walks, args.steps, args.seeds):
             lengths.append(len(trace))
-            within, s = timed(reduce_trace, trace, config)
+            within, s = timed(reduce_trace, trace, Subject.at(config))
             reduced.append(len(within))
             seconds.append(s)
-            result, s = timed(reduce_counterexample, trace, config)
+            result, s = timed(reduce_counterexample, trace, Subject.at(config))
             smaller.append(len(result.trace))
             smaller_s.append(s)
             shapes[shape(result.config)] += 1

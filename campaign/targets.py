@@ -22,7 +22,7 @@ from check.machine import machine_for
 from check.subject import Subject
 from model import Variant
 from store.schema import campaign_test_id
-from sut.bugs import Bug
+from sut.bugs import DOCS, Bug
 
 
 @attrs.frozen
@@ -89,14 +89,16 @@ class Target:
     @property
     def subject(self) -> Subject:
         """What the target puts under test: a variant in the model alone, a SUT bug
-        in the bundled SUT, an implementation as ``check.implementations.
+        in the bundled SUT (under the rules its code path needs, ``sut.BugDoc.needs``), an implementation as ``check.implementations.
         subject_for`` has it, the correct protocol and SUT otherwise."""
         if self.kind == "implementation":
             return subject_for(self.name)
         if self.kind == "variant":
             return Subject(variants=frozenset({Variant[self.name]}))
         if self.kind == "bug":
-            return Subject(bugs=frozenset({Bug[self.name]}), compare=True)
+            # a code path that runs only under some of Kafka's rules is searched with them on
+            needs = DOCS[Bug[self.name]].needs
+            return Subject(bugs=frozenset({Bug[self.name]}), compare=True, rules=needs or None)
         return Subject(compare=True)
 
     def machine(self, run: int, seed: Optional[int] = None, known: frozenset[str] = frozenset()) -> type:

@@ -269,7 +269,8 @@ class LockStep:
     def _check_properties(self) -> Optional[Verdict]:
         if self._checked is self.state or not self.check_properties:
             return None
-        violations = properties.check_all(self.state)
+        only = self.subject.only_properties
+        violations = properties.check_all(self.state) if only is None else properties.check_some(self.state, only)
         if violations and self.subject.detach_at_findings:
             self.detached = tuple(sorted({v.property for v in violations}))
             self.implementation = None

@@ -22,7 +22,10 @@ traces three times their flaw's minimal scenario (benchmarks/reduce_cost.py
 --corpus).
 
 Each candidate is checked by ``check.replay``, so reduction keeps exactly the
-machine's checks, SUT comparison included.
+machine's checks, SUT comparison included: first with only the failure's own
+properties checked (none for a disagreement), then, when it fails so there,
+with every property (``_Failure.screen``); the states are the same, so a
+candidate the first replay rejects the second would too.
 
 ``reduce_trace`` works within the trace's configuration. ``reduce_counterexample``
 also tries smaller ones: a cluster without one broker, a replica fewer, a lower
@@ -42,10 +45,10 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 
 import attrs
 
-from model import (MIN_BROKERS, ActionNotEnabled, AdvanceTime, Config, ProposeIsrShrink, ProposeIsrShrinkMany,
+from model import (MIN_BROKERS, ActionNotEnabled, AdvanceTime, Config, Heal, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, ReplicateMetadata, Rule, initial_state, kind_of, step, why_not_enabled)
 from model.clock import expiry_delays
-from model.healing import apply
+from model.healing import apply, schedule
 
 from .replay import ReplayResult, TraceNotEnabled, replay
 from .subject import Subject
@@ -288,6 +291,14 @@ class _Failure:
     subject: Subject
     tried: dict = attrs.field(factory=dict, eq=False, repr=False)
 
+    @property
+    def screen(self) -> Subject:
+        """The subject of a candidate's first, cheaper replay: only the failure's
+        own properties checked (none for a disagreement). A candidate that does
+        not fail so there cannot fail so with every property checked (the same
+        states, fewer checks); one that does is replayed again in full."""
+        return attrs.evolve(self.subject, only_properties=self.props if self.result.violations else frozenset())
+
     @classmethod
     def of(cls, trace: Sequence[Any], subject: Subject, max_seconds: float, prop: Optional[str]) -> "_Failure":
         if not max_seconds > 0:
@@ -312,16 +323,53 @@ class _Failure:
 
     def _reproduced(self, candidate: tuple, config: Config) -> Optional[tuple]:
         try:
+            if not self._same(replay(candidate, self.screen.with_config(config))):
+                return None   # most candidates: the properties' checks were half a replay's cost
             result = replay(candidate, self.subject.with_config(config))
         except TraceNotEnabled:
             return None
+        return result.trace if self._same(result) else None
+
+    def _same(self, result: ReplayResult) -> bool:
+        """Whether ``result`` fails as the original did."""
         if not result.failed:
-            return None
+            return False
         if self.result.violations:
-            same = bool(result.violations) and bool(set(result.property_names) & self.props)
+            return bool(result.violations) and bool(set(result.property_names) & self.props)
+        return result.kind == self.result.kind
+
+
+def expand_heals(trace: Sequence[Any], config: Config, keep_last: bool = False) -> tuple:
+    """``trace`` with each healing phase (``Heal``) replaced by the actions it
+    takes (``model.healing.schedule``: deterministic given the state, so the
+    trace replays the same); ``keep_last`` keeps a final ``Heal`` (a liveness
+    failure is judged at its end). Raises ActionNotEnabled as ``model.step`` does."""
+    state, out = initial_state(config), []
+    for i, action in enumerate(trace):
+        if isinstance(action, Heal) and not (keep_last and i == len(trace) - 1):
+            for _, healing, state in schedule(state):
+                out.append(healing)
         else:
-            same = result.kind == self.result.kind
-        return result.trace if same else None
+            state = step(state, action) if not isinstance(action, Heal) else state
+            out.append(action)
+    return tuple(out)
+
+
+def _expanded(best: tuple, config: Config, failure: _Failure) -> tuple:
+    """``best`` with its healing phases expanded (``expand_heals``; a liveness
+    failure's own kept), when it fails so, up to its failing step; else ``best``.
+    A healing phase is one step of a hundred actions or more, replayed in every
+    candidate that keeps it: expanded, ddmin takes away the actions the failure
+    does not need (a safety failure found during a heal: half of the
+    reduction's time went to replaying heals before)."""
+    if not any(isinstance(a, Heal) for a in best):
+        return best
+    try:
+        expanded = expand_heals(best, config, keep_last=failure.result.kind == "liveness")
+    except ActionNotEnabled:
+        return best
+    found = failure.reproduced(expanded, config)
+    return found if found is not None else best
 
 
 def _ddmin(best: tuple, config: Config, failure: _Failure, deadline: float) -> tuple:
@@ -448,7 +496,10 @@ def reduce_trace(trace: Sequence[Any], subject: Subject, max_seconds: float = 60
     enabled.
     """
     failure = _Failure.of(trace, subject, max_seconds, prop)
-    return _reduce_within(failure.result.trace, failure.result.config, failure, time.monotonic() + max_seconds)
+    config = failure.result.config
+    best = _reduce_within(_expanded(failure.result.trace, config, failure), config, failure,
+                          time.monotonic() + max_seconds)
+    return best if len(best) <= len(failure.result.trace) else failure.result.trace  # expanded, out of time
 
 
 @attrs.frozen
@@ -475,7 +526,7 @@ def reduce_counterexample(trace: Sequence[Any], subject: Subject, max_seconds: f
     failure = _Failure.of(trace, subject, max_seconds, prop)
     deadline = time.monotonic() + max_seconds
     config = failure.result.config
-    best = _ddmin(failure.result.trace, config, failure, deadline)
+    best = _ddmin(_expanded(failure.result.trace, config, failure), config, failure, deadline)
     changes: list[str] = []
     while time.monotonic() < deadline:
         simpler = _simpler(best, config, failure, deadline)
@@ -489,6 +540,8 @@ def reduce_counterexample(trace: Sequence[Any], subject: Subject, max_seconds: f
         if shorter is None:
             break
         best = shorter
+    if len(best) > len(failure.result.trace):   # its healing phases expanded, and time ran out
+        return Reduced(failure.result.trace, failure.result.config)
     return Reduced(best, config, tuple(changes))
 
 

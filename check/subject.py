@@ -87,6 +87,9 @@ class Subject:
       fault budget of §6.2).
     check_properties: False compares the implementation with the model only (a
       property the profile's known findings break is not what the run is about).
+    only_properties: None checks every property; a set of names checks those
+      only (the liveness goals are judged as ever): a reduction's screening
+      replay (``check.reduce``), never a search.
     detach_at_findings: a property failing detaches the implementation and the
       model goes on alone (``check.lockstep.LockStep``) instead of failing.
     known: the signatures (``check.signature``) of disagreements the run goes on
@@ -108,6 +111,8 @@ class Subject:
     unclean_leader_election: Optional[bool] = None
     lossy_budget: Optional[int] = attrs.field(default=None, validator=_check_budget)
     check_properties: bool = True
+    only_properties: Optional[frozenset[str]] = attrs.field(
+        default=None, converter=attrs.converters.optional(frozenset))
     detach_at_findings: bool = False
     known: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
 

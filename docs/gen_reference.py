@@ -273,15 +273,19 @@ def bugs_markdown(bugs: Optional[Iterable[Any]] = None, docs: Optional[dict] = N
     rows = []
     for b in bugs:
         doc = docs.get(b)
+        needs = sorted(r.name for r in getattr(doc, "needs", ()))
         rows.append([f"`{b.name}`", cell(getattr(doc, "section", "")), cell(getattr(doc, "rule", "")),
-                     code(getattr(doc, "where", ""))])
+                     code(getattr(doc, "where", "")),
+                     ", ".join(f"[`{n}`](kafka-rules.md#{n.lower()})" for n in needs) or "every profile"])
     return "".join([
         "# SUT bugs\n\n", GENERATED.format(source="`sut.Bug` and `sut.DOCS` (sut/bugs.py)"),
         "Each bug is a realistic slip in one code path of the SUT, guarded there by "
         "`if Bug.X in self.bugs`: `sut.Cluster(config, bugs=frozenset({Bug.X}))`, "
         "`replicheck fuzz --bug X`. A bug run compares the buggy SUT with the model: a counterexample is a "
-        "divergence. The correct implementation runs with `bugs=frozenset()`.\n\n",
-        table(["bug", "section", "the rule it breaks", "code path"], rows),
+        "divergence. The correct implementation runs with `bugs=frozenset()`. A code path that runs only "
+        "under some of the Kafka profile's rules (`sut.BugDoc.needs`) is searched with those rules on "
+        "(the campaign's `bug:X` target).\n\n",
+        table(["bug", "section", "the rule it breaks", "code path", "runs under"], rows),
     ])
 
 

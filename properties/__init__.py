@@ -45,5 +45,15 @@ def check_all(state: ClusterState) -> tuple[Violation, ...]:
     return tuple(out)
 
 
-__all__ = ["ALL", "BY_NAME", "Property", "Violation", "check_all", "guarantees_apply",
+def check_some(state: ClusterState, names: frozenset[str]) -> tuple[Violation, ...]:
+    """Every violation of the properties of ``ALL`` named in ``names`` (other
+    names are ignored), in registry order."""
+    out: list[Violation] = []
+    for prop in ALL:
+        if prop.name in names:
+            out.extend(prop.check(state))
+    return tuple(out)
+
+
+__all__ = ["ALL", "BY_NAME", "Property", "Violation", "check_all", "check_some", "guarantees_apply",
            "no_unguarded_election", "within_fault_budget"]

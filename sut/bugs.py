@@ -14,21 +14,33 @@ from __future__ import annotations
 import enum
 from typing import NamedTuple
 
+from model import Rule
+
 
 class BugDoc(NamedTuple):
     rule: str      # the protocol rule the mistake breaks
     section: str   # where the rule is stated
     where: str     # the SUT code path that holds the mistake (file, then class.method)
+    #: The Kafka profile's rules (``model.Rule``) under which the code path runs at
+    #: all; empty: it runs under every profile. A search for the bug follows them.
+    needs: frozenset = frozenset()
 
 
-#: (name, section, where, rule) of every bug. A bug's enum value is its name in
-#: lower case; stored traces name a bug by its name.
-CATALOGUE: tuple[tuple[str, str, str, str], ...] = (
+#: (name, section, where, rule[, needs]) of every bug (``BugDoc``). A bug's enum
+#: value is its name in lower case; stored traces name a bug by its name.
+CATALOGUE: tuple[tuple, ...] = (
     # --- log and epoch cache (ch3)
     ("EPOCH_CACHE_NOT_TRUNCATED",
      "§3.2", "sut/log.py UnifiedLog.truncate_to",
      "Truncating the log must truncate the leader epoch cache with it (LeaderEpochFileCache.truncateFromEnd); "
      "otherwise the follower's next fetch carries a last fetched epoch that no longer has records."),
+    ("EPOCH_ASSIGN_KEEPS_LATER_OFFSETS",
+     "§3.2, §2.10.1", "sut/epoch_cache.py LeaderEpochFileCache.assign",
+     "Assigning epoch e at start offset s removes every entry of epoch >= e OR start offset >= s "
+     "(LeaderEpochFileCache.assign): the cache stays increasing in both. The buggy assign removes the higher "
+     "epochs only, so the entry of an epoch its replica led without writing stays beside the new one at the same "
+     "offset, and End Offset for Leader Epoch answers a later epoch with that unwritten epoch.",
+     frozenset({Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH})),
     ("END_OFFSET_FOR_EPOCH_OFF_BY_ONE",
      "§3.2", "sut/epoch_cache.py LeaderEpochFileCache.end_offset_for",
      "End Offset for Leader Epoch returns the EXCLUSIVE end of the epoch (the start offset of the next higher "
@@ -131,6 +143,6 @@ class _Catalogued(enum.Enum):
 Bug = _Catalogued("Bug", [(row[0], row[0].lower()) for row in CATALOGUE], module=__name__, qualname="Bug")
 Bug.__doc__ = "A switchable implementation mistake of the SUT (see ``DOCS``)."
 
-DOCS: dict[_Catalogued, BugDoc] = {Bug[name]: BugDoc(rule, section, where) for name, section, where, rule in CATALOGUE}
+DOCS: dict[_Catalogued, BugDoc] = {Bug[row[0]]: BugDoc(row[3], row[1], row[2], *row[4:]) for row in CATALOGUE}
 
 __all__ = ["Bug", "BugDoc", "CATALOGUE", "DOCS"]

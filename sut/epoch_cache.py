@@ -42,7 +42,10 @@ class LeaderEpochFileCache:
             latest = self._epochs[-1]
             if latest.epoch == epoch and start_offset >= latest.start_offset:
                 return
-        self._remove_from_end(lambda e: e.epoch >= epoch or e.start_offset >= start_offset)
+        if Bug.EPOCH_ASSIGN_KEEPS_LATER_OFFSETS in self._bugs:
+            self._remove_from_end(lambda e: e.epoch >= epoch)
+        else:
+            self._remove_from_end(lambda e: e.epoch >= epoch or e.start_offset >= start_offset)
         self._epochs.append(EpochEntry(epoch, start_offset))
 
     def truncate_from_end(self, end_offset: int) -> None:

@@ -87,6 +87,27 @@ def test_reduction_reduces_the_prefix_and_heals_again(no_unfencing):
     assert reduced.trace == (ControlledShutdown(3), Heal()) or reduced.trace[-1] == Heal() and len(reduced.trace) == 2
 
 
+def test_an_earlier_healing_phase_is_expanded_and_the_liveness_failures_own_kept(no_unfencing):
+    trace = (Produce(1, 1), Heal(), ControlledShutdown(3), Heal())
+    assert replay(trace, Subject.at(RF3)).verdict.kind == "liveness"
+    reduced = reduce_counterexample(trace, Subject.at(RF3), max_seconds=30, prop="BrokersUnfenced")
+    assert reduced.trace[-1] == Heal() and Heal() not in reduced.trace[:-1]
+
+
+def test_a_safety_failure_during_healing_is_reduced_to_the_actions_it_needs():
+    """The heal delivers the ISR shrink's AlterPartition response: expanded, the
+    healing phase's hundred actions go but the one the failure needs; the trace
+    never grows."""
+    from model import ProposeIsrShrink, ReceiveAlterPartition, ReplicateMetadata, Variant
+    subject = Subject.at(Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2,
+                                variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR})))
+    trace = (Produce(1, 1), ProposeIsrShrink(1, 2), ReceiveAlterPartition(1), Heal())
+    assert replay(trace, subject).property_names == ("LeaderCandidateCompleteness",)
+    reduced = reduce_counterexample(trace, subject, max_seconds=30)
+    assert reduced.trace == trace[:-1] + (ReplicateMetadata(1, 1),)
+    assert replay(reduced.trace, subject.with_config(reduced.config)).property_names == ("LeaderCandidateCompleteness",)
+
+
 def test_a_liveness_row_replays_and_follows_the_regression_rule(no_unfencing):
     result = replay(STORY + (Heal(),), Subject.at(RF3))
     rows = counterexample_rows(findings(result.verdict, result.subject, Search("t")), run_id="r", worker="main")

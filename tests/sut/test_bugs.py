@@ -29,6 +29,8 @@ from difftools import expect_agreement, lockstep
 C3 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, unclean_recovery="balanced")
 C3_MIN1 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1, unclean_recovery="balanced")
 C4 = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, unclean_recovery="balanced")
+#: RF 2 of 3 brokers, with the one Kafka rule the code path of EPOCH_ASSIGN_KEEPS_LATER_OFFSETS needs.
+C3_UNWRITTEN = Config(brokers=(1, 2, 3), assignment=(2, 3), min_isr=2, rules=DOCS[Bug.EPOCH_ASSIGN_KEEPS_LATER_OFFSETS].needs)
 
 
 class Trio:
@@ -305,7 +307,21 @@ def pending_writes_kept_on_step_down(t: Trio) -> None:
     t.sync(1)                          # 1 becomes a follower: the write fails
 
 
+def epoch_assign_keeps_later_offsets(t: Trio) -> None:
+    # 2 leads epoch 1 at offset 0, 3 leads epoch 2 without writing (its cache keeps
+    # 2 -> 0, Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH), 2 leads again, epochs skipped
+    # in one metadata batch: assigning its new epoch at 0 must drop its 1 -> 0.
+    t.do(FenceBroker(2))               # leader 3
+    t.sync(3)
+    t.do(FenceBroker(3))               # leaderless: 3 is the ISR's last member
+    t.do(UnfenceBroker(2))             # 2 elected from the ELR
+    t.sync(2)                          # every change at once: leader again
+    t.sync(3)                          # 3 follows, its last fetched epoch the one it led
+    t.serve(t.send_fetch(3))           # the leader's End Offset for that epoch
+
+
 SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
+    Bug.EPOCH_ASSIGN_KEEPS_LATER_OFFSETS: (C3_UNWRITTEN, epoch_assign_keeps_later_offsets),
     Bug.EPOCH_CACHE_NOT_TRUNCATED: (C3, epoch_cache_not_truncated),
     Bug.END_OFFSET_FOR_EPOCH_OFF_BY_ONE: (C3, end_offset_for_epoch_off_by_one),
     Bug.FOLLOWER_HWM_UPDATED_BEFORE_TRUNCATION: (C3, follower_hwm_updated_before_truncation),
