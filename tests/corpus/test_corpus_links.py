@@ -29,6 +29,7 @@ from store.reader import read_counterexamples
 from store.writer import UNWRITTEN_MARK, CorpusWriter, row_from_text
 
 from corpus_support import HWM_CONFIG, HWM_TRACE, rows_for
+from planted_links import outside, unchanged  # noqa: F401 (outside: a fixture)
 
 DAY = dt.date(2024, 5, 1)
 PARTITION = f"run_date={DAY.isoformat()}"
@@ -37,20 +38,6 @@ PARTITION = f"run_date={DAY.isoformat()}"
 @pytest.fixture(scope="module")
 def rows() -> list[dict]:
     return rows_for(HWM_TRACE, HWM_CONFIG)
-
-
-@pytest.fixture
-def outside(tmp_path) -> Path:
-    """A folder outside the corpus, holding one file a link could aim at."""
-    folder_ = tmp_path / "outside"
-    folder_.mkdir()
-    (folder_ / "victim.txt").write_text("untouched")
-    return folder_
-
-
-def _unchanged(outside: Path) -> bool:
-    return sorted(p.name for p in outside.iterdir()) == ["victim.txt"] and \
-        (outside / "victim.txt").read_text() == "untouched"
 
 
 # ------------------------------------------------------------------ store.part
@@ -71,7 +58,7 @@ def test_a_linked_table_or_partition_folder_is_refused(tmp_path, outside, rows, 
         write_part(corpus, "counterexamples", rows, "r", "w", run_date=DAY)
     assert refused.value.errno == errno.ELOOP
     assert str(refused.value).startswith(f"{linked} is a symbolic link: ") and "\n" not in str(refused.value)
-    assert _unchanged(outside)
+    assert unchanged(outside)
 
 
 def test_a_link_at_a_parts_name_is_not_followed(tmp_path, outside, rows):
@@ -83,7 +70,7 @@ def test_a_link_at_a_parts_name_is_not_followed(tmp_path, outside, rows):
     path = write_part(tmp_path / "corpus", "counterexamples", rows, "r", "w", run_date=DAY)
     assert path.name == "part-r-w-0001.parquet" and not path.is_symlink()
     assert (partition / "part-r-w-0000.parquet").is_symlink()
-    assert _unchanged(outside)
+    assert unchanged(outside)
 
 
 def test_a_new_file_is_never_created_through_a_link(tmp_path, outside):
@@ -95,7 +82,7 @@ def test_a_new_file_is_never_created_through_a_link(tmp_path, outside):
         for name in ("to-victim", "dangling"):
             with pytest.raises(FileExistsError):
                 create_new(name, fd)
-    assert _unchanged(outside)
+    assert unchanged(outside)
 
 
 def test_a_file_replaced_in_place_replaces_a_link_at_its_name(tmp_path, outside):
@@ -103,7 +90,7 @@ def test_a_file_replaced_in_place_replaces_a_link_at_its_name(tmp_path, outside)
     path = replace_file(tmp_path, "page.html", b"mine")
     assert not path.is_symlink() and path.read_bytes() == b"mine"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["outside", "page.html"]   # no temp file left
-    assert _unchanged(outside)
+    assert unchanged(outside)
 
 
 def test_the_writer_prints_a_counterexample_it_cannot_write_behind_a_link(tmp_path, outside, rows):
@@ -120,7 +107,7 @@ def test_the_writer_prints_a_counterexample_it_cannot_write_behind_a_link(tmp_pa
     (line,) = [x for x in err.getvalue().splitlines() if x.startswith(UNWRITTEN_MARK)]
     assert row_from_text(line)["counterexample_id"] == rows[0]["counterexample_id"]
     assert "is a symbolic link" in err.getvalue()
-    assert _unchanged(outside)
+    assert unchanged(outside)
     (corpus / "counterexamples").unlink()          # the link removed: the next write has it
     writer.flush()
     assert [r["counterexample_id"] for r in read_counterexamples(corpus).rows] == writer.written_ids
@@ -158,7 +145,7 @@ def test_stop_files_are_never_written_through_a_link(tmp_path, outside):
     pool = _pool_without_spark(corpus)
     (corpus / STOP_FOLDER).symlink_to(outside, target_is_directory=True)
     assert pool._ask_to_stop([_Job("u", "replicheck-x-0")]) is False
-    assert _unchanged(outside)
+    assert unchanged(outside)
     (corpus / STOP_FOLDER).unlink()
     (corpus / STOP_FOLDER).mkdir()
     (corpus / STOP_FOLDER / "replicheck-x-1").symlink_to(outside / "victim.txt")
@@ -166,7 +153,7 @@ def test_stop_files_are_never_written_through_a_link(tmp_path, outside):
     assert (corpus / STOP_FOLDER / "replicheck-x-0").is_file() and pool._stop_files == ["replicheck-x-0"]
     pool._remove_stop_files()
     assert [p.name for p in (corpus / STOP_FOLDER).iterdir()] == ["replicheck-x-1"]
-    assert _unchanged(outside)
+    assert unchanged(outside)
 
 
 # ------------------------------------------------------------------ replicheck fuzz's logs folder
@@ -179,7 +166,7 @@ def test_fuzz_refuses_a_logs_folder_that_is_a_link(tmp_path, outside):
     (corpus / "logs").symlink_to(outside, target_is_directory=True)
     with pytest.raises(ValueError, match=r"logs is a symbolic link: replicheck writes nothing through a link"):
         _session(FuzzRequest(minutes=0.1, corpus_dir=corpus, report_dir=None, live=False, seed=1))
-    assert _unchanged(outside)
+    assert unchanged(outside)
 
 
 def test_a_tasks_log_is_not_opened_through_a_link(tmp_path, outside):
@@ -191,4 +178,4 @@ def test_a_tasks_log_is_not_opened_through_a_link(tmp_path, outside):
         with _output_to(str(tmp_path / "campaign-x.log")):
             print("through the link")
     assert refused.value.errno == errno.ELOOP
-    assert _unchanged(outside)
+    assert unchanged(outside)

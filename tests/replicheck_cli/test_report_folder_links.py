@@ -18,19 +18,7 @@ import pytest
 
 from replicheck_cli.live import LIVE_FILE, LiveView
 from replicheck_cli.report_job import build_report_within
-
-
-@pytest.fixture
-def outside(tmp_path) -> Path:
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "victim.txt").write_text("untouched")
-    return folder
-
-
-def _unchanged(outside: Path) -> bool:
-    return sorted(p.name for p in outside.iterdir()) == ["victim.txt"] and \
-        (outside / "victim.txt").read_text() == "untouched"
+from planted_links import outside, unchanged  # noqa: F401 (outside: a fixture)
 
 
 def test_the_live_page_is_never_written_through_a_planted_link(tmp_path, outside):
@@ -49,7 +37,7 @@ def test_the_live_page_is_never_written_through_a_planted_link(tmp_path, outside
     page = report / LIVE_FILE
     assert not page.is_symlink() and "<html" in page.read_text(encoding="utf-8").lower()
     assert view.path == page
-    assert _unchanged(outside)
+    assert unchanged(outside)
 
 
 def test_the_report_index_is_never_written_through_a_planted_link(tmp_path, outside):
@@ -61,7 +49,7 @@ def test_the_report_index_is_never_written_through_a_planted_link(tmp_path, outs
     path = _replace_file(report, "index.html", "<html>the report</html>")
     assert path == report / "index.html" and not path.is_symlink() and path.read_text() == "<html>the report</html>"
     assert sorted(p.name for p in report.iterdir()) == [".index.html.tmp", "index.html"]
-    assert _unchanged(outside)
+    assert unchanged(outside)
 
 
 def test_a_spark_log_that_is_a_link_is_refused_with_one_line(tmp_path, outside):
@@ -72,4 +60,4 @@ def test_a_spark_log_that_is_a_link_is_refused_with_one_line(tmp_path, outside):
     assert outcome.path is None
     assert outcome.problem == f"{report / 'spark.log'} is a symbolic link: replicheck writes nothing through a " \
         "link inside a report folder; remove it"
-    assert _unchanged(outside)
+    assert unchanged(outside)
