@@ -323,16 +323,17 @@ from campaign.runner import run_campaign
 master, corpus, log = sys.argv[1:4]
 
 def work(unit, progress, worker):
-    result = run_unit(unit, progress, worker)
     from kafka_bridge.jvm import start
     from pyspark import SparkFiles
-    jpype = start()   # started by the unit's first run already, unless it had none
+    # The JVM the unit's runs use (kafka_bridge.jvm.start, once per process), started
+    # before them: its classpath is known even when a loaded machine leaves no time to run.
+    jpype = start()
     classpath = str(jpype.java.lang.System.getProperty("java.class.path"))
     os.write(1, (json.dumps({"classpath": classpath, "files": os.path.abspath(SparkFiles.getRootDirectory())})
                  + "\\n").encode())
-    return result
+    return run_unit(unit, progress, worker)
 
-result = run_campaign(Campaign([Target.parse("implementation:kafka")], budget_s=12.0, workers=1, seed=1, corpus_dir=corpus, run_id="sparkkafka", master=master, finish_s=2.0, log_path=log), work=work)
+result = run_campaign(Campaign([Target.parse("implementation:kafka")], budget_s=20.0, workers=1, seed=1, corpus_dir=corpus, run_id="sparkkafka", master=master, finish_s=2.0, log_path=log), work=work)
 print(json.dumps({t.target.label: [t.verdict, t.why] for t in result.targets}))
 """
 
