@@ -22,6 +22,7 @@ Each seed's output is kept in a new temporary folder, named on stderr:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import subprocess
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -45,9 +47,17 @@ def seeds_of(text: str) -> list[int]:
         raise ValueError(f"--seeds: expected FIRST-LAST or S1,S2,..., got {text!r}") from None
 
 
-def busy(n: int) -> list[subprocess.Popen]:
-    """``n`` processes spinning on a core each."""
-    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+@contextlib.contextmanager
+def busy_cores(n: int) -> Iterator[None]:
+    """``n`` processes spinning on a core each (``while True: pass``) for the
+    block, killed after it: the load this and ``suite_under_load.py`` measure under."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
 
 
 def worker_time(corpus: Path, workers: int) -> tuple[float, float]:
@@ -70,17 +80,11 @@ def one_seed(seed: int, minutes: float, n_busy: int, keep: Path) -> dict:
     """Run the default campaign of ``seed`` beside ``n_busy`` busy processes."""
     out = keep / f"seed-{seed}"
     log = keep / f"seed-{seed}.log"
-    spinners = busy(n_busy)
     t0 = time.monotonic()
-    try:
-        with open(log, "w") as fh:
-            status = subprocess.call([sys.executable, "-m", "replicheck_cli.commands", "fuzz", "--minutes", str(minutes),
-                                      "--seed", str(seed), "--corpus", str(out / "corpus"), "--report",
-                                      str(out / "report"), "--no-live"], cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
-    finally:
-        for p in spinners:
-            p.kill()
-            p.wait()
+    with busy_cores(n_busy), open(log, "w") as fh:
+        status = subprocess.call([sys.executable, "-m", "replicheck_cli.commands", "fuzz", "--minutes", str(minutes),
+                                  "--seed", str(seed), "--corpus", str(out / "corpus"), "--report",
+                                  str(out / "report"), "--no-live"], cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT)
     wall = time.monotonic() - t0
     text = log.read_text(errors="replace")
     verdicts = re.search(r"^verdicts: (\d+) found, (\d+) not found.*\(of (\d+) targets\)", text, re.M)

@@ -24,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fuzz_under_load import busy_cores  # noqa: E402  (benchmarks/, beside this script)
+
 #: ``make test``'s pytest command (Makefile), without the interpreter.
 SUITE = ["-m", "pytest", "-n", "auto", "--dist", "worksteal", "-p", "no:cacheprovider", "-q", "-rfE"]
 
@@ -40,15 +42,10 @@ def counts(text: str) -> dict[str, int]:
 
 
 def one_run(n_busy: int) -> dict:
-    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n_busy)]
     t0 = time.monotonic()
-    try:
+    with busy_cores(n_busy):
         done = subprocess.run([sys.executable, *SUITE], cwd=ROOT, capture_output=True, text=True,
                               env=dict(os.environ, REPLICHECK_REQUIRE_KAFKA="1"))
-    finally:
-        for p in spinners:
-            p.kill()
-            p.wait()
     text = done.stdout + done.stderr
     failing = sorted(set(re.findall(r"^(?:FAILED|ERROR) (\S+)", text, re.M)))
     return {"status": done.returncode, "wall_s": time.monotonic() - t0, "load": os.getloadavg()[0],

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 import attrs
 
@@ -36,7 +36,7 @@ from model import (Action, ActionNotEnabled, CancelReassignment, ClusterState, C
                    ListOffsets, Observation, Outcome, Produce, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UnfenceBroker, initial_state,
                    observe, outcome, step, why_not_enabled)
-from model.healing import schedule
+from model.healing import expand, schedule
 from properties.liveness import check_liveness
 
 from .describe import diff
@@ -88,18 +88,12 @@ def enablement_disagreements(state: ClusterState, implementation: Any,
     return tuple(out)
 
 
-def replay_into(implementation: Any, config: Config, trace: Iterable[Action]) -> None:
+def replay_into(implementation: Any, config: Config, trace: Sequence[Action]) -> None:
     """``implementation`` takes ``trace``'s actions from ``config``'s initial state
     (``apply`` only, nothing compared), a ``Heal`` as the actions of its healing
-    schedule, which the model computes along the way."""
-    state = initial_state(config)
-    for action in trace:
-        if isinstance(action, Heal):
-            for _, sub, state in schedule(state):
-                implementation.apply(sub)
-        else:
-            implementation.apply(action)
-            state = step(state, action)
+    schedule (``model.healing.expand``)."""
+    for action in expand(trace, config):
+        implementation.apply(action)
 
 
 # ---------------------------------------------------------------------- the check

@@ -139,8 +139,9 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.fault_spacing = draws.integer(0, MAX_FAULT_SPACING, "fault spacing")
         warm_up = draws.integer(0, MAX_WARM_UP, "warm-up writes")
         swarm = self._draw_swarm(draws)
-        # Healing (liveness): in a share of examples the cluster heals once, after
-        # this many rule steps (the directive Heal; shrinks towards no healing).
+        # Healing (liveness): in a share of examples the cluster heals after this
+        # many rule steps (the directive Heal; shrinks towards no healing), and
+        # each healing draws the next.
         self.rule_steps = 0
         self.heal_after = self._draw_heal(draws, 0)
         if currently_in_test_context():
@@ -249,27 +250,15 @@ class ReplicationMachine(RuleBasedStateMachine):
         return self._enabled.get(family, [])
 
     def _do(self, family: str, draws: Draws) -> None:
-        if family in DIRECTIVE_FAMILIES or family == "metadata":
-            self._directive_or_batch(family, draws)
+        if family in DIRECTIVE_FAMILIES:
+            self._apply(Heal())
+            # faults may start again after it, and the example heal again later
+            self.heal_after = self._draw_heal(draws, self.rule_steps)
             return
-        actions = self.enabled(family)
-        by_class: dict[type, list[Action]] = {}
-        for a in actions:
-            by_class.setdefault(type(a), []).append(a)
-        if len(by_class) > 1:
-            # Faults are rarer than the healthy path (the example's weights): a class
-            # is drawn with probability proportional to its weight, benign (heavier)
-            # classes first so shrinking moves towards them. A class left out by the
-            # swarm is here only when nothing else can move on: weight it 1.
-            classes = sorted(by_class, key=lambda c: -self.weights[c])
-            weights = [max(1, self.weights[c]) for c in classes]
-            pick = draws.integer(0, sum(weights) - 1, f"{family} action")
-            for cls, w in zip(classes, weights):
-                if pick < w:
-                    break
-                pick -= w
-            actions = by_class[cls]
-        action = draws.choice(self._prioritized(actions), family)
+        if family == "metadata":
+            self._apply(self._metadata_batch(draws))
+            return
+        action = draws.choice(self._prioritized(self._of_one_class(family, draws)), family)
         # A request may be carried through its exchange in the same rule, so a
         # healthy round trip costs one rule step and deep scenarios stay short:
         # 0 hops leaves the request in flight for any interleaving, 1 handles it and
@@ -305,14 +294,26 @@ class ReplicationMachine(RuleBasedStateMachine):
         else:
             self._apply(action)
 
-    def _directive_or_batch(self, family: str, draws: Draws) -> None:
-        """A healing phase, or one metadata batch."""
-        if family == "metadata":
-            self._apply(self._metadata_batch(draws))
-            return
-        self._apply(Heal())
-        # faults may start again after it, and the example heal again later
-        self.heal_after = self._draw_heal(draws, self.rule_steps)
+    def _of_one_class(self, family: str, draws: Draws) -> list[Action]:
+        """The enabled actions of ``family`` of one action class, the class drawn."""
+        actions = self.enabled(family)
+        by_class: dict[type, list[Action]] = {}
+        for a in actions:
+            by_class.setdefault(type(a), []).append(a)
+        if len(by_class) <= 1:
+            return actions
+        # Faults are rarer than the healthy path (the example's weights): a class
+        # is drawn with probability proportional to its weight, benign (heavier)
+        # classes first so shrinking moves towards them. A class left out by the
+        # swarm is here only when nothing else can move on: weight it 1.
+        classes = sorted(by_class, key=lambda c: -self.weights[c])
+        weights = [max(1, self.weights[c]) for c in classes]
+        pick = draws.integer(0, sum(weights) - 1, f"{family} action")
+        for cls, w in zip(classes, weights):
+            if pick < w:
+                break
+            pick -= w
+        return by_class[cls]
 
     def _restart(self, shutdowns: list[Action], phases: int) -> None:
         """Apply ``shutdowns`` and then up to ``phases`` steps of the brokers' way back

@@ -48,7 +48,7 @@ import attrs
 from model import (MIN_BROKERS, ActionNotEnabled, AdvanceTime, Config, Heal, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, ReplicateMetadata, Rule, initial_state, kind_of, step, why_not_enabled)
 from model.clock import expiry_delays
-from model.healing import apply, schedule
+from model.healing import apply, expand
 
 from .replay import ReplayResult, TraceNotEnabled, replay
 from .subject import Subject
@@ -289,14 +289,15 @@ class _Failure:
     result: ReplayResult
     props: frozenset[str]
     subject: Subject
+    #: The subject of a candidate's first, cheaper replay: only the failure's own
+    #: properties checked (none for a disagreement). A candidate that does not fail
+    #: so there cannot fail so with every property checked (the same states, fewer
+    #: checks); one that does is replayed again in full.
+    screen: Subject = attrs.field(init=False, eq=False, repr=False)
     tried: dict = attrs.field(factory=dict, eq=False, repr=False)
 
-    @property
-    def screen(self) -> Subject:
-        """The subject of a candidate's first, cheaper replay: only the failure's
-        own properties checked (none for a disagreement). A candidate that does
-        not fail so there cannot fail so with every property checked (the same
-        states, fewer checks); one that does is replayed again in full."""
+    @screen.default
+    def _screen(self) -> Subject:
         return attrs.evolve(self.subject, only_properties=self.props if self.result.violations else frozenset())
 
     @classmethod
@@ -339,24 +340,8 @@ class _Failure:
         return result.kind == self.result.kind
 
 
-def expand_heals(trace: Sequence[Any], config: Config, keep_last: bool = False) -> tuple:
-    """``trace`` with each healing phase (``Heal``) replaced by the actions it
-    takes (``model.healing.schedule``: deterministic given the state, so the
-    trace replays the same); ``keep_last`` keeps a final ``Heal`` (a liveness
-    failure is judged at its end). Raises ActionNotEnabled as ``model.step`` does."""
-    state, out = initial_state(config), []
-    for i, action in enumerate(trace):
-        if isinstance(action, Heal) and not (keep_last and i == len(trace) - 1):
-            for _, healing, state in schedule(state):
-                out.append(healing)
-        else:
-            state = step(state, action) if not isinstance(action, Heal) else state
-            out.append(action)
-    return tuple(out)
-
-
 def _expanded(best: tuple, config: Config, failure: _Failure) -> tuple:
-    """``best`` with its healing phases expanded (``expand_heals``; a liveness
+    """``best`` with its healing phases expanded (``model.healing.expand``; a liveness
     failure's own kept), when it fails so, up to its failing step; else ``best``.
     A healing phase is one step of a hundred actions or more, replayed in every
     candidate that keeps it: expanded, ddmin takes away the actions the failure
@@ -365,7 +350,7 @@ def _expanded(best: tuple, config: Config, failure: _Failure) -> tuple:
     if not any(isinstance(a, Heal) for a in best):
         return best
     try:
-        expanded = expand_heals(best, config, keep_last=failure.result.kind == "liveness")
+        expanded = expand(best, config, keep_last=failure.result.kind == "liveness")
     except ActionNotEnabled:
         return best
     found = failure.reproduced(expanded, config)

@@ -40,12 +40,13 @@ the bound is twice the worst seen (docs: Liveness).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from .actions import (Action, FenceBroker, Heal, ProposeIsrExpand, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                       ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
                       UncleanLeaderElection, UncleanRecovery, UnfenceBroker)
 from .config import Config
+from .initial import initial_state
 from .state import (AlterPartitionRequest, AlterPartitionResponse, BrokerStatus, ClusterState, FetchRequest,
                     FetchResponse)
 from .step import step, why_not_enabled
@@ -138,3 +139,22 @@ def apply(state: ClusterState, action: Action) -> ClusterState:
     may hold a healing phase does to the model. Raises ActionNotEnabled as
     ``step`` does."""
     return heal(state) if isinstance(action, Heal) else step(state, action)
+
+
+def expand(trace: Sequence[Action], config: Config, keep_last: bool = False) -> tuple[Action, ...]:
+    """``trace`` from ``initial_state(config)`` with each healing phase (``Heal``)
+    replaced by the actions it takes (``schedule``: deterministic given the
+    state, so the expanded trace takes the model, and an implementation, the
+    same way); ``keep_last`` keeps a final ``Heal`` as it is (a liveness failure
+    is judged at its end). Raises ActionNotEnabled as ``step`` does."""
+    state, out, last = initial_state(config), [], len(trace) - 1
+    for i, action in enumerate(trace):
+        if not isinstance(action, Heal):
+            state = step(state, action)
+            out.append(action)
+        elif keep_last and i == last:
+            out.append(action)
+        else:
+            for _, healing, state in schedule(state):
+                out.append(healing)
+    return tuple(out)
