@@ -68,8 +68,9 @@ def cell_of(state: ClusterState) -> Hashable:
     that differ only in what the properties do not care about (offsets' and
     epochs' magnitudes, which broker is which, messages in flight). Shape:
 
-    (replicas, MinISR, leader present, |ISR| against MinISR, |ELR| (capped at
-    2), LastKnownELR non-empty, lossy shutdowns, the leader's HWM against its
+    (replicas, MinISR (the controller's), the leader's MinISR differing from it
+    (a change on its way), leader present, |ISR| against MinISR, |ELR| (capped
+    at 2), LastKnownELR non-empty, lossy shutdowns, the leader's HWM against its
     LESO (None without a leader or a LESO), and the replicas' shapes, sorted:
     ``("down",)`` for a broker without the replica, else (its role: leader,
     follower, none while its broker is down; in ISR, in ELR, LEO against the
@@ -92,7 +93,9 @@ def cell_of(state: ClusterState) -> Hashable:
         last = r.log[-1].epoch if r.log else -1
         shapes.append((r.role.value, b in p.isr, b in p.elr, _cmp(r.leo, lleo), r.leader_epoch < p.leader_epoch,
                        _cmp(last, llast)))
-    return (len(p.replicas), state.config.min_isr, p.leader != NO_LEADER, _cmp(len(p.isr), state.config.min_isr),
+    # MinISR as the controller holds it, and whether the leader still acts on another (a change on its way)
+    stale = p.leader != NO_LEADER and state.leader_min_isr(p.leader) != state.min_isr
+    return (len(p.replicas), state.min_isr, stale, p.leader != NO_LEADER, _cmp(len(p.isr), state.min_isr),
             min(2, len(p.elr)), bool(p.last_known_elr), state.history.lossy_shutdowns,
             None if leader is None or leader.leso is None else _cmp(leader.hwm, leader.leso),
             tuple(sorted(shapes, key=repr)))

@@ -17,6 +17,8 @@ from model import (ACTION_TYPES, ACTIONS, DIRECTIVE_FAMILIES, NO_LEADER, Action,
                    UncleanRecovery, UncleanShutdown, UnfenceBroker, enabled_actions, family_of,
                    why_not_enabled)
 
+from properties import keeps_fault_budget
+
 from .coverage import events_between
 from .failures import CheckFailed, failure_for
 from .lockstep import LockStep
@@ -207,20 +209,13 @@ class ReplicationMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------ enablement
 
-    def budget(self) -> int:
-        assert self.config is not None
-        budget = self.subject.lossy_budget
-        return self.config.min_isr - 1 if budget is None else budget
-
     def _allowed(self, action: Action, spaced: bool, swarm: bool = True) -> bool:
         assert self.state is not None
         if swarm and self.weights[type(action)] == 0:
             return False
         if spaced and isinstance(action, FAULTS):
             return False
-        if isinstance(action, UncleanShutdown) and action.lossy:
-            return self.state.history.lossy_shutdowns < self.budget()
-        return True
+        return keeps_fault_budget(self.state, action, self.subject.lossy_budget)
 
     def enabled(self, family: str) -> list[Action]:
         """The model's enabled actions of ``family`` allowed by the fault budget and

@@ -21,8 +21,8 @@ import random
 from collections import deque
 from typing import Callable, Iterator, Mapping, Optional, Sequence
 
-from model import (ACTIONS, Action, ClusterState, Config, UncleanShutdown, enabled_actions, family_of,
-                   initial_state, step)
+from model import ACTIONS, Action, ClusterState, Config, enabled_actions, family_of, initial_state, step
+from properties import keeps_fault_budget
 
 POLICIES = ("uniform", "family", "weighted")
 
@@ -60,11 +60,10 @@ def choose(actions: Sequence[Action], rng: random.Random, policy: str = "family"
 
 
 def within_budget(state: ClusterState, lossy_budget: Optional[int] = None) -> list[Action]:
-    """``enabled_actions(state)`` less lossy unclean shutdowns past the budget
-    (default MinISR - 1)."""
-    budget = state.config.min_isr - 1 if lossy_budget is None else lossy_budget
-    left = state.history.lossy_shutdowns < budget
-    return [a for a in enabled_actions(state) if left or not (isinstance(a, UncleanShutdown) and a.lossy)]
+    """``enabled_actions(state)`` less what leaves the fault budget
+    (``properties.keeps_fault_budget``: lossy unclean shutdowns past it, default
+    MinISR - 1, and MinISR changes below it)."""
+    return [a for a in enabled_actions(state) if keeps_fault_budget(state, a, lossy_budget)]
 
 
 def _describe(config: Config, seed: int, step_no: int, trail: Sequence[Action]) -> str:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import attrs
 
-from model import (Action, CancelReassignment, Config, ControlledShutdown, FenceBroker, Heal, ListOffsets,
+from model import (Action, AlterMinIsr, CancelReassignment, Config, ControlledShutdown, FenceBroker, Heal, ListOffsets,
                    ProposeIsrExpand,
                    ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
@@ -274,6 +274,16 @@ MINIMAL: dict[Variant, MinimalScenario] = {
             "[2] must wait for 2 to rejoin the ISR; completed at once, its final ISR is [] below MinISR:\n"
             "leader 1 leaves, no replica is left to lead, and the LastKnownELR [] holds no recovery\n"
             "quorum (§5.3.2)."),
+    ),
+    Variant.MIN_ISR_CHANGE_KEEPS_ELR: MinimalScenario(
+        config=_RF2,
+        actions=(FenceBroker(2), AlterMinIsr(1)),
+        expected="ValidPartitionMetadata",
+        story=(
+            "KIP-966, §5.2.1 case G: fencing follower 2 leaves ISR [1] below MinISR 2, so 2 joins the\n"
+            "ELR. MinISR is lowered to 1: the ISR [1] now has MinISR members, and the HWM may advance\n"
+            "without 2, so the ELR must be emptied; kept, ELR [2] stands beside a full ISR and stays\n"
+            "electable although it misses what leader 1 commits from now on."),
     ),
     # The liveness-only flaws: every safety property holds throughout; the healing
     # phase (Heal, model.healing) ends stuck where the correct protocol recovers.

@@ -26,8 +26,12 @@ SUT's record types, with what the model does not have left out:
   atomic controlled shutdown has no state for; and the fencing of a fenced
   broker, which Kafka writes when the session of a broker that shut down cleanly
   expires and replays as "no-op registration change");
-- ``TopicRecord``, ``ConfigRecord``, ``ClearElrRecord`` and the feature levels
-  (topic creation and bootstrap) are left out.
+- a ``ConfigRecord`` of ``min.insync.replicas`` is the SUT's ``ConfigRecord``; a
+  ``ClearElrRecord`` is a ``PartitionChangeRecord`` emptying the ELR and
+  LastKnownELR when it changed the registration (Kafka merges it into a partition
+  with either set, moving its partition epoch), and is left out when it did not;
+- ``TopicRecord``, the topic's creation configs and the feature levels (topic
+  creation and bootstrap) are left out.
 Offsets are positions in that log: the broker epoch Kafka hands out (the next
 write offset, as ``QuorumController.registerBroker`` passes) and the offset of
 each ``RegisterBrokerRecord`` are the model's.
@@ -48,12 +52,15 @@ from typing import Any, Callable, Optional
 
 from model import NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Config
 
-from sut.metadata import (ApiMessage, FenceBrokerRecord, PartitionRecord, PartitionRegistration,
-                          RegisterBrokerRecord, UnfenceBrokerRecord)
+from sut.metadata import (ApiMessage, ConfigRecord, FenceBrokerRecord, PartitionChangeRecord, PartitionRecord,
+                          PartitionRegistration, RegisterBrokerRecord, UnfenceBrokerRecord)
 from sut.network import InMemoryNetwork
 
 from .change_builder import change_record_of
 from .java import kafka
+
+
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
 
 
 class KafkaRejected(RuntimeError):
@@ -113,6 +120,11 @@ class ReplicationControlView:
     @property
     def partition(self) -> Optional[PartitionRegistration]:
         return self._controller.partition()
+
+    @property
+    def min_isr(self) -> int:
+        """The topic's MinISR as Kafka's ``ConfigurationControlManager`` holds it."""
+        return int(self._controller.shim.minIsr())
 
     def create_partition(self, assignment: tuple[int, ...]) -> None:
         """CreateTopics with the replicas ``assignment``, MinISR and unclean leader
@@ -186,10 +198,11 @@ class KafkaQuorumController:
     def read(self, start: int, end: int) -> list[ApiMessage]:
         return self.metadata_log[start:end]
 
-    def commit(self, records: Any, clean: bool = False) -> None:
+    def commit(self, records: Any, clean: bool = False, configs: bool = False) -> None:
         """Replay Kafka's ``records`` into its managers, appending their translations
         (the module doc) to the metadata log (``clean``: a registration among them
-        follows a clean shutdown)."""
+        follows a clean shutdown; ``configs``: a ``ConfigRecord`` among them is a
+        change, not the topic's creation)."""
         k = kafka()
         for record in records:
             message = record.message()
@@ -197,6 +210,8 @@ class KafkaQuorumController:
             broker = int(message.brokerId()) if kind in k.registration_records else None
             before = self._fencing(broker) if broker is not None else None
             offset = len(self.metadata_log)
+            clearing = kind is k.ClearElrRecord and self.partition() is not None
+            epoch_before = self.partition().partition_epoch if clearing else None   # type: ignore[union-attr]
             self.shim.replay(record, offset)
             self.replayed.append((record, offset))
             self._partition = self._registrations = None
@@ -211,6 +226,12 @@ class KafkaQuorumController:
                 translated = PartitionRecord(self.partition())   # type: ignore[arg-type]
             elif kind is k.PartitionChangeRecord:
                 translated = change_record_of(message)
+            elif configs and kind is k.ConfigRecord and str(message.name()) == MIN_INSYNC_REPLICAS:
+                translated = ConfigRecord(int(str(message.value())))
+            elif clearing and self.partition().partition_epoch != epoch_before:   # type: ignore[union-attr]
+                # the clear changed the registration (removeTopicElrs merges only a partition
+                # with an ELR or LastKnownELR): the SUT's brokers apply it as the change it is
+                translated = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
             if translated is not None:
                 self.metadata_log.append(translated)
 
@@ -354,4 +375,18 @@ class KafkaQuorumController:
         """The periodic unclean election of a leaderless partition
         (``maybeElectUncleanLeaders``)."""
         self.commit(self.shim.electUncleanLeaders().records())
+
+    # ---------------------------------------------------------- configuration
+
+    def incremental_alter_configs(self, min_isr: int) -> None:
+        """IncrementalAlterConfigs of the topic's ``min.insync.replicas`` through
+        Kafka's ``ConfigurationControlManager``: its ``ConfigRecord`` and, with ELR on,
+        the ``ClearElrRecord`` it adds (``createClearElrRecordsAsNeeded``), replayed."""
+        k = kafka()
+        result = self.shim.alterMinIsr(min_isr)
+        error = k.error_name(result.response().error().code())
+        if error is not None:
+            raise KafkaRejected(f"IncrementalAlterConfigs(min.insync.replicas={min_isr}): {error}: "
+                                f"{result.response().message()}")
+        self.commit(result.records(), configs=True)
 

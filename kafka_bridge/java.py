@@ -80,6 +80,8 @@ class Kafka:
         self.RegisterBrokerRecord = JClass(metadata + "RegisterBrokerRecord")
         self.PartitionRecord = JClass(metadata + "PartitionRecord")
         self.PartitionChangeRecord = JClass(metadata + "PartitionChangeRecord")
+        self.ConfigRecord = JClass(metadata + "ConfigRecord")
+        self.ClearElrRecord = JClass(metadata + "ClearElrRecord")
         #: the records that change a broker's registration
         self.registration_records = frozenset(JClass(metadata + name) for name in (
             "RegisterBrokerRecord", "BrokerRegistrationChangeRecord", "FenceBrokerRecord", "UnfenceBrokerRecord"))

@@ -163,6 +163,11 @@ class KafkaPartition:
             raise RuntimeError(f"broker {self.broker_id} is down: restart() it first")
         return self._partition
 
+    def set_min_isr(self, min_isr: int) -> None:
+        """The topic's new MinISR reaches the log's config (``UnifiedLog.updateConfig``,
+        as Kafka's ``DynamicConfigPublisher`` hands it over); kept across restarts."""
+        self._shim.setMinIsr(min_isr)
+
     def make_leader(self, reg: PartitionRegistration) -> bool:
         """``Partition.makeLeader`` with ``reg``; whether this broker became the leader."""
         return bool(self._call(self._running().makeLeader, registration_of(reg), False, None,

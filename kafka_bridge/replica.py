@@ -370,11 +370,19 @@ class KafkaReplica:
         self.before_call()
         self.kafka.flush()
 
+    def update_min_isr(self, min_isr: int) -> None:
+        """The topic's new ``min.insync.replicas`` reaches Kafka's log config
+        (``UnifiedLog.updateConfig``); Kafka's ``Partition`` reads it from there."""
+        self.min_isr = min_isr
+        self.kafka.set_min_isr(min_isr)
+
     def on_isr_changed(self) -> None:
         """After the committed ISR changed (the SUT's purgatory rule): below MinISR
-        the waiting writes fail (NOT_ENOUGH_REPLICAS_AFTER_APPEND, §2.6); otherwise
-        those below Kafka's HWM complete."""
-        if len(self.in_sync_replicas) < self.min_isr:
+        (capped at the replica count, ``Partition.effectiveMinIsr``) the waiting
+        writes fail (NOT_ENOUGH_REPLICAS_AFTER_APPEND, §2.6); otherwise those below
+        Kafka's HWM complete."""
+        min_isr = min(self.min_isr, len(self.assignment)) if self.assignment else self.min_isr
+        if len(self.in_sync_replicas) < min_isr:
             self.delayed_produce.fail_all()
         else:
             self.delayed_produce.check_and_complete(self.kafka.high_watermark)

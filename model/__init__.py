@@ -21,7 +21,7 @@ from .clock import REPLICA_LAG_TIME_MAX_MS, is_caught_up
 from .replica import hwm_quorum
 from .state import (NO_LEADER, NO_LEADER_CHANGE, AckedWrite, AlterPartitionRequest,
                     AlterPartitionResponse, Broker, BrokerRegistration, BrokerStatus, ClusterState,
-                    ControllerState, EpochEndOffset, FenceBrokerRecord, FetchRequest, FetchResponse,
+                    ConfigRecord, ControllerState, EpochEndOffset, FenceBrokerRecord, FetchRequest, FetchResponse,
                     FollowerState, History, ListOffsetsAnswer, Message, MetadataRecord, Network,
                     PartitionChangeRecord, PartitionMetadata, PartitionRecord, PendingWrite, Record,
                     RegisterBrokerRecord, Replica, Role, UncleanElectionReport, UnfenceBrokerRecord,

@@ -146,6 +146,17 @@ class UncleanLeaderElection:
     pass
 
 
+# dynamic topic configuration (IncrementalAlterConfigs)
+@attrs.frozen
+class AlterMinIsr:
+    """IncrementalAlterConfigs setting the topic's ``min.insync.replicas`` to
+    ``min_isr`` (Kafka's ``ConfigurationControlManager.incrementalAlterConfig``):
+    a ``ConfigRecord``, then the ELR and LastKnownELR cleared (KIP-966's
+    ``ClearElrRecord``, Kafka 4.0.0). Enabled for a new value in 1..the size of
+    the target replica set."""
+    min_isr: int
+
+
 # network faults
 @attrs.frozen
 class DropMessage:
@@ -190,7 +201,7 @@ Action = Union[
     ReplicateMetadata, SendFetch, ReceiveFetchRequest, ReceiveFetchResponse,
     ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
     ReceiveAlterPartitionResponse,
-    Reassign, CancelReassignment, UncleanRecovery, UncleanLeaderElection, DropMessage,
+    Reassign, CancelReassignment, UncleanRecovery, UncleanLeaderElection, AlterMinIsr, DropMessage,
     Produce, Consume, ListOffsets, Heal,
 ]
 
@@ -280,6 +291,10 @@ ACTIONS: tuple[ActionKind, ...] = (
     ActionKind(Reassign, "reassignment", fault=True, broker_fields=("target",), weight=0.15, swarm=_RARE,
                tag="reassign→{target}"),
     ActionKind(CancelReassignment, "reassignment", fault=True, weight=0.3, swarm=_RARE, tag="cancel reassignment"),
+    # An operator's request to the controller, as a move is: in the same family, so a
+    # walk over families does not spend a share of its own on it. A fault: it can
+    # empty the ELR a leaderless partition waits on.
+    ActionKind(AlterMinIsr, "reassignment", fault=True, weight=0.15, swarm=_RARE, tag="min.insync.replicas={min_isr}"),
     ActionKind(UncleanRecovery, "recovery", weight=2.0, swarm=_RARE, tag="UNCLEAN RECOVERY"),
     ActionKind(UncleanLeaderElection, "recovery", weight=2.0, swarm=_RARE, tag="UNCLEAN LEADER ELECTION"),
     ActionKind(DropMessage, "network", fault=True, receives="any", weight=0.3, swarm=_RARE),

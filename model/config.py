@@ -37,6 +37,7 @@ class Variant(enum.Enum):
     NO_FETCH_RESPONSE_VALIDATION = "§2.2.2, §2.10"
     NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH = "§2.10.3"
     REASSIGNMENT_COMPLETES_BELOW_MIN_ISR = "ch4 rules 1-2, §6.7"
+    MIN_ISR_CHANGE_KEEPS_ELR = "KIP-966 ClearElrRecord (Kafka 4.0.0)"
     # Liveness-only flaws: no safety property can fail, a healed partition stays stuck (ch9).
     ELR_MEMBER_NOT_ELECTED_ON_UNFENCE = "§2.8, §5.2 (ch9 liveness)"
     REREGISTERED_BROKER_STAYS_FENCED = "§8.1 (ch9 liveness)"
@@ -108,6 +109,12 @@ VARIANT_DOCS: dict[Variant, tuple[str, tuple[str, ...]]] = {
     Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: (
         "A reassignment completes even when the final ISR would be below MinISR.",
         ("NoCommittedRecordLostGlobally", "LeaderCandidateCompleteness", "MinIsrRecoveryQuorum")),
+    Variant.MIN_ISR_CHANGE_KEEPS_ELR: (
+        "A MinISR change writes only the ConfigRecord: the ELR and LastKnownELR stay whatever the ISR, and "
+        "the partition epoch does not move. Lowered to the ISR's size or below, it leaves ELR members "
+        "beside an ISR that has MinISR members, and the HWM advances without them.",
+        ("ValidPartitionMetadata", "LeaderCandidateCompleteness", "NoCommittedRecordLostGlobally",
+         "LeaderCompleteness")),
     Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE: (
         "A broker's unfencing elects no leader from the ELR: once the ISR is empty, an ELR member "
         "coming back is not elected, and the leaderless partition waits for ever although it may lead.",

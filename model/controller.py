@@ -16,7 +16,7 @@ from .config import Variant
 from .log import epoch_entries
 from .profile import Rule
 from .state import (NO_LEADER, NO_LEADER_CHANGE, AlterPartitionRequest, AlterPartitionResponse,
-                    BrokerStatus, ClusterState, FenceBrokerRecord, PartitionChangeRecord,
+                    BrokerStatus, ClusterState, ConfigRecord, FenceBrokerRecord, PartitionChangeRecord,
                     PartitionMetadata, RegisterBrokerRecord, UncleanElectionReport,
                     UnfenceBrokerRecord, merge)
 from .update import append_metadata, set_history, set_registration
@@ -80,7 +80,10 @@ def commit_partition(state: ClusterState, draft: PartitionMetadata, bump_leader_
 
 
 def _unfenced(state: ClusterState, broker: int) -> bool:
-    return not state.registration(broker).fenced
+    """Whether ``broker`` is a registered, unfenced broker (Kafka's isAcceptableLeader,
+    ``ClusterControlManager.isActive``: false for an id no broker has, such as the
+    NoLeader a LastKnownELR can hold under Rule.LAST_KNOWN_LEADER)."""
+    return broker in state.config.brokers and not state.registration(broker).fenced
 
 
 def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr: frozenset[int],
@@ -95,7 +98,7 @@ def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr:
     Under Rule.LAST_KNOWN_LEADER the LastKnownELR is left to ``commit_partition``."""
     cfg = state.config
     lke_rule = cfg.follows(Rule.LAST_KNOWN_LEADER)
-    if len(d.isr) >= cfg.min_isr:
+    if len(d.isr) >= state.min_isr:
         if cfg.has(Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR):
             return attrs.evolve(d, elr=d.elr - d.isr,
                                 last_known_elr=d.last_known_elr if lke_rule else d.last_known_elr - d.isr)
@@ -173,7 +176,7 @@ def completed_reassignment(state: ClusterState, d: PartitionMetadata) -> Optiona
             return None
         if len(d.adding) < len(d.removing) and not frozenset(target) <= final_isr:
             return None
-    elif not d.adding <= final_isr or (len(final_isr) < cfg.min_isr and
+    elif not d.adding <= final_isr or (len(final_isr) < state.min_isr and
                                        not cfg.has(Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR)):
         return None
     keep_elr = cfg.follows(Rule.ELR_KEEPS_REMOVED_REPLICAS)
@@ -453,7 +456,40 @@ def can_cancel_reassignment(state: ClusterState) -> bool:
         return False
     if cfg.follows(Rule.CANCEL_WITH_ANY_ISR):
         return bool(p.isr - p.adding) or cfg.unclean_leader_election
-    return len(p.isr - p.adding) >= cfg.min_isr
+    return len(p.isr - p.adding) >= state.min_isr
+
+
+# ------------------------------------------------------- dynamic configuration
+
+def alter_min_isr(state: ClusterState, min_isr: int) -> ClusterState:
+    """IncrementalAlterConfigs of the topic's ``min.insync.replicas``
+    (``ConfigurationControlManager.incrementalAlterConfig``): a ``ConfigRecord``,
+    then one partition change, which moves the partition epoch (fencing an
+    AlterPartition proposed under the old MinISR) and applies §5.2.1 case G under
+    the new MinISR: ELR and LastKnownELR emptied when the ISR has MinISR members,
+    else kept (KIP-966: an ELR member is known complete only while the HWM is
+    frozen). Under Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE, Kafka's: both emptied whatever
+    the ISR, and the change written only when one was not empty
+    (``createClearElrRecordsAsNeeded``'s ``ClearElrRecord``, replayed as
+    ``ReplicationControlManager.removeTopicElrs``, a merge). Under
+    Variant.MIN_ISR_CHANGE_KEEPS_ELR only the ConfigRecord is written. The fault budget's floor
+    (``History.min_isr_floor``) follows the lowest value ever set."""
+    ctrl = attrs.evolve(state.controller, min_isr=min_isr)
+    state = append_metadata(attrs.evolve(state, controller=ctrl), ConfigRecord(min_isr))
+    floor = state.history.min_isr_floor
+    state = set_history(state, min_isr_floor=min(state.config.min_isr if floor is None else floor, min_isr))
+    p = state.partition
+    if state.config.has(Variant.MIN_ISR_CHANGE_KEEPS_ELR):
+        return state
+    if state.config.follows(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE):
+        if not (p.elr or p.last_known_elr):
+            return state
+        rec = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
+    elif len(p.isr) >= min_isr:
+        rec = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
+    else:
+        rec = PartitionChangeRecord(elr=p.elr, last_known_elr=p.last_known_elr)
+    return append_metadata(state, rec, merge(p, rec))
 
 
 # ------------------------------------------------------------- unclean recovery

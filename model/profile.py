@@ -63,6 +63,8 @@ class Rule(enum.Enum):
     REPLICA_LAG_TIME = "ReplicaState.isCaughtUp, Replica.updateFetchStateOrThrow, resetReplicaState"
     FOLLOWER_APPLIES_PARTITION_EPOCH = "Partition.makeFollower (partitionEpoch)"
     EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH = "Partition.makeLeader/makeFollower, UnifiedLog.truncateTo, LogLoader.load"
+    CLEAR_ELR_ON_MIN_ISR_CHANGE = "ConfigurationControlManager.createClearElrRecordsAsNeeded, removeTopicElrs"
+    CONFIG_APPLIED_AFTER_PARTITION_CHANGES = "BrokerMetadataPublisher.onMetadataUpdate (DynamicConfigPublisher last)"
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
@@ -365,6 +367,33 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "A deposed leader that wrote nothing in its epoch meets a diverging epoch at its first fetch and "
         "truncates at its LEO: one more fetch round trip, the same log. Found by running Kafka's own "
         "kafka.cluster.Partition as the brokers' replica in lockstep (kafka_bridge.replica)."),
+    Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE: RuleDoc(
+        "§5.2.1 case G (the chapters are silent on a MinISR change; KIP-966)",
+        _META + "ConfigurationControlManager.java: incrementalAlterConfig, createClearElrRecordsAsNeeded; "
+        "ReplicationControlManager.java: replay(ClearElrRecord), removeTopicElrs (ClearElrRecord: Kafka 4.0.0)",
+        "A MinISR change writes the ConfigRecord and one partition change, always, which moves the partition "
+        "epoch (an AlterPartition the leader proposed under the old MinISR is fenced: every ISR change the "
+        "controller accepts afterwards comes from a leader that applied the new MinISR) and applies case G "
+        "under the new MinISR: the ELR and LastKnownELR are emptied when the ISR has MinISR members, and "
+        "kept while it has fewer (the HWM is still frozen, so they are still complete).",
+        "A MinISR change empties the ELR and LastKnownELR whatever the ISR (a ClearElrRecord), and the "
+        "partition epoch moves only when they were not empty; with both empty, the leader's AlterPartition "
+        "at the current partition epoch is still accepted while its log config holds the old MinISR.",
+        "A leaderless partition waiting on its ELR loses every clean candidate on any MinISR change. After "
+        "MinISR is raised, the controller can accept a shrink from a leader that still applies the old "
+        "MinISR: the removed follower joins the ELR (the ISR is below the new MinISR), while the leader "
+        "advances the HWM without it under the old one."),
+    Rule.CONFIG_APPLIED_AFTER_PARTITION_CHANGES: RuleDoc(
+        "§2.3.2, §2.6 (the chapters are silent on a MinISR change)",
+        _CORE + "server/metadata/BrokerMetadataPublisher.scala: onMetadataUpdate (ReplicaManager.applyDelta, "
+        "then DynamicConfigPublisher); cluster/Partition.scala: effectiveMinIsr",
+        "A broker materializes a batch as one image: its replica acts on the batch's partition changes with "
+        "the batch's MinISR.",
+        "The broker applies a batch's partition changes (Partition.makeLeader, which may advance the HWM) "
+        "before the batch's topic configs reach the log (LogConfig): a leader made or changed by the batch "
+        "acts once on the MinISR from before it.",
+        "A leader whose ISR shrinks in the same batch as a MinISR increase advances the HWM once on the old "
+        "MinISR, while the controller put the removed follower in the ELR under the new one."),
 }
 
 #: Rules in force per profile.

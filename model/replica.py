@@ -97,7 +97,7 @@ def maybe_advance_hwm(state: ClusterState, broker: int) -> ClusterState:
     r = state.replica(broker)
     assert r is not None and r.role == Role.LEADER
     cfg = state.config
-    if len(r.isr) < cfg.min_isr and not cfg.has(Variant.HWM_ADVANCES_BELOW_MIN_ISR):
+    if len(r.isr) < state.leader_min_isr(broker) and not cfg.has(Variant.HWM_ADVANCES_BELOW_MIN_ISR):
         return state
     new_hwm = r.leo
     for f in hwm_quorum(state, broker):
@@ -129,7 +129,7 @@ def _after_leader_isr_change(state: ClusterState, broker: int) -> ClusterState:
     MinISR (NotEnoughReplicasAfterAppend, §2.6); otherwise try the HWM."""
     r = state.replica(broker)
     assert r is not None
-    if len(r.isr) < state.config.min_isr and not state.config.has(Variant.HWM_ADVANCES_BELOW_MIN_ISR):
+    if len(r.isr) < state.leader_min_isr(broker) and not state.config.has(Variant.HWM_ADVANCES_BELOW_MIN_ISR):
         return nack(state, broker)
     return maybe_advance_hwm(state, broker)
 

@@ -143,8 +143,18 @@ class PartitionChangeRecord:
     removing: Optional[frozenset[int]] = None
 
 
+@attrs.frozen
+class ConfigRecord:
+    """A topic configuration set (Kafka's ``ConfigRecord`` of resource type TOPIC):
+    only ``min.insync.replicas`` (``min_isr``, the new MinISR) is dynamic here.
+    It changes no partition registration; a broker's log takes the value once it
+    applies the record (``Broker.min_isr``)."""
+
+    min_isr: int
+
+
 MetadataRecord = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
-                       PartitionRecord, PartitionChangeRecord]
+                       PartitionRecord, PartitionChangeRecord, ConfigRecord]
 
 
 def merge(partition: Optional[PartitionMetadata], record: MetadataRecord) -> Optional[PartitionMetadata]:
@@ -194,11 +204,14 @@ class BrokerRegistration:
 @attrs.frozen
 class ControllerState:
     """The active controller: registrations (in ``Config.brokers`` order), the
-    partition registration, and the committed metadata log (§2.3, ch8)."""
+    partition registration, and the committed metadata log (§2.3, ch8).
+    ``min_isr``: the topic's MinISR once an ``AlterMinIsr`` changed it (None: the
+    creation's, ``Config.min_isr``); read it as ``ClusterState.min_isr``."""
 
     registrations: tuple[BrokerRegistration, ...]
     partition: PartitionMetadata
     metadata_log: tuple[MetadataRecord, ...]
+    min_isr: Optional[int] = None
 
 
 # ------------------------------------------------------------------------ replicas
@@ -306,7 +319,9 @@ class Broker:
     """One broker (ch8): lifecycle status, broker epoch of its current session,
     clean-shutdown marker (the broker epoch written at controlled shutdown),
     metadata offset (records applied), materialized partition metadata, and the
-    replica it hosts (None when it hosts none)."""
+    replica it hosts (None when it hosts none). ``min_isr``: the MinISR its log
+    config holds once it applied a ``ConfigRecord`` (None: the creation's); read
+    it as ``ClusterState.leader_min_isr``."""
 
     id: int
     status: BrokerStatus
@@ -315,6 +330,7 @@ class Broker:
     metadata_offset: int
     image: Optional[PartitionMetadata]
     replica: Optional[Replica]
+    min_isr: Optional[int] = None
 
 
 # ------------------------------------------------------------------------- network
@@ -453,6 +469,9 @@ class History:
     yet provably caught up (its leader received a fetch, in its current broker
     epoch, from a log holding the whole committed log) — for Unclean Exclusion.
     next_value: the value the next Produce writes (values are unique).
+    min_isr_floor: the lowest MinISR ever set by an ``AlterMinIsr`` (None: never
+    changed): the fault budget counts from the lowest MinISR any commit may have
+    used (``properties.base.within_fault_budget``).
     """
 
     committed: tuple[Record, ...] = ()
@@ -465,6 +484,7 @@ class History:
     unclean_elections: tuple[UncleanElectionReport, ...] = ()
     unclean: frozenset[int] = frozenset()
     next_value: int = 1
+    min_isr_floor: Optional[int] = None
 
     @property
     def true_hwm(self) -> int:
@@ -506,3 +526,21 @@ class ClusterState:
     def partition(self) -> PartitionMetadata:
         """The controller's partition registration."""
         return self.controller.partition
+
+    @property
+    def min_isr(self) -> int:
+        """The topic's MinISR as the controller holds it (§2.6): ``Config.min_isr``
+        until an ``AlterMinIsr`` changes it. What the controller's elections, ELR
+        rules and reassignment checks read."""
+        m = self.controller.min_isr
+        return self.config.min_isr if m is None else m
+
+    def leader_min_isr(self, broker_id: int) -> int:
+        """The MinISR a leader on ``broker_id`` acts on: its log config (the last
+        ``ConfigRecord`` it applied, else ``Config.min_isr``), capped at its replica
+        count as Kafka's ``Partition.effectiveMinIsr`` caps it. What its HWM
+        advance and its acks=all answers read (§2.6). Raises ValueError for an
+        unknown broker."""
+        b = self.broker(broker_id)
+        m = self.config.min_isr if b.min_isr is None else b.min_isr
+        return m if b.image is None else min(m, len(b.image.replicas))

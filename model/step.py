@@ -12,7 +12,7 @@ import attrs
 from . import clock
 from . import controller as ctl
 from . import replica as rep
-from .actions import (Action, AdvanceTime, CancelReassignment, Consume, ControlledShutdown, DropMessage,
+from .actions import (Action, AdvanceTime, AlterMinIsr, CancelReassignment, Consume, ControlledShutdown, DropMessage,
                       FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
                       ProposeIsrShrinkMany, Produce,
                       Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
@@ -23,7 +23,7 @@ from .config import Variant
 from .errors import ActionNotEnabled
 from .profile import Rule
 from .state import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
-                    ClusterState, FetchRequest, FetchResponse, ListOffsetsAnswer, PendingWrite,
+                    ClusterState, ConfigRecord, FetchRequest, FetchResponse, ListOffsetsAnswer, PendingWrite,
                     Record, Role, merge)
 from .observation import list_offsets_result
 from .update import remove_message, send, set_broker, set_history, set_replica
@@ -166,14 +166,23 @@ def _e_replicate(s: ClusterState, a: ReplicateMetadata) -> ClusterState:
     b = s.broker(a.broker)
     image = b.image
     end = b.metadata_offset + a.count
+    min_isr = b.min_isr
     for rec in s.controller.metadata_log[b.metadata_offset:end]:
         image = merge(image, rec)
-    s = set_broker(s, attrs.evolve(b, metadata_offset=end, image=image))
-    if b.status != BrokerStatus.RUNNING:
+        if isinstance(rec, ConfigRecord):
+            min_isr = rec.min_isr
+    # The batch is one image, its MinISR included; under Rule.CONFIG_APPLIED_AFTER_PARTITION_CHANGES
+    # the replica acts on the batch's partition changes before the MinISR reaches its log.
+    config_last = s.config.follows(Rule.CONFIG_APPLIED_AFTER_PARTITION_CHANGES)
+    s = set_broker(s, attrs.evolve(b, metadata_offset=end, image=image,
+                                   min_isr=b.min_isr if config_last else min_isr))
+    if b.status == BrokerStatus.RUNNING:
+        added = frozenset() if image is None else frozenset(image.replicas) - frozenset(
+            () if b.image is None else b.image.replicas)
+        s = rep.reconcile(s, a.broker, changed=image != b.image, added=added)
+    if not config_last or min_isr == b.min_isr:
         return s
-    added = frozenset() if image is None else frozenset(image.replicas) - frozenset(
-        () if b.image is None else b.image.replicas)
-    return rep.reconcile(s, a.broker, changed=image != b.image, added=added)
+    return set_broker(s, attrs.evolve(s.broker(a.broker), min_isr=min_isr))
 
 
 # ------------------------------------------------------------------------ fetch
@@ -353,8 +362,8 @@ def _g_reassign(s: ClusterState, a: Reassign) -> Optional[str]:
     t = a.target
     if not t or len(set(t)) != len(t) or any(b not in s.config.brokers for b in t):
         return f"target must be distinct brokers from {s.config.brokers}, got {t!r}"
-    if len(t) < s.config.min_isr:
-        return f"target {t!r} is smaller than MinISR {s.config.min_isr}"
+    if len(t) < s.min_isr:
+        return f"target {t!r} is smaller than MinISR {s.min_isr}"
     if tuple(t) == p.replicas if s.config.follows(Rule.REASSIGNMENT_REPLICA_ORDER) else set(t) == set(p.replicas):
         # Kafka moves to a reordering of the current replicas at once (the chapters have no such move).
         return f"target {t!r} is the current replica set"
@@ -385,6 +394,19 @@ def _g_unclean_election(s: ClusterState, a: UncleanLeaderElection) -> Optional[s
     return None
 
 
+# -------------------------------------------------------------- configuration
+
+def _g_alter_min_isr(s: ClusterState, a: AlterMinIsr) -> Optional[str]:
+    # Kafka writes no record for an unchanged topic config (incrementalAlterConfigResource);
+    # a MinISR above the target replica set is an operator's mistake the model does not draw.
+    size = len(s.partition.target_replicas)
+    if isinstance(a.min_isr, bool) or not isinstance(a.min_isr, int) or not 1 <= a.min_isr <= size:
+        return f"min_isr must be an int in 1..{size} (the target replica set's size), got {a.min_isr!r}"
+    if a.min_isr == s.min_isr:
+        return f"min.insync.replicas is already {a.min_isr}"
+    return None
+
+
 def _g_drop(s: ClusterState, a: DropMessage) -> Optional[str]:
     # AlterPartition is retried by the leader until answered, so its loss is only a
     # delay, which delivery in any order already covers.
@@ -407,7 +429,7 @@ def _e_produce(s: ClusterState, a: Produce) -> ClusterState:
     r = s.replica(a.broker)
     assert r is not None
     h = s.history
-    if len(r.isr) < s.config.min_isr and not s.config.has(Variant.HWM_ADVANCES_BELOW_MIN_ISR):  # NotEnoughReplicas (§2.6)
+    if len(r.isr) < s.leader_min_isr(a.broker) and not s.config.has(Variant.HWM_ADVANCES_BELOW_MIN_ISR):  # NotEnoughReplicas (§2.6)
         return set_history(s, nacked=h.nacked + (a.value,), next_value=h.next_value + 1)
     s = set_replica(s, a.broker, attrs.evolve(r, log=r.log + (Record(r.leader_epoch, a.value),)))
     s = set_history(s, pending=h.pending + (PendingWrite(a.value, a.broker, r.leo),), next_value=h.next_value + 1)
@@ -480,6 +502,7 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     CancelReassignment: (_g_cancel, lambda s, a: ctl.cancel_reassignment(s)),
     UncleanRecovery: (_g_unclean_recovery, lambda s, a: ctl.unclean_recovery(s)),
     UncleanLeaderElection: (_g_unclean_election, lambda s, a: ctl.unclean_leader_election(s)),
+    AlterMinIsr: (_g_alter_min_isr, lambda s, a: ctl.alter_min_isr(s, a.min_isr)),
     DropMessage: (_g_drop, lambda s, a: remove_message(s, a.msg)),
     Produce: (_g_produce, _e_produce),
     Consume: (_g_consume, _e_consume),
@@ -518,7 +541,7 @@ def _reassign_targets(state: ClusterState) -> Iterator[tuple[int, ...]]:
         for k in range(1, len(current)):  # reorderings: the rotations
             yield current[k:] + current[:k]
     brokers = sorted(state.config.brokers)
-    for size in range(state.config.min_isr, len(brokers) + 1):
+    for size in range(state.min_isr, len(brokers) + 1):
         for subset in itertools.combinations(brokers, size):
             chosen = set(subset)
             if chosen == set(current):
@@ -585,6 +608,8 @@ def _candidates(state: ClusterState, classes: Optional[AbstractSet[type]] = None
     yield CancelReassignment()
     yield UncleanRecovery()
     yield UncleanLeaderElection()
+    for m in range(1, len(state.partition.target_replicas) + 1):
+        yield AlterMinIsr(m)
     for m in msgs:
         if isinstance(m, (FetchRequest, FetchResponse)):
             yield DropMessage(m.id)

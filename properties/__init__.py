@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from model import ClusterState
 
-from .base import Property, Violation, guarantees_apply, no_unguarded_election, within_fault_budget
+from .base import (Property, Violation, budget_min_isr, guarantees_apply, keeps_fault_budget, no_unguarded_election,
+                   within_fault_budget)
 from .log_properties import (ACKED_WRITES_LINEARIZABLE, CONSISTENT_READ, LEADER_CANDIDATE_COMPLETENESS,
                              LEADER_COMPLETENESS, LOG_MATCHING, NO_COMMITTED_RECORD_LOST, STRONG_ISR,
                              WEAK_ISR)
@@ -55,5 +56,5 @@ def check_some(state: ClusterState, names: frozenset[str]) -> tuple[Violation, .
     return tuple(out)
 
 
-__all__ = ["ALL", "BY_NAME", "Property", "Violation", "check_all", "check_some", "guarantees_apply",
-           "no_unguarded_election", "within_fault_budget"]
+__all__ = ["ALL", "BY_NAME", "Property", "Violation", "budget_min_isr", "check_all", "check_some", "guarantees_apply",
+           "keeps_fault_budget", "no_unguarded_election", "within_fault_budget"]

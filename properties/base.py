@@ -6,7 +6,7 @@ from typing import Callable, Optional
 
 import attrs
 
-from model import NO_LEADER, BrokerStatus, ClusterState, Replica, Role
+from model import NO_LEADER, AlterMinIsr, BrokerStatus, ClusterState, Replica, Role, UncleanShutdown
 
 
 @attrs.frozen
@@ -48,9 +48,32 @@ class Property:
 UNGUARDED_MECHANISMS = ("proactive", "unclean_leader_election")
 
 
+def budget_min_isr(state: ClusterState) -> int:
+    """The MinISR the fault budget counts from: the lowest ever in force
+    (``Config.min_isr``, or the lowest an ``AlterMinIsr`` set). A record committed
+    under a MinISR of m reached m replicas, and a leader may commit under an older,
+    lower MinISR than the controller's, so only the lowest bounds them all."""
+    floor = state.history.min_isr_floor
+    return state.config.min_isr if floor is None else floor
+
+
 def within_fault_budget(state: ClusterState) -> bool:
-    """At most MinISR - 1 lossy unclean shutdowns so far (§5.1.2, §6.2)."""
-    return state.history.lossy_shutdowns <= state.config.min_isr - 1
+    """At most MinISR - 1 lossy unclean shutdowns so far (§5.1.2, §6.2), MinISR
+    being the lowest ever in force (``budget_min_isr``)."""
+    return state.history.lossy_shutdowns <= budget_min_isr(state) - 1
+
+
+def keeps_fault_budget(state: ClusterState, action: object, lossy_budget: Optional[int] = None) -> bool:
+    """Whether ``action`` keeps a run inside its fault budget: at most
+    ``lossy_budget`` lossy unclean shutdowns (None: MinISR - 1, MinISR the lowest
+    in force, so a MinISR change to ``m`` also needs at most m - 1 so far). What
+    the search's walks and machine draw from (§6.2)."""
+    lossy = state.history.lossy_shutdowns
+    if isinstance(action, UncleanShutdown) and action.lossy:
+        return lossy < (budget_min_isr(state) - 1 if lossy_budget is None else lossy_budget)
+    if isinstance(action, AlterMinIsr) and lossy_budget is None:
+        return lossy <= action.min_isr - 1
+    return True
 
 
 def no_unguarded_election(state: ClusterState) -> bool:

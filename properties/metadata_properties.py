@@ -6,8 +6,8 @@ from __future__ import annotations
 from model import (NO_LEADER, ClusterState, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, Rule,
                    Variant, hwm_quorum, merge)
 
-from .base import (LastValueMemo, Property, Violation, current_leader, fmt_set, guarantees_apply, hosted,
-                   no_unguarded_election)
+from .base import (LastValueMemo, Property, Violation, budget_min_isr, current_leader, fmt_set, guarantees_apply,
+                   hosted, no_unguarded_election)
 
 
 def _replication_quorum_superset(state: ClusterState) -> tuple[Violation, ...]:
@@ -15,7 +15,8 @@ def _replication_quorum_superset(state: ClusterState) -> tuple[Violation, ...]:
     if cur is None:
         return ()
     b, r = cur
-    if len(r.isr) < state.config.min_isr:
+    min_isr = state.leader_min_isr(b)
+    if len(r.isr) < min_isr:
         return ()
     p = state.partition
     election_quorum = p.isr | p.elr
@@ -28,7 +29,7 @@ def _replication_quorum_superset(state: ClusterState) -> tuple[Violation, ...]:
     return (Violation(
         "ReplicationQuorumSuperset",
         f"leader {b} advances the HWM on {name} {fmt_set(quorum)} (ISR {fmt_set(r.isr)} >= "
-        f"MinISR {state.config.min_isr}) but the controller's election quorum ISR {fmt_set(p.isr)} + "
+        f"MinISR {min_isr}) but the controller's election quorum ISR {fmt_set(p.isr)} + "
         f"ELR {fmt_set(p.elr)} also has {fmt_set(missing)}",
         (b, *sorted(missing)), (), (r.leader_epoch,)),)
 
@@ -83,12 +84,13 @@ def _min_isr_recovery_quorum(state: ClusterState) -> tuple[Violation, ...]:
     if not no_unguarded_election(state) or state.config.follows(Rule.LAST_KNOWN_LEADER):
         return ()
     p = state.partition
-    if p.isr or p.elr or len(p.last_known_elr) >= state.config.min_isr:
+    min_isr = budget_min_isr(state)
+    if p.isr or p.elr or len(p.last_known_elr) >= min_isr:
         return ()
     return (Violation(
         "MinIsrRecoveryQuorum",
         f"ISR and ELR are empty but LastKnownELR {fmt_set(p.last_known_elr)} has only "
-        f"{len(p.last_known_elr)} members, fewer than MinISR = {state.config.min_isr}",
+        f"{len(p.last_known_elr)} members, fewer than MinISR = {min_isr} (the lowest in force)",
         tuple(sorted(p.last_known_elr)), (), (p.leader_epoch,)),)
 
 
@@ -188,8 +190,8 @@ def _valid_partition_metadata(state: ClusterState) -> tuple[Violation, ...]:
     # by the rule itself: NO_ELR keeps a fenced last replica in the ISR, and
     # ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR keeps the ELR beside a full ISR.
     cfg = state.config
-    if len(p.isr) >= cfg.min_isr and p.elr and not cfg.has(Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR):
-        problems.append(f"ISR {fmt_set(p.isr)} has MinISR {state.config.min_isr} members but ELR is {fmt_set(p.elr)}")
+    if len(p.isr) >= state.min_isr and p.elr and not cfg.has(Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR):
+        problems.append(f"ISR {fmt_set(p.isr)} has MinISR {state.min_isr} members but ELR is {fmt_set(p.elr)}")
     fenced = sorted(b for b in p.isr if state.registration(b).fenced)
     if fenced and not cfg.has(Variant.NO_ELR):
         problems.append(f"fenced broker(s) {fenced} in the ISR {fmt_set(p.isr)}")

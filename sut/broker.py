@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from model import BrokerStatus, Config
+from model import BrokerStatus, Config, Rule
 
 from .bugs import Bug
 from .clock import ManualTime
@@ -46,6 +46,7 @@ class BrokerServer:
                  epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache,
                  time: Optional[ManualTime] = None, partition: Callable[..., Any] = Partition) -> None:
         self.broker_id = broker_id
+        self.config = config
         self.controller = controller
         self.bugs = bugs
         self.lifecycle = BrokerLifecycleManager()
@@ -108,9 +109,16 @@ class BrokerServer:
         delta = MetadataDelta(self.image, self.bugs)
         for record in self.controller.read(start, start + count):
             delta.replay(record)
-        self.image = delta.apply()
+        before, self.image = self.image, delta.apply()
+        # Rule.CONFIG_APPLIED_AFTER_PARTITION_CHANGES: Kafka's BrokerMetadataPublisher runs
+        # ReplicaManager.applyDelta before the DynamicConfigPublisher updates the log config.
+        config_last = self.config.follows(Rule.CONFIG_APPLIED_AFTER_PARTITION_CHANGES)
+        if not config_last:
+            self.replica_manager.update_min_isr(self.image.min_isr)
         if self.lifecycle.is_running:
             self.replica_manager.apply_image(self.image.partition, changed=delta.changed)
+        if config_last and self.image.min_isr != before.min_isr:
+            self.replica_manager.update_min_isr(self.image.min_isr)
 
     # ---------------------------------------------------------------- queries
 

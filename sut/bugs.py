@@ -126,6 +126,12 @@ CATALOGUE: tuple[tuple, ...] = (
      "§5.2, §8.3", "sut/broker.py BrokerServer.controlled_shutdown",
      "A controlled shutdown flushes the log before writing the clean-shutdown marker; the buggy broker writes the "
      "marker without flushing, so a later lossy crash of the next life can lose records the marker vouched for."),
+    ("MIN_ISR_CHANGE_NOT_APPLIED_TO_LOG",
+     "§2.6, §2.7", "sut/replica_manager.py ReplicaManager.update_min_isr",
+     "A topic's new min.insync.replicas reaches the hosted log's config once the broker applies its ConfigRecord "
+     "(Kafka's DynamicConfigPublisher, LogManager.updateTopicConfig); the buggy broker updates its metadata image "
+     "only, so its leader keeps advancing the HWM and acknowledging acks=all writes under the MinISR the topic was "
+     "created with."),
     ("PENDING_WRITES_KEPT_ON_STEP_DOWN",
      "§2.6, §2.10.4", "sut/replica_manager.py ReplicaManager.apply_image",
      "A leader that becomes a follower fails its waiting acks=all writes (NOT_LEADER_OR_FOLLOWER); the buggy "

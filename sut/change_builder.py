@@ -22,11 +22,11 @@ UNCLEAN_LEADER_ELECTION = "unclean_leader_election"
 
 class PartitionChangeBuilder:
     def __init__(self, partition: PartitionRegistration, is_acceptable_leader: Callable[[int], bool],
-                 config: Config, bugs: frozenset) -> None:
+                 config: Config, bugs: frozenset, min_isr: Optional[int] = None) -> None:
         self.partition = partition
         self.is_acceptable_leader = is_acceptable_leader  # unfenced (§2.8)
         self.config = config
-        self.min_isr = config.min_isr
+        self.min_isr = config.min_isr if min_isr is None else min_isr   # the topic's, as the controller holds it
         self.bugs = bugs
         self.election: Optional[str] = None   # how the leader was elected when not cleanly
         self.target_replicas: tuple[int, ...] = partition.replicas

@@ -10,7 +10,7 @@ by the ``Enablement`` mixin (``enablement.py``). It keeps no ghost history.
 
 from __future__ import annotations
 
-from model import (ActionNotEnabled, AdvanceTime, AlterPartitionResponse,
+from model import (ActionNotEnabled, AdvanceTime, AlterMinIsr, AlterPartitionResponse,
                    CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
                    FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
@@ -61,6 +61,7 @@ class Cluster(Enablement):
         CancelReassignment: ("_g_cancel", "_e_cancel"),
         UncleanRecovery: ("_g_unclean_recovery", "_e_unclean_recovery"),
         UncleanLeaderElection: ("_g_unclean_election", "_e_unclean_election"),
+        AlterMinIsr: ("_g_alter_min_isr", "_e_alter_min_isr"),
         DropMessage: ("_g_drop", "_e_drop"),
         Produce: ("_g_produce", "_e_produce"),
         Consume: ("_g_consume", "_e_consume"),
@@ -230,6 +231,11 @@ class Cluster(Enablement):
 
     def _e_unclean_election(self, a: UncleanLeaderElection) -> None:
         self.controller.unclean_leader_election()
+
+    # -------------------------------------------------------- configuration
+
+    def _e_alter_min_isr(self, a: AlterMinIsr) -> None:
+        self.controller.incremental_alter_configs(a.min_isr)
 
     # -------------------------------------------------------------- clients
 

@@ -29,7 +29,10 @@ class ClusterControlManager:
         return self.registrations[broker]
 
     def is_unfenced(self, broker: int) -> bool:
-        return not self.registrations[broker].fenced
+        """Kafka's ``isActive``: false for an id no broker registered (the NoLeader a
+        LastKnownELR can hold)."""
+        reg = self.registrations.get(broker)
+        return reg is not None and not reg.fenced
 
     def can_register(self, broker: int) -> bool:
         """A new broker epoch is only handed out once the previous one is fenced (§6.5.1, §8.1)."""

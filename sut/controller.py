@@ -13,7 +13,7 @@ from .change_builder import PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
 from .errors import Errors
 from .network import InMemoryNetwork
-from .metadata import ApiMessage, FenceBrokerRecord, RegisterBrokerRecord, UnfenceBrokerRecord
+from .metadata import ApiMessage, ConfigRecord, FenceBrokerRecord, RegisterBrokerRecord, UnfenceBrokerRecord
 from .replication_control import LogInfo, ReplicationControlManager
 
 
@@ -116,3 +116,13 @@ class QuorumController:
 
     def unclean_leader_election(self) -> None:
         self.replication.unclean_leader_election()
+
+    # ------------------------------------------------------ configuration
+
+    def incremental_alter_configs(self, min_isr: int) -> None:
+        """IncrementalAlterConfigs of the topic's ``min.insync.replicas``
+        (``ConfigurationControlManager.incrementalAlterConfig``): its ``ConfigRecord``,
+        then the partition change the new MinISR calls for
+        (``ReplicationControlManager.handle_min_isr_change``)."""
+        self._append(ConfigRecord(min_isr))
+        self.replication.handle_min_isr_change(min_isr)

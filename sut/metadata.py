@@ -117,8 +117,17 @@ class PartitionChangeRecord:
         return not self.changed_fields()
 
 
+class ConfigRecord:
+    """The topic's ``min.insync.replicas`` set (Kafka's ``ConfigRecord``, resource
+    type TOPIC): a broker's log takes it once the broker applies the record."""
+    __slots__ = ("min_isr",)
+
+    def __init__(self, min_isr: int) -> None:
+        self.min_isr = min_isr
+
+
 ApiMessage = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, PartitionRecord,
-                   PartitionChangeRecord]
+                   PartitionChangeRecord, ConfigRecord]
 
 
 # ----------------------------------------------------------------- image and delta
@@ -135,16 +144,18 @@ class BrokerImage:
 
 class MetadataImage:
     """What a broker has materialized from the metadata log: the partition
-    registration (None before the PartitionRecord), the broker registrations and
-    the offset reached."""
+    registration (None before the PartitionRecord), the broker registrations, the
+    offset reached, and the topic's MinISR from the last ``ConfigRecord`` (None:
+    the topic's creation config; Kafka's ``ConfigurationsImage``)."""
 
-    __slots__ = ("partition", "offset", "brokers")
+    __slots__ = ("partition", "offset", "brokers", "min_isr")
 
     def __init__(self, partition: Optional[PartitionRegistration] = None, offset: int = 0,
-                 brokers: Optional[dict[int, BrokerImage]] = None) -> None:
+                 brokers: Optional[dict[int, BrokerImage]] = None, min_isr: Optional[int] = None) -> None:
         self.partition = partition
         self.offset = offset
         self.brokers: dict[int, BrokerImage] = {} if brokers is None else brokers
+        self.min_isr = min_isr
 
     # KRaftMetadataCache's questions (Partition.isReplicaIsrEligible, Replica.updateFetchStateOrThrow)
     def alive_broker_epoch(self, broker: int) -> Optional[int]:
@@ -167,6 +178,7 @@ class MetadataDelta:
         self.changed = False
         self.partition: Optional[PartitionRegistration] = image.partition
         self.brokers: Optional[dict[int, BrokerImage]] = None   # copied on the first broker record
+        self.min_isr = image.min_isr
         self.records = 0
 
     def _broker_changes(self) -> dict[int, BrokerImage]:
@@ -186,6 +198,8 @@ class MetadataDelta:
             if base is not None:
                 self.partition = base.merge(record)
                 self.changed = True
+        elif isinstance(record, ConfigRecord):
+            self.min_isr = record.min_isr
         elif isinstance(record, RegisterBrokerRecord):
             self._broker_changes()[record.broker_id] = BrokerImage(record.broker_epoch, True)
         elif isinstance(record, (FenceBrokerRecord, UnfenceBrokerRecord)):
@@ -196,4 +210,4 @@ class MetadataDelta:
 
     def apply(self) -> MetadataImage:
         return MetadataImage(self.partition, self.image.offset + self.records,
-                             self.image.brokers if self.brokers is None else self.brokers)
+                             self.image.brokers if self.brokers is None else self.brokers, self.min_isr)

@@ -340,7 +340,7 @@ class Partition:
         §6.5.2). An unknown follower LEO blocks. Completes the waiting writes
         below the new HWM (``tryCompleteDelayedRequests``)."""
         state = self.partition_state
-        if len(state.isr) < self.min_isr:
+        if len(state.isr) < self.effective_min_isr():
             return False
         members = state.isr if Bug.HWM_FROM_ISR_NOT_MAXIMAL_ISR in self.bugs else state.maximal_isr
         log = self.log
@@ -369,10 +369,20 @@ class Partition:
         self.delayed_produce.check_and_complete(new_hw)
         return True
 
+    def effective_min_isr(self) -> int:
+        """The log config's MinISR capped at the replica count (Kafka's
+        ``Partition.effectiveMinIsr``)."""
+        return min(self.min_isr, len(self.assignment)) if self.assignment else self.min_isr
+
+    def update_min_isr(self, min_isr: int) -> None:
+        """The log config's new ``min.insync.replicas`` (``UnifiedLog.updateConfig``):
+        read by the next HWM advance and acks=all produce, nothing re-checked now."""
+        self.min_isr = min_isr
+
     def on_isr_changed(self) -> None:
         """After the committed ISR changed: below MinISR the waiting writes fail
         (NOT_ENOUGH_REPLICAS_AFTER_APPEND, §2.6); otherwise the HWM may move."""
-        if len(self.partition_state.isr) < self.min_isr:
+        if len(self.partition_state.isr) < self.effective_min_isr():
             self.delayed_produce.fail_all()
         else:
             self.maybe_increment_leader_hw()
@@ -382,7 +392,7 @@ class Partition:
     def append_records_to_leader(self, value: int) -> None:
         """An acks=all produce: rejected (NOT_ENOUGH_REPLICAS) while the ISR is below
         MinISR, else appended in the leader epoch and waiting for the HWM."""
-        if len(self.partition_state.isr) < self.min_isr and Bug.PRODUCE_IGNORES_MIN_ISR not in self.bugs:
+        if len(self.partition_state.isr) < self.effective_min_isr() and Bug.PRODUCE_IGNORES_MIN_ISR not in self.bugs:
             self.delayed_produce.rejected(value)
             return
         offset = self.log.append_as_leader(value, self.leader_epoch)

@@ -67,6 +67,8 @@ class ReplicaManager:
             partition = self.partition = self.partition_factory(
                 me, self.config, self.delayed_produce_purgatory, self.alter_partition_manager, self.bugs,
                 self.metadata_cache, self.epoch_cache, self.time)
+            # a new log takes the topic's config from the current image (LogManager.getOrCreateLog)
+            self.update_min_isr(self.metadata_cache().min_isr)
         if reg.leader == me:
             self.fetcher = None
             if partition.make_leader(reg, changed) or not self.config.follows(Rule.REPLICA_LAG_TIME):
@@ -77,6 +79,14 @@ class ReplicaManager:
         if partition.make_follower(reg, changed):
             self.fetcher = None if reg.leader == NO_LEADER else ReplicaFetcherThread(
                 me, partition, reg.leader, reg.leader_epoch, self.network, self.bugs, self.config)
+
+    def update_min_isr(self, min_isr: Optional[int]) -> None:
+        """The topic's MinISR reaches the hosted log's config (Kafka's
+        ``DynamicConfigPublisher`` → ``LogManager.updateTopicConfig``); None: the
+        topic's creation config. Nothing to do without a replica."""
+        if self.partition is None or Bug.MIN_ISR_CHANGE_NOT_APPLIED_TO_LOG in self.bugs:
+            return   # BUG (the latter): the log keeps the creation's MinISR
+        self.partition.update_min_isr(self.config.min_isr if min_isr is None else min_isr)
 
     def _fail_waiting_writes(self) -> None:
         """The leader steps down: its waiting produce requests fail (§2.6, §2.10.4)."""

@@ -77,7 +77,7 @@ class ReplicationControlManager:
 
     def _builder(self) -> PartitionChangeBuilder:
         assert self.partition is not None
-        return self.change_builder(self.partition, self.cluster.is_unfenced, self.config, self.bugs)
+        return self.change_builder(self.partition, self.cluster.is_unfenced, self.config, self.bugs, self.min_isr)
 
     def _replay(self, builder: PartitionChangeBuilder, record: PartitionChangeRecord) -> None:
         """Append ``record`` and replay it (Kafka's ``replay(PartitionChangeRecord)``)."""
@@ -97,6 +97,31 @@ class ReplicationControlManager:
         record = b.build_change(unclean_shutdown, unclean)
         if record is not None:
             self._replay(b, record)
+
+    # ------------------------------------------------- dynamic configuration
+
+    def handle_min_isr_change(self, min_isr: int) -> None:
+        """After the topic's ``min.insync.replicas`` became ``min_isr`` (its
+        ``ConfigRecord`` replayed): one change that moves the partition epoch and
+        empties the ELR and LastKnownELR once the ISR has MinISR members, else
+        keeps them (§5.2.1 case G under the new MinISR). Kafka
+        (``ConfigurationControlManager.createClearElrRecordsAsNeeded``, a
+        ``ClearElrRecord`` replayed by ``removeTopicElrs``): both emptied whatever
+        the ISR, and nothing written when both were empty."""
+        self.min_isr = min_isr
+        p = self.partition
+        if p is None:
+            return
+        if self.config.follows(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE):
+            if not (p.elr or p.last_known_elr):
+                return
+            record = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
+        elif len(p.isr) >= min_isr:
+            record = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
+        else:
+            record = PartitionChangeRecord(elr=p.elr, last_known_elr=p.last_known_elr)
+        self.append(record)
+        self.partition = p.merge(record)
 
     # --------------------------------------------------- broker lifecycle (§2.8)
 

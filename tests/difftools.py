@@ -48,7 +48,8 @@ def probe_actions(state: ClusterState, rng) -> list:
     ``broker_fields``) every broker and an unknown one, the brokers it names
     besides every broker, metadata counts out of range, message ids of every
     kind (and ones not in flight), random reassignment targets (some invalid),
-    clock steps of 0 ms (never enabled) and 1 ms. A Produce carries the model's
+    clock steps of 0 ms (never enabled) and 1 ms, MinISR values 0 to
+    one past the broker count. A Produce carries the model's
     next value only: which values are valid is the model's bookkeeping, not the
     implementation's. A field with no candidates here is a KeyError naming it."""
     values = _candidate_values(state, rng)
@@ -91,7 +92,8 @@ def _candidate_values(state: ClusterState, rng) -> dict[str, Callable[[dict, boo
 
     return {"broker": broker, "leader": broker, "follower": broker, "followers": followers, "count": counts,
             "lossy": lambda chosen, own: [True, False], "value": lambda chosen, own: [state.history.next_value],
-            "msg": lambda chosen, own: ids, "target": lambda chosen, own: targets, "ms": lambda chosen, own: [0, 1]}
+            "msg": lambda chosen, own: ids, "target": lambda chosen, own: targets, "ms": lambda chosen, own: [0, 1],
+            "min_isr": lambda chosen, own: list(range(len(brokers) + 2))}
 
 
 class MirroredStep:

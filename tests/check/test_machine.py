@@ -123,7 +123,7 @@ def test_no_recovery_at_once_when_the_swarm_leaves_recovery_out():
 
 def test_a_reverted_reassignment_lets_the_leader_apply_removal_and_readd_in_one_batch():
     m = _machine(Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1))
-    m._do("reassignment", _Scripted(Reassign((1,)), True, True))
+    m._do("reassignment", _Scripted(0, Reassign((1,)), True, True))   # the class drawn first: Reassign
     assert m.trace == [Reassign((1,)), Reassign((1, 2)), ReplicateMetadata(1, 2)]
     # The re-added broker has applied neither record: two are pending for it.
     assert m.state.pending_metadata(2) == 2

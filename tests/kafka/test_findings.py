@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 import properties
-from model import (KAFKA, PROFILES, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment,
+from model import (KAFKA, PROFILES, AdvanceTime, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment,
                    Config, ControlledShutdown, FenceBroker, Reassign, ReceiveAlterPartition, Rule,
-                   StartBroker, UncleanShutdown, why_not_enabled)
+                   ReplicateMetadata, StartBroker, UncleanShutdown, UnfenceBroker, why_not_enabled)
 
 from scenario import Scenario
 
@@ -139,3 +139,54 @@ def test_cancelled_reassignment_puts_a_fenced_broker_in_the_isr(follows: bool):
     else:
         assert why_not_enabled(sc.state, CancelReassignment()) is not None
         assert broken(sc) == set()
+
+
+@ON_OFF
+def test_raised_min_isr_lets_a_leader_on_the_old_one_shrink_the_isr_into_the_elr(follows: bool):
+    """RF 2 of 3 brokers, MinISR 1; leader 1 takes a write. MinISR is raised to 2:
+    Kafka writes the ConfigRecord and, the ELR being empty, no partition change, so
+    the partition epoch stays. Before broker 1 applies the ConfigRecord, follower 2
+    falls out of sync and 1's shrink, at the current partition epoch, is accepted:
+    the controller (MinISR 2) puts 2 in the ELR since the ISR [1] is below MinISR,
+    while the leader (its log config still MinISR 1) advances the HWM on ISR [1] and
+    acknowledges the write. The controller fences 1 and elects ELR member 2, which
+    lacks it. No crash, no lossy shutdown. The chapters' change moves the partition
+    epoch, so the stale shrink is refused. (7 actions.)"""
+    sc = story(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE, follows, brokers=(1, 2, 3), assignment=(1, 2), min_isr=1)
+    sc.produce(1)
+    sc.do(AlterMinIsr(2))
+    resp = sc.shrink(1, 2)
+    sc.do(FenceBroker(1))
+    assert len(sc.trace) == 7 and properties.guarantees_apply(sc.state)
+    if follows:
+        assert resp.error is None and sc.state.history.acked and sc.partition.leader == 2
+        assert sc.replica(2).leo == 0
+        assert broken(sc) == {"LeaderCandidateCompleteness", "StrongIsr"}
+    else:
+        assert resp.error == "INVALID_UPDATE_VERSION" and not sc.state.history.acked
+        assert broken(sc) == set()
+
+
+@ON_OFF
+def test_raised_min_isr_reaches_the_log_after_the_isr_shrink_of_its_batch(follows: bool):
+    """RF 2 of 3 brokers, MinISR 1; leader 1 takes a write. MinISR is raised to 2
+    and the controller fences follower 2: ISR [1] is below the new MinISR, so 2
+    joins the ELR. Broker 1 applies both records in one batch: Kafka's
+    BrokerMetadataPublisher hands the partition change to Partition.makeLeader
+    (ReplicaManager.applyDelta), which advances the HWM on ISR [1] under the old
+    MinISR 1, before the DynamicConfigPublisher brings MinISR 2 to the log. The
+    write is acknowledged; 2 comes back and, once 1 is fenced, is elected from the
+    ELR without it. The chapters apply the batch as one image, MinISR
+    included. (6 actions.)"""
+    sc = story(Rule.CONFIG_APPLIED_AFTER_PARTITION_CHANGES, follows, brokers=(1, 2, 3), assignment=(1, 2),
+               min_isr=1)
+    sc.produce(1)
+    for action in (AlterMinIsr(2), FenceBroker(2), ReplicateMetadata(1, 2), UnfenceBroker(2), FenceBroker(1)):
+        sc.do(action)
+    assert len(sc.trace) == 6 and properties.guarantees_apply(sc.state)
+    assert sc.partition.leader == 2 and sc.replica(2).leo == 0
+    if follows:
+        assert [w.value for w in sc.state.history.acked] == [1]
+        assert broken(sc) == {"LeaderCandidateCompleteness", "StrongIsr"}
+    else:
+        assert not sc.state.history.acked and broken(sc) == set()

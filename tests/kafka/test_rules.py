@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
+from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterMinIsr, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
@@ -589,6 +589,49 @@ def test_follower_lacking_the_diverging_epoch_truncates_in_rounds(follows: bool)
     assert sc.replica(3).leo == (4 if follows else 3)
     sc.deliver_fetch(3)
     assert sc.replica(3).leo == 2
+
+
+# ------------------------------------------------------------ configuration
+
+@ON_OFF
+def test_a_min_isr_change_clears_the_elr_whatever_the_isr(follows: bool):
+    """RF 3, MinISR 2: fencing 3 and then 2 leaves ISR [1], ELR [2]. MinISR raised to
+    3: Kafka empties the ELR (a ClearElrRecord); the chapters keep it, the ISR being
+    below the new MinISR (the HWM is still frozen). Either way the partition epoch
+    moves. Then, with the ELR empty, MinISR back to 2: Kafka writes no partition
+    change (the partition epoch stays), the chapters write one that moves it."""
+    sc = Scenario(config(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=2))
+    sc.fence(3)
+    sc.fence(2)
+    assert (sc.partition.isr, sc.partition.elr) == ({1}, {2})
+    epoch = sc.partition.partition_epoch
+    sc.do(AlterMinIsr(3))
+    assert sc.partition.partition_epoch == epoch + 1
+    assert sc.partition.elr == (set() if follows else {2})
+    if follows:
+        epoch = sc.partition.partition_epoch
+        sc.do(AlterMinIsr(2))
+        assert sc.partition.partition_epoch == epoch
+    else:
+        sc.do(AlterMinIsr(1))                   # the ISR [1] now has MinISR members: case G
+        assert sc.partition.elr == set() and sc.partition.partition_epoch == epoch + 2
+
+
+@ON_OFF
+def test_a_batch_reaches_the_leader_before_its_min_isr(follows: bool):
+    """RF 2, MinISR 1; leader 1 takes a write. MinISR raised to 2 and follower 2
+    fenced (ISR [1]); leader 1 applies both in one batch. Kafka's leader acts on the
+    ISR change under the old MinISR and advances the HWM (finding 6); the chapters'
+    leader applies the batch as one image, MinISR 2 included, and the HWM stays."""
+    sc = Scenario(config(Rule.CONFIG_APPLIED_AFTER_PARTITION_CHANGES, follows, brokers=(1, 2, 3), assignment=(1, 2),
+                         min_isr=1), check_properties=False)
+    sc.produce(1)
+    sc.do(AlterMinIsr(2))
+    sc.fence(2)
+    sc.sync_metadata(1)
+    assert sc.replica(1).isr == {1} and sc.state.leader_min_isr(1) == 2
+    assert sc.replica(1).hwm == (1 if follows else 0)
 
 
 def test_every_rule_has_a_test():

@@ -86,9 +86,9 @@ def committing(monkeypatch: pytest.MonkeyPatch) -> list:
     batches: list = []
     original = kc.KafkaQuorumController.commit
 
-    def commit(self, records, clean=False):
+    def commit(self, records, clean=False, configs=False):
         batches.append([str(r.message().getClass().getSimpleName()) for r in records])
-        return original(self, records, clean)
+        return original(self, records, clean, configs)
 
     monkeypatch.setattr(kc.KafkaQuorumController, "commit", commit)
     return batches

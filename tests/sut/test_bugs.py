@@ -17,7 +17,7 @@ from typing import Callable, Optional
 import pytest
 
 import model
-from model import (AlterPartitionRequest, AlterPartitionResponse,
+from model import (AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse,
                    Config, ControlledShutdown, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
@@ -280,6 +280,13 @@ def produce_ignores_min_isr(t: Trio) -> None:
     t.produce(1)                       # NOT_ENOUGH_REPLICAS
 
 
+def min_isr_change_not_applied_to_log(t: Trio) -> None:
+    t.alter_isr(1, 3, expand=False)    # ISR [1, 2]
+    t.do(AlterMinIsr(3))
+    t.sync(1)                          # the leader's log config: MinISR 3
+    t.produce(1)                       # NOT_ENOUGH_REPLICAS (ISR 2 < 3)
+
+
 def list_offsets_ignores_leso(t: Trio) -> None:
     _lagging_new_leader(t)
     t.do(ListOffsets())                # HWM 0 < LESO 1: "unknown"
@@ -342,6 +349,7 @@ SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.METADATA_BATCH_LAST_DELTA_ONLY: (C3, metadata_batch_last_delta_only),
     Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH: (C3, controlled_shutdown_without_flush),
     Bug.PENDING_WRITES_KEPT_ON_STEP_DOWN: (C3, pending_writes_kept_on_step_down),
+    Bug.MIN_ISR_CHANGE_NOT_APPLIED_TO_LOG: (C3, min_isr_change_not_applied_to_log),
 }
 
 

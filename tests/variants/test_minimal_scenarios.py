@@ -162,6 +162,7 @@ KAFKA_OUTCOME: dict[Variant, object] = {
     Variant.NO_FOLLOWER_STATE_RESET_ON_NEW_EPOCH: Rule.EXPAND_ISR_ON_FETCH,
     # Shrinking the replica set, Kafka waits for every target replica in the ISR.
     Variant.REASSIGNMENT_COMPLETES_BELOW_MIN_ISR: Rule.REASSIGNMENT_COMPLETION,
+    Variant.MIN_ISR_CHANGE_KEEPS_ELR: ("ValidPartitionMetadata",),
     # The liveness-only flaws stop Kafka's cluster the same way.
     Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE: ("HwmReachesLeo", "IsrRestored", "LeaderElected"),
     Variant.REREGISTERED_BROKER_STAYS_FENCED: ("BrokersStarted", "BrokersUnfenced", "IsrRestored"),

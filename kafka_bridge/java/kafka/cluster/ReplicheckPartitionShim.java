@@ -157,7 +157,7 @@ public final class ReplicheckPartitionShim {
     private final Uuid topicId;
     private final File dataDir;    // the broker's log dir: the checkpoints and the clean-shutdown marker
     private final File logDir;     // the partition's folder in it
-    private final LogConfig config;
+    private LogConfig config;   // the topic's log config: min.insync.replicas changes (setMinIsr)
     private final LogDirFailureChannel logDirFailureChannel = new LogDirFailureChannel(1);
     private final BrokerTopicStats brokerTopicStats = new BrokerTopicStats();
     private final OffsetCheckpointFile recoveryPointCheckpoint;
@@ -273,6 +273,17 @@ public final class ReplicheckPartitionShim {
     public long replicaLagTimeMaxMs() { return REPLICA_LAG_TIME_MAX_MS; }
     /** Whether the last read of the log from the folder found the clean-shutdown marker. */
     public boolean lastLoadClean() { return lastLoadClean; }
+
+    /** The topic's new min.insync.replicas reaches the log's config, as Kafka's
+     *  DynamicConfigPublisher → LogManager.updateTopicConfig → UnifiedLog.updateConfig
+     *  hands it over; a restart reads the log back with it. */
+    public void setMinIsr(int minIsr) {
+        Properties props = new Properties();
+        props.putAll(config.originals());
+        props.put("min.insync.replicas", Integer.toString(minIsr));
+        config = new LogConfig(props);
+        log.updateConfig(config);
+    }
 
     /** This broker's own epoch (Partition's localBrokerEpochSupplier). */
     public void setBrokerEpoch(long epoch) { brokerEpoch = epoch; }

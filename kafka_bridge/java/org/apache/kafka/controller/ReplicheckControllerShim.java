@@ -3,6 +3,7 @@
  */
 package org.apache.kafka.controller;
 
+import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigResource;
@@ -48,6 +49,7 @@ import org.apache.kafka.server.config.ServerTopicConfigSynonyms;
 import org.apache.kafka.storage.internals.log.LogConfig;
 import org.apache.kafka.timeline.SnapshotRegistry;
 
+import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -359,6 +361,26 @@ public final class ReplicheckControllerShim {
             result.response().responses().get(0).partitions().get(0);
         ApiError error = new ApiError(Errors.forCode(answer.errorCode()), answer.errorMessage());
         return ControllerResult.of(result.records(), error);
+    }
+
+    // ------------------------------------------------------------- configs
+
+    /** IncrementalAlterConfigs SET of the topic's min.insync.replicas (QuorumController.
+     *  incrementalAlterConfigs → ConfigurationControlManager.incrementalAlterConfigs): the
+     *  ConfigRecord and, with ELR on, the ClearElrRecord; the response is the resource's error. */
+    public ControllerResult<ApiError> alterMinIsr(int minIsr) {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);
+        Map<String, Map.Entry<AlterConfigOp.OpType, String>> ops = Map.of("min.insync.replicas",
+            new AbstractMap.SimpleImmutableEntry<>(AlterConfigOp.OpType.SET, Integer.toString(minIsr)));
+        ControllerResult<Map<ConfigResource, ApiError>> result =
+            configurationControl.incrementalAlterConfigs(Map.of(resource, ops), false, false);
+        return ControllerResult.of(result.records(), result.response().get(resource));
+    }
+
+    /** The topic's min.insync.replicas as the controller holds it (what
+     *  ReplicationControlManager reads for each change). */
+    public int minIsr() {
+        return Integer.parseInt(configurationControl.getTopicConfig(TOPIC, "min.insync.replicas").value());
     }
 
     /** The periodic unclean election of leaderless partitions
