@@ -100,7 +100,7 @@ class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
         builder.setTargetRemoving(k.int_list(r for r in order if r in self.target_removing))
         if unclean_shutdown:
             builder.setUncleanShutdownReplicas(k.int_list(sorted(unclean_shutdown)))
-        builder.setElection(k.Election.UNCLEAN if unclean and self.config.unclean_leader_election
+        builder.setElection(k.Election.UNCLEAN if unclean and self.unclean_leader_election
                             else k.Election.ONLINE)
         builder.setDefaultDirProvider(lambda broker: k.UNASSIGNED)
         built = builder.build()

@@ -26,7 +26,8 @@ SUT's record types, with what the model does not have left out:
   atomic controlled shutdown has no state for; and the fencing of a fenced
   broker, which Kafka writes when the session of a broker that shut down cleanly
   expires and replays as "no-op registration change");
-- a ``ConfigRecord`` of ``min.insync.replicas`` is the SUT's ``ConfigRecord``; a
+- a ``ConfigRecord`` of ``min.insync.replicas`` or ``unclean.leader.election.enable``
+  written after the topic's creation is the SUT's ``ConfigRecord``; a
   ``ClearElrRecord`` is a ``PartitionChangeRecord`` emptying the ELR and
   LastKnownELR when it changed the registration (Kafka merges it into a partition
   with either set, moving its partition epoch), and is left out when it did not;
@@ -50,7 +51,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Optional
 
-from model import NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Config
+from model import DYNAMIC_CONFIGS, MIN_INSYNC_REPLICAS, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Config
 
 from sut.metadata import (ApiMessage, ConfigRecord, FenceBrokerRecord, PartitionChangeRecord, PartitionRecord,
                           PartitionRegistration, RegisterBrokerRecord, UnfenceBrokerRecord)
@@ -60,7 +61,11 @@ from .change_builder import change_record_of
 from .java import kafka
 
 
-MIN_INSYNC_REPLICAS = "min.insync.replicas"
+def config_record_of(message: Any) -> ConfigRecord:
+    """Kafka's ``ConfigRecord`` of a dynamic topic config as the SUT's (its value
+    parsed: an int MinISR, a bool for unclean leader election)."""
+    name, value = str(message.name()), str(message.value())
+    return ConfigRecord(name, int(value) if name == MIN_INSYNC_REPLICAS else value == "true")
 
 
 class KafkaRejected(RuntimeError):
@@ -125,6 +130,11 @@ class ReplicationControlView:
     def min_isr(self) -> int:
         """The topic's MinISR as Kafka's ``ConfigurationControlManager`` holds it."""
         return int(self._controller.shim.minIsr())
+
+    @property
+    def unclean_leader_election_enable(self) -> bool:
+        """The topic's ``unclean.leader.election.enable`` as Kafka's controller reads it."""
+        return bool(self._controller.shim.uncleanLeaderElection())
 
     def create_partition(self, assignment: tuple[int, ...]) -> None:
         """CreateTopics with the replicas ``assignment``, MinISR and unclean leader
@@ -226,8 +236,8 @@ class KafkaQuorumController:
                 translated = PartitionRecord(self.partition())   # type: ignore[arg-type]
             elif kind is k.PartitionChangeRecord:
                 translated = change_record_of(message)
-            elif configs and kind is k.ConfigRecord and str(message.name()) == MIN_INSYNC_REPLICAS:
-                translated = ConfigRecord(int(str(message.value())))
+            elif configs and kind is k.ConfigRecord and str(message.name()) in DYNAMIC_CONFIGS:
+                translated = config_record_of(message)
             elif clearing and self.partition().partition_epoch != epoch_before:   # type: ignore[union-attr]
                 # the clear changed the registration (removeTopicElrs merges only a partition
                 # with an ELR or LastKnownELR): the SUT's brokers apply it as the change it is
@@ -378,15 +388,16 @@ class KafkaQuorumController:
 
     # ---------------------------------------------------------- configuration
 
-    def incremental_alter_configs(self, min_isr: int) -> None:
-        """IncrementalAlterConfigs of the topic's ``min.insync.replicas`` through
-        Kafka's ``ConfigurationControlManager``: its ``ConfigRecord`` and, with ELR on,
-        the ``ClearElrRecord`` it adds (``createClearElrRecordsAsNeeded``), replayed."""
+    def incremental_alter_configs(self, name: str, value: object) -> None:
+        """IncrementalAlterConfigs of the topic config ``name`` (one of
+        ``model.DYNAMIC_CONFIGS``) through Kafka's ``ConfigurationControlManager``: its
+        ``ConfigRecord`` and, for ``min.insync.replicas`` with ELR on, the
+        ``ClearElrRecord`` it adds (``createClearElrRecordsAsNeeded``), replayed."""
         k = kafka()
-        result = self.shim.alterMinIsr(min_isr)
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        result = self.shim.alterTopicConfig(name, text)
         error = k.error_name(result.response().error().code())
         if error is not None:
-            raise KafkaRejected(f"IncrementalAlterConfigs(min.insync.replicas={min_isr}): {error}: "
-                                f"{result.response().message()}")
+            raise KafkaRejected(f"IncrementalAlterConfigs({name}={text}): {error}: {result.response().message()}")
         self.commit(result.records(), configs=True)
 

@@ -157,6 +157,15 @@ class AlterMinIsr:
     min_isr: int
 
 
+@attrs.frozen
+class AlterUncleanLeaderElection:
+    """IncrementalAlterConfigs setting the topic's ``unclean.leader.election.enable``
+    (ch7) to ``enable``: a ``ConfigRecord``; the controller's next unclean election
+    (``UncleanLeaderElection``, Kafka's periodic ``electUnclean``) and partition
+    changes read it. Enabled for a new value."""
+    enable: bool
+
+
 # network faults
 @attrs.frozen
 class DropMessage:
@@ -201,7 +210,8 @@ Action = Union[
     ReplicateMetadata, SendFetch, ReceiveFetchRequest, ReceiveFetchResponse,
     ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
     ReceiveAlterPartitionResponse,
-    Reassign, CancelReassignment, UncleanRecovery, UncleanLeaderElection, AlterMinIsr, DropMessage,
+    Reassign, CancelReassignment, UncleanRecovery, UncleanLeaderElection, AlterMinIsr, AlterUncleanLeaderElection,
+    DropMessage,
     Produce, Consume, ListOffsets, Heal,
 ]
 
@@ -295,6 +305,9 @@ ACTIONS: tuple[ActionKind, ...] = (
     # walk over families does not spend a share of its own on it. A fault: it can
     # empty the ELR a leaderless partition waits on.
     ActionKind(AlterMinIsr, "reassignment", fault=True, weight=0.15, swarm=_RARE, tag="min.insync.replicas={min_isr}"),
+    # Not a fault: it disturbs nothing by itself; turned on, it lets the unclean election in.
+    ActionKind(AlterUncleanLeaderElection, "reassignment", weight=0.15, swarm=_RARE,
+               tag="unclean.leader.election.enable={enable:true|false}"),
     ActionKind(UncleanRecovery, "recovery", weight=2.0, swarm=_RARE, tag="UNCLEAN RECOVERY"),
     ActionKind(UncleanLeaderElection, "recovery", weight=2.0, swarm=_RARE, tag="UNCLEAN LEADER ELECTION"),
     ActionKind(DropMessage, "network", fault=True, receives="any", weight=0.3, swarm=_RARE),

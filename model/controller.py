@@ -15,7 +15,8 @@ import attrs
 from .config import Variant
 from .log import epoch_entries
 from .profile import Rule
-from .state import (NO_LEADER, NO_LEADER_CHANGE, AlterPartitionRequest, AlterPartitionResponse,
+from .state import (MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, UNCLEAN_LEADER_ELECTION_ENABLE,
+                    AlterPartitionRequest, AlterPartitionResponse,
                     BrokerStatus, ClusterState, ConfigRecord, FenceBrokerRecord, PartitionChangeRecord,
                     PartitionMetadata, RegisterBrokerRecord, UncleanElectionReport,
                     UnfenceBrokerRecord, merge)
@@ -142,7 +143,7 @@ def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, 
         (last,) = known
         if _unfenced(state, last):
             return attrs.evolve(d, leader=last, isr=frozenset({last}), elr=frozenset()), LAST_KNOWN_LEADER
-    if unclean and cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES) and cfg.unclean_leader_election:
+    if unclean and cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES) and state.unclean_leader_election:
         for r in order:
             if _unfenced(state, r):
                 return (attrs.evolve(d, leader=r, isr=frozenset({r}), elr=frozenset()),
@@ -256,15 +257,36 @@ def register_broker(state: ClusterState, broker: int, clean: bool) -> ClusterSta
         state = append_metadata(state, RegisterBrokerRecord(broker, epoch, clean))
     p = state.partition
     if cfg.follows(Rule.LAST_KNOWN_LEADER):
-        if not clean and (broker in p.isr or broker in p.elr):
-            d = attrs.evolve(p, isr=p.isr - {broker}, elr=p.elr - {broker},
-                             leader=NO_LEADER if p.leader == broker else p.leader)
-            state = change_partition(state, d, unclean_restart=frozenset({broker}))
+        if not clean:
+            state = _unclean_shutdown_changes(state, broker)
     elif not clean and broker in p.elr and not cfg.has(Variant.UNCLEAN_REGISTRATION_KEEPS_ELR):
         state = commit_partition(state, attrs.evolve(p, elr=p.elr - {broker},
                                                      last_known_elr=p.last_known_elr | {broker}))
     if not record_first:
         state = append_metadata(state, RegisterBrokerRecord(broker, epoch, clean))
+    return state
+
+
+def _unclean_shutdown_changes(state: ClusterState, broker: int) -> ClusterState:
+    """Kafka's handleBrokerShutdown for an unclean shutdown: one partition change
+    taking ``broker`` out of the ISR and ELR (it may elect) for each entry its ISR
+    and ELR indexes hold for the partition, each built from the registration before
+    any of them (generateLeaderAndIsrUpdates): under Rule.CLEARED_ELR_STAYS_INDEXED
+    a cleared ELR member's entry still counts, and a second entry repeats the same
+    record, which moves the epochs again."""
+    p = state.partition
+    if state.config.follows(Rule.CLEARED_ELR_STAYS_INDEXED):
+        changes = (broker in p.isr) + state.controller.elr_entries(broker)
+    else:
+        changes = int(broker in p.isr or broker in p.elr)
+    if not changes:
+        return state
+    d = attrs.evolve(p, isr=p.isr - {broker}, elr=p.elr - {broker},
+                     leader=NO_LEADER if p.leader == broker else p.leader)
+    written = len(state.controller.metadata_log)
+    state = change_partition(state, d, unclean_restart=frozenset({broker}))
+    for record in state.controller.metadata_log[written:written + 1] * (changes - 1):
+        state = append_metadata(state, record, merge(state.partition, record))
     return state
 
 
@@ -455,7 +477,7 @@ def can_cancel_reassignment(state: ClusterState) -> bool:
     if not p.reassigning:
         return False
     if cfg.follows(Rule.CANCEL_WITH_ANY_ISR):
-        return bool(p.isr - p.adding) or cfg.unclean_leader_election
+        return bool(p.isr - p.adding) or state.unclean_leader_election
     return len(p.isr - p.adding) >= state.min_isr
 
 
@@ -475,7 +497,7 @@ def alter_min_isr(state: ClusterState, min_isr: int) -> ClusterState:
     Variant.MIN_ISR_CHANGE_KEEPS_ELR only the ConfigRecord is written. The fault budget's floor
     (``History.min_isr_floor``) follows the lowest value ever set."""
     ctrl = attrs.evolve(state.controller, min_isr=min_isr)
-    state = append_metadata(attrs.evolve(state, controller=ctrl), ConfigRecord(min_isr))
+    state = append_metadata(attrs.evolve(state, controller=ctrl), ConfigRecord(MIN_INSYNC_REPLICAS, min_isr))
     floor = state.history.min_isr_floor
     state = set_history(state, min_isr_floor=min(state.config.min_isr if floor is None else floor, min_isr))
     p = state.partition
@@ -485,11 +507,21 @@ def alter_min_isr(state: ClusterState, min_isr: int) -> ClusterState:
         if not (p.elr or p.last_known_elr):
             return state
         rec = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
+        return append_metadata(state, rec, merge(p, rec), index=False)   # removeTopicElrs: no index update
     elif len(p.isr) >= min_isr:
         rec = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
     else:
         rec = PartitionChangeRecord(elr=p.elr, last_known_elr=p.last_known_elr)
     return append_metadata(state, rec, merge(p, rec))
+
+
+def alter_unclean_leader_election(state: ClusterState, enable: bool) -> ClusterState:
+    """IncrementalAlterConfigs of the topic's ``unclean.leader.election.enable``
+    (ch7): its ``ConfigRecord``, nothing else (Kafka's controller reads the config
+    at its next unclean election, ``maybeElectUncleanLeaders``, and at its next
+    partition change, ``Election.UNCLEAN``)."""
+    ctrl = attrs.evolve(state.controller, unclean_leader_election=enable)
+    return append_metadata(attrs.evolve(state, controller=ctrl), ConfigRecord(UNCLEAN_LEADER_ELECTION_ENABLE, enable))
 
 
 # ------------------------------------------------------------- unclean recovery
@@ -558,7 +590,7 @@ def unclean_election_candidate(state: ClusterState) -> Optional[int]:
     Rule.PERIODIC_UNCLEAN_ELECTION (ReplicationControlManager.maybeElectUncleanLeaders):
     with no leader, whoever the builder's election with Election.UNCLEAN elects."""
     p = state.partition
-    if not state.config.unclean_leader_election or p.leader != NO_LEADER:
+    if not state.unclean_leader_election or p.leader != NO_LEADER:
         return None
     if state.config.follows(Rule.PERIODIC_UNCLEAN_ELECTION):
         leader = elect(state, p)[0].leader

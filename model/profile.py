@@ -65,6 +65,7 @@ class Rule(enum.Enum):
     EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH = "Partition.makeLeader/makeFollower, UnifiedLog.truncateTo, LogLoader.load"
     CLEAR_ELR_ON_MIN_ISR_CHANGE = "ConfigurationControlManager.createClearElrRecordsAsNeeded, removeTopicElrs"
     CONFIG_APPLIED_AFTER_PARTITION_CHANGES = "BrokerMetadataPublisher.onMetadataUpdate (DynamicConfigPublisher last)"
+    CLEARED_ELR_STAYS_INDEXED = "ReplicationControlManager.removeTopicElrs (brokersToElrs not updated)"
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
@@ -394,6 +395,18 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "acts once on the MinISR from before it.",
         "A leader whose ISR shrinks in the same batch as a MinISR increase advances the HWM once on the old "
         "MinISR, while the controller put the removed follower in the ELR under the new one."),
+    Rule.CLEARED_ELR_STAYS_INDEXED: RuleDoc(
+        "§5.2 (the chapters keep no index)",
+        _META + "ReplicationControlManager.java: replay(ClearElrRecord), removeTopicElrs (the registration merged "
+        "without updatePartitionInfo), handleBrokerShutdown (brokersToElrs.partitionsWithBrokerInElr)",
+        "A broker that restarts uncleanly changes the partitions whose ISR or ELR holds it.",
+        "The ClearElrRecord's replay empties the ELR without updating the controller's broker-to-ELR index "
+        "(BrokersToElrs): a cleared member stays indexed until it joins and leaves the ELR again, so its "
+        "unclean restart still runs a partition change for the partition, which can elect (uncleanly, with "
+        "unclean.leader.election.enable) where the chapters change nothing.",
+        "A leaderless partition gets its unclean election when a broker of the cleared ELR restarts, not at the "
+        "next periodic check (finding 7: an index out of step with the registrations it indexes).",
+        requires=(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE, Rule.LAST_KNOWN_LEADER)),
 }
 
 #: Rules in force per profile.

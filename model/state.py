@@ -143,14 +143,21 @@ class PartitionChangeRecord:
     removing: Optional[frozenset[int]] = None
 
 
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
+UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
+#: The topic configs that change at run time (``AlterMinIsr``, ``AlterUncleanLeaderElection``).
+DYNAMIC_CONFIGS = (MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE)
+
+
 @attrs.frozen
 class ConfigRecord:
-    """A topic configuration set (Kafka's ``ConfigRecord`` of resource type TOPIC):
-    only ``min.insync.replicas`` (``min_isr``, the new MinISR) is dynamic here.
-    It changes no partition registration; a broker's log takes the value once it
+    """A topic config set (Kafka's ``ConfigRecord`` of resource type TOPIC):
+    ``name`` one of ``DYNAMIC_CONFIGS``, ``value`` an int (MinISR) or a bool. It
+    changes no partition registration; a broker's log takes a new MinISR once it
     applies the record (``Broker.min_isr``)."""
 
-    min_isr: int
+    name: str
+    value: Union[int, bool]
 
 
 MetadataRecord = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
@@ -205,13 +212,25 @@ class BrokerRegistration:
 class ControllerState:
     """The active controller: registrations (in ``Config.brokers`` order), the
     partition registration, and the committed metadata log (§2.3, ch8).
-    ``min_isr``: the topic's MinISR once an ``AlterMinIsr`` changed it (None: the
-    creation's, ``Config.min_isr``); read it as ``ClusterState.min_isr``."""
+    ``min_isr``, ``unclean_leader_election``: the topic's configs once an
+    ``AlterMinIsr`` / ``AlterUncleanLeaderElection`` changed them (None: the
+    creation's, in ``Config``); read them as ``ClusterState.min_isr`` and
+    ``ClusterState.unclean_leader_election``. ``elr_index``: only under
+    Rule.CLEARED_ELR_STAYS_INDEXED (else empty): Kafka's broker-to-ELR index
+    (``BrokersToElrs``) for the partition, as sorted ``(broker, entries)`` pairs:
+    a cleared ELR member keeps its entry, and joining the ELR again adds a
+    second."""
 
     registrations: tuple[BrokerRegistration, ...]
     partition: PartitionMetadata
     metadata_log: tuple[MetadataRecord, ...]
     min_isr: Optional[int] = None
+    unclean_leader_election: Optional[bool] = None
+    elr_index: tuple[tuple[int, int], ...] = ()
+
+    def elr_entries(self, broker: int) -> int:
+        """How many entries ``elr_index`` holds for ``broker``."""
+        return dict(self.elr_index).get(broker, 0)
 
 
 # ------------------------------------------------------------------------ replicas
@@ -534,6 +553,14 @@ class ClusterState:
         rules and reassignment checks read."""
         m = self.controller.min_isr
         return self.config.min_isr if m is None else m
+
+    @property
+    def unclean_leader_election(self) -> bool:
+        """The topic's ``unclean.leader.election.enable`` as the controller holds it
+        (ch7): ``Config.unclean_leader_election`` until an
+        ``AlterUncleanLeaderElection`` changes it."""
+        u = self.controller.unclean_leader_election
+        return self.config.unclean_leader_election if u is None else u
 
     def leader_min_isr(self, broker_id: int) -> int:
         """The MinISR a leader on ``broker_id`` acts on: its log config (the last

@@ -12,7 +12,8 @@ import attrs
 from . import clock
 from . import controller as ctl
 from . import replica as rep
-from .actions import (Action, AdvanceTime, AlterMinIsr, CancelReassignment, Consume, ControlledShutdown, DropMessage,
+from .actions import (Action, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, CancelReassignment,
+                      Consume, ControlledShutdown, DropMessage,
                       FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
                       ProposeIsrShrinkMany, Produce,
                       Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
@@ -22,7 +23,7 @@ from .actions import (Action, AdvanceTime, AlterMinIsr, CancelReassignment, Cons
 from .config import Variant
 from .errors import ActionNotEnabled
 from .profile import Rule
-from .state import (NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
+from .state import (MIN_INSYNC_REPLICAS, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
                     ClusterState, ConfigRecord, FetchRequest, FetchResponse, ListOffsetsAnswer, PendingWrite,
                     Record, Role, merge)
 from .observation import list_offsets_result
@@ -169,8 +170,8 @@ def _e_replicate(s: ClusterState, a: ReplicateMetadata) -> ClusterState:
     min_isr = b.min_isr
     for rec in s.controller.metadata_log[b.metadata_offset:end]:
         image = merge(image, rec)
-        if isinstance(rec, ConfigRecord):
-            min_isr = rec.min_isr
+        if isinstance(rec, ConfigRecord) and rec.name == MIN_INSYNC_REPLICAS:
+            min_isr = rec.value  # type: ignore[assignment]
     # The batch is one image, its MinISR included; under Rule.CONFIG_APPLIED_AFTER_PARTITION_CHANGES
     # the replica acts on the batch's partition changes before the MinISR reaches its log.
     config_last = s.config.follows(Rule.CONFIG_APPLIED_AFTER_PARTITION_CHANGES)
@@ -407,6 +408,14 @@ def _g_alter_min_isr(s: ClusterState, a: AlterMinIsr) -> Optional[str]:
     return None
 
 
+def _g_alter_unclean(s: ClusterState, a: AlterUncleanLeaderElection) -> Optional[str]:
+    if not isinstance(a.enable, bool):
+        return f"enable must be True or False, got {a.enable!r}"
+    if a.enable == s.unclean_leader_election:
+        return f"unclean.leader.election.enable is already {str(a.enable).lower()}"
+    return None
+
+
 def _g_drop(s: ClusterState, a: DropMessage) -> Optional[str]:
     # AlterPartition is retried by the leader until answered, so its loss is only a
     # delay, which delivery in any order already covers.
@@ -503,6 +512,7 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     UncleanRecovery: (_g_unclean_recovery, lambda s, a: ctl.unclean_recovery(s)),
     UncleanLeaderElection: (_g_unclean_election, lambda s, a: ctl.unclean_leader_election(s)),
     AlterMinIsr: (_g_alter_min_isr, lambda s, a: ctl.alter_min_isr(s, a.min_isr)),
+    AlterUncleanLeaderElection: (_g_alter_unclean, lambda s, a: ctl.alter_unclean_leader_election(s, a.enable)),
     DropMessage: (_g_drop, lambda s, a: remove_message(s, a.msg)),
     Produce: (_g_produce, _e_produce),
     Consume: (_g_consume, _e_consume),
@@ -610,6 +620,7 @@ def _candidates(state: ClusterState, classes: Optional[AbstractSet[type]] = None
     yield UncleanLeaderElection()
     for m in range(1, len(state.partition.target_replicas) + 1):
         yield AlterMinIsr(m)
+    yield AlterUncleanLeaderElection(not state.unclean_leader_election)
     for m in msgs:
         if isinstance(m, (FetchRequest, FetchResponse)):
             yield DropMessage(m.id)

@@ -6,6 +6,7 @@ from typing import Callable, Optional
 
 import attrs
 
+from .profile import Rule
 from .state import (Broker, BrokerRegistration, ClusterState, FollowerState, History, Message,
                     MetadataRecord, PartitionMetadata, Replica)
 
@@ -28,12 +29,28 @@ def set_registration(state: ClusterState, reg: BrokerRegistration) -> ClusterSta
 
 
 def append_metadata(state: ClusterState, record: MetadataRecord,
-                    partition: Optional[PartitionMetadata] = None) -> ClusterState:
-    """Commit one record to the metadata log (and the controller's partition)."""
+                    partition: Optional[PartitionMetadata] = None, index: bool = True) -> ClusterState:
+    """Commit one record to the metadata log (and the controller's partition).
+    Under Rule.CLEARED_ELR_STAYS_INDEXED a partition change updates Kafka's
+    broker-to-ELR index as ``BrokersToElrs.update`` does (one entry added per
+    broker joining the ELR, one removed per broker leaving it), unless ``index``
+    is False (the ClearElrRecord's replay, which skips it)."""
     ctrl = state.controller
-    ctrl = attrs.evolve(ctrl, metadata_log=ctrl.metadata_log + (record,),
-                        partition=ctrl.partition if partition is None else partition)
-    return attrs.evolve(state, controller=ctrl)
+    changes: dict = {"metadata_log": ctrl.metadata_log + (record,)}
+    if partition is not None:
+        changes["partition"] = partition
+        if index and state.config.follows(Rule.CLEARED_ELR_STAYS_INDEXED):
+            changes["elr_index"] = _indexed(ctrl.elr_index, ctrl.partition.elr, partition.elr)
+    return attrs.evolve(state, controller=attrs.evolve(ctrl, **changes))
+
+
+def _indexed(index: tuple, before: frozenset[int], after: frozenset[int]) -> tuple:
+    counts = dict(index)
+    for b in after - before:
+        counts[b] = counts.get(b, 0) + 1
+    for b in before - after:
+        counts[b] = counts.get(b, 0) - 1
+    return tuple(sorted((b, n) for b, n in counts.items() if n > 0))
 
 
 def set_history(state: ClusterState, **changes: object) -> ClusterState:

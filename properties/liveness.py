@@ -46,7 +46,7 @@ def waiting_for(state: ClusterState) -> Optional[str]:
     electable = (p.isr | p.elr) & set(p.replicas)
     if config.follows(Rule.LAST_KNOWN_LEADER):
         electable |= p.last_known_elr & set(p.replicas)
-    if electable or config.unclean_recovery in AUTOMATIC_RECOVERY or config.unclean_leader_election:
+    if electable or config.unclean_recovery in AUTOMATIC_RECOVERY or state.unclean_leader_election:
         return None
     return (f"no replica may lead: ISR and ELR are empty, unclean recovery is \"{config.unclean_recovery}\" (never "
             f"automatic) and unclean leader election is off; the partition waits for an operator")

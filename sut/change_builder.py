@@ -22,11 +22,15 @@ UNCLEAN_LEADER_ELECTION = "unclean_leader_election"
 
 class PartitionChangeBuilder:
     def __init__(self, partition: PartitionRegistration, is_acceptable_leader: Callable[[int], bool],
-                 config: Config, bugs: frozenset, min_isr: Optional[int] = None) -> None:
+                 config: Config, bugs: frozenset, min_isr: Optional[int] = None,
+                 unclean_leader_election: Optional[bool] = None) -> None:
         self.partition = partition
         self.is_acceptable_leader = is_acceptable_leader  # unfenced (§2.8)
         self.config = config
-        self.min_isr = config.min_isr if min_isr is None else min_isr   # the topic's, as the controller holds it
+        # the topic's configs as the controller holds them (None: the creation's)
+        self.min_isr = config.min_isr if min_isr is None else min_isr
+        self.unclean_leader_election = (config.unclean_leader_election if unclean_leader_election is None
+                                        else unclean_leader_election)
         self.bugs = bugs
         self.election: Optional[str] = None   # how the leader was elected when not cleanly
         self.target_replicas: tuple[int, ...] = partition.replicas
@@ -70,7 +74,7 @@ class PartitionChangeBuilder:
             if ok(last):
                 self._elect_uncleanly(last, LAST_KNOWN_LEADER)
                 return
-        if unclean and cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES) and cfg.unclean_leader_election:
+        if unclean and cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES) and self.unclean_leader_election:
             for r in order:
                 if ok(r):
                     self._elect_uncleanly(r, UNCLEAN_LEADER_ELECTION)

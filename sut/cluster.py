@@ -10,7 +10,7 @@ by the ``Enablement`` mixin (``enablement.py``). It keeps no ghost history.
 
 from __future__ import annotations
 
-from model import (ActionNotEnabled, AdvanceTime, AlterMinIsr, AlterPartitionResponse,
+from model import (ActionNotEnabled, AdvanceTime, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection,
                    CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
                    FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
@@ -24,6 +24,7 @@ from .bugs import Bug
 from .clock import ManualTime
 from .components import PYTHON, Components
 from .enablement import Enablement, Reason
+from .metadata import MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE
 from .network import InMemoryNetwork
 from .purgatory import ClientResponses
 
@@ -62,6 +63,7 @@ class Cluster(Enablement):
         UncleanRecovery: ("_g_unclean_recovery", "_e_unclean_recovery"),
         UncleanLeaderElection: ("_g_unclean_election", "_e_unclean_election"),
         AlterMinIsr: ("_g_alter_min_isr", "_e_alter_min_isr"),
+        AlterUncleanLeaderElection: ("_g_alter_unclean", "_e_alter_unclean"),
         DropMessage: ("_g_drop", "_e_drop"),
         Produce: ("_g_produce", "_e_produce"),
         Consume: ("_g_consume", "_e_consume"),
@@ -235,7 +237,10 @@ class Cluster(Enablement):
     # -------------------------------------------------------- configuration
 
     def _e_alter_min_isr(self, a: AlterMinIsr) -> None:
-        self.controller.incremental_alter_configs(a.min_isr)
+        self.controller.incremental_alter_configs(MIN_INSYNC_REPLICAS, a.min_isr)
+
+    def _e_alter_unclean(self, a: AlterUncleanLeaderElection) -> None:
+        self.controller.incremental_alter_configs(UNCLEAN_LEADER_ELECTION_ENABLE, a.enable)
 
     # -------------------------------------------------------------- clients
 

@@ -13,7 +13,8 @@ from .change_builder import PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
 from .errors import Errors
 from .network import InMemoryNetwork
-from .metadata import ApiMessage, ConfigRecord, FenceBrokerRecord, RegisterBrokerRecord, UnfenceBrokerRecord
+from .metadata import (MIN_INSYNC_REPLICAS, ApiMessage, ConfigRecord, FenceBrokerRecord, RegisterBrokerRecord,
+                       UnfenceBrokerRecord)
 from .replication_control import LogInfo, ReplicationControlManager
 
 
@@ -119,10 +120,13 @@ class QuorumController:
 
     # ------------------------------------------------------ configuration
 
-    def incremental_alter_configs(self, min_isr: int) -> None:
-        """IncrementalAlterConfigs of the topic's ``min.insync.replicas``
-        (``ConfigurationControlManager.incrementalAlterConfig``): its ``ConfigRecord``,
-        then the partition change the new MinISR calls for
-        (``ReplicationControlManager.handle_min_isr_change``)."""
-        self._append(ConfigRecord(min_isr))
-        self.replication.handle_min_isr_change(min_isr)
+    def incremental_alter_configs(self, name: str, value: object) -> None:
+        """IncrementalAlterConfigs of the topic config ``name`` (``metadata.MIN_INSYNC_REPLICAS``
+        or ``UNCLEAN_LEADER_ELECTION_ENABLE``; ``ConfigurationControlManager.incrementalAlterConfig``):
+        its ``ConfigRecord``, then for ``min.insync.replicas`` the partition change
+        the new MinISR calls for (``ReplicationControlManager.handle_min_isr_change``)."""
+        self._append(ConfigRecord(name, value))
+        if name == MIN_INSYNC_REPLICAS:
+            self.replication.handle_min_isr_change(value)  # type: ignore[arg-type]
+        else:
+            self.replication.unclean_leader_election_enable = bool(value)

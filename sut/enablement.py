@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from model import (NO_LEADER, AdvanceTime, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment, Config,
+from model import (NO_LEADER, AdvanceTime, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config,
                    Consume,
                    ControlledShutdown, DropMessage, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign, ReceiveAlterPartition,
@@ -285,6 +285,14 @@ class Enablement:
             return f"min.insync.replicas must be in 1..{size}, got {a.min_isr!r}"
         if a.min_isr == self.controller.replication.min_isr:
             return f"min.insync.replicas is already {a.min_isr}"
+        return None
+
+    def _g_alter_unclean(self, a: AlterUncleanLeaderElection) -> Reason:
+        """IncrementalAlterConfigs of ``unclean.leader.election.enable``: a new value."""
+        if not isinstance(a.enable, bool):
+            return f"unclean.leader.election.enable must be true or false, got {a.enable!r}"
+        if a.enable == self.controller.replication.unclean_leader_election_enable:
+            return f"unclean.leader.election.enable is already {str(a.enable).lower()}"
         return None
 
     def _g_produce(self, a: Produce) -> Reason:

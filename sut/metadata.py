@@ -117,13 +117,19 @@ class PartitionChangeRecord:
         return not self.changed_fields()
 
 
-class ConfigRecord:
-    """The topic's ``min.insync.replicas`` set (Kafka's ``ConfigRecord``, resource
-    type TOPIC): a broker's log takes it once the broker applies the record."""
-    __slots__ = ("min_isr",)
+#: Kafka's topic config names (``TopicConfig``) that change at run time here.
+MIN_INSYNC_REPLICAS = "min.insync.replicas"
+UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 
-    def __init__(self, min_isr: int) -> None:
-        self.min_isr = min_isr
+
+class ConfigRecord:
+    """A topic config set (Kafka's ``ConfigRecord``, resource type TOPIC): ``name``
+    ``MIN_INSYNC_REPLICAS`` (an int) or ``UNCLEAN_LEADER_ELECTION_ENABLE`` (a bool). A broker's log
+    takes a new ``min.insync.replicas`` once the broker applies the record."""
+    __slots__ = ("name", "value")
+
+    def __init__(self, name: str, value: object) -> None:
+        self.name, self.value = name, value
 
 
 ApiMessage = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, PartitionRecord,
@@ -199,7 +205,8 @@ class MetadataDelta:
                 self.partition = base.merge(record)
                 self.changed = True
         elif isinstance(record, ConfigRecord):
-            self.min_isr = record.min_isr
+            if record.name == MIN_INSYNC_REPLICAS:
+                self.min_isr = record.value  # type: ignore[assignment]
         elif isinstance(record, RegisterBrokerRecord):
             self._broker_changes()[record.broker_id] = BrokerImage(record.broker_epoch, True)
         elif isinstance(record, (FenceBrokerRecord, UnfenceBrokerRecord)):

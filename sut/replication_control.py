@@ -65,6 +65,9 @@ class ReplicationControlManager:
         #: (``kafka_bridge.KafkaPartitionChangeBuilder``), built like ours.
         self.change_builder = change_builder
         self.partition: Optional[PartitionRegistration] = None
+        #: Kafka's broker-to-ELR index entries of the partition (BrokersToElrs), kept only
+        #: under Rule.CLEARED_ELR_STAYS_INDEXED, where a cleared ELR leaves them in place
+        self.elr_index: dict[int, int] = {}
 
     # ---------------------------------------------------------------- plumbing
 
@@ -77,12 +80,24 @@ class ReplicationControlManager:
 
     def _builder(self) -> PartitionChangeBuilder:
         assert self.partition is not None
-        return self.change_builder(self.partition, self.cluster.is_unfenced, self.config, self.bugs, self.min_isr)
+        return self.change_builder(self.partition, self.cluster.is_unfenced, self.config, self.bugs, self.min_isr,
+                                   self.unclean_leader_election_enable)
 
     def _replay(self, builder: PartitionChangeBuilder, record: PartitionChangeRecord) -> None:
-        """Append ``record`` and replay it (Kafka's ``replay(PartitionChangeRecord)``)."""
+        """Append ``record`` and replay it (Kafka's ``replay(PartitionChangeRecord)``:
+        the registration merged, then ``updatePartitionInfo``'s index update)."""
+        self._apply(record, builder.partition)
+
+    def _apply(self, record: PartitionChangeRecord, base: PartitionRegistration) -> None:
         self.append(record)
-        self.partition = builder.partition.merge(record)
+        before = self.partition
+        self.partition = base.merge(record)
+        if self.config.follows(Rule.CLEARED_ELR_STAYS_INDEXED):
+            prev = frozenset() if before is None else before.elr
+            for b in self.partition.elr - prev:
+                self.elr_index[b] = self.elr_index.get(b, 0) + 1
+            for b in prev - self.partition.elr:
+                self.elr_index[b] = self.elr_index.get(b, 0) - 1
 
     def _commit(self, builder: PartitionChangeBuilder) -> None:
         """The change the chapters' paths set up in full on ``builder``, committed."""
@@ -134,13 +149,8 @@ class ReplicationControlManager:
         if self.config.follows(Rule.LAST_KNOWN_LEADER):
             if Bug.UNCLEAN_REGISTRATION_KEEPS_ELR in self.bugs and p is not None and broker not in p.isr:
                 return  # BUG: the unclean broker keeps its ELR entry
-            if not clean and p is not None and (broker in p.isr or broker in p.elr):
-                b = self._builder()
-                b.target_isr = p.isr - {broker}
-                b.target_elr = p.elr - {broker}
-                if p.leader == broker:
-                    b.target_leader = NO_LEADER
-                self._change(b, unclean_shutdown=frozenset({broker}))
+            if not clean and p is not None:
+                self._unclean_shutdown_changes(p, broker)
             return
         if clean or p is None or broker not in p.elr:
             return
@@ -150,6 +160,30 @@ class ReplicationControlManager:
         b.target_elr = p.elr - {broker}
         b.target_last_known_elr = p.last_known_elr | {broker}
         self._commit(b)
+
+    def _unclean_shutdown_changes(self, p: PartitionRegistration, broker: int) -> None:
+        """Kafka's ``handleBrokerShutdown`` (unclean): one change taking ``broker`` out of
+        the ISR and ELR per entry of the partition in its ISR and ELR indexes, each built
+        from the registration before any of them (``generateLeaderAndIsrUpdates``).
+        Under Rule.CLEARED_ELR_STAYS_INDEXED the ELR index is Kafka's, stale entries
+        and all; else it is the ELR."""
+        if self.config.follows(Rule.CLEARED_ELR_STAYS_INDEXED):
+            entries = (broker in p.isr) + self.elr_index.get(broker, 0)
+        else:
+            entries = int(broker in p.isr or broker in p.elr)
+        if not entries:
+            return
+        b = self._builder()
+        b.target_isr = p.isr - {broker}
+        b.target_elr = p.elr - {broker}
+        if p.leader == broker:
+            b.target_leader = NO_LEADER
+        record = b.build_change(frozenset({broker}))
+        if record is None:
+            return
+        self._replay(b, record)
+        for _ in range(entries - 1):
+            self._apply(record, self.partition)   # type: ignore[arg-type]
 
     def handle_broker_fenced(self, broker: int) -> None:
         """Remove a fenced broker from leadership and the ISR; elect a new leader if

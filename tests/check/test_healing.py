@@ -29,7 +29,7 @@ from store.rows import counterexample_rows
 
 RF3 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2)
 STORY = (Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2), ControlledShutdown(3))
-SHORT = settings(max_examples=60, stateful_step_count=40, derandomize=True, database=None, deadline=None,
+SHORT = settings(max_examples=100, stateful_step_count=40, derandomize=True, database=None, deadline=None,
                  suppress_health_check=list(HealthCheck), phases=[Phase.generate])
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterMinIsr, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
+from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
-                   UnfenceBroker, enabled_actions, why_not_enabled)
+                   StartBroker, UncleanShutdown, UnfenceBroker, enabled_actions, why_not_enabled)
 
 from scenario import Scenario
 
@@ -632,6 +632,28 @@ def test_a_batch_reaches_the_leader_before_its_min_isr(follows: bool):
     sc.sync_metadata(1)
     assert sc.replica(1).isr == {1} and sc.state.leader_min_isr(1) == 2
     assert sc.replica(1).hwm == (1 if follows else 0)
+
+
+@ON_OFF
+def test_a_cleared_elr_member_stays_indexed(follows: bool):
+    """RF 2, MinISR 1: fencing 1 and then 2 leaves ELR [2]. Raising MinISR clears
+    it, but Kafka's broker-to-ELR index keeps 2's entry. Unclean leader election is
+    switched on and 2, unfenced, is elected; it restarts uncleanly and is fenced
+    again: back in the ELR, and indexed a second time. When it registers again,
+    Kafka's controller writes the change taking it out of the ELR once per index
+    entry: twice, the same record, so the partition epoch moves by 2 (finding 7)."""
+    sc = Scenario(config(Rule.CLEARED_ELR_STAYS_INDEXED, follows, brokers=(1, 2, 3), assignment=(1, 2),
+                         min_isr=1))
+    for action in (FenceBroker(1), FenceBroker(2), AlterMinIsr(2), AlterUncleanLeaderElection(True),
+                   UnfenceBroker(2), UncleanShutdown(2, False), FenceBroker(2)):
+        sc.do(action)
+    assert sc.partition.elr == {2}
+    assert sc.state.controller.elr_entries(2) == (2 if follows else 0)
+    offset, epoch = len(sc.state.controller.metadata_log), sc.partition.partition_epoch
+    sc.do(StartBroker(2))
+    changes = [r for r in sc.state.controller.metadata_log[offset:] if isinstance(r, PartitionChangeRecord)]
+    assert len(changes) == (2 if follows else 1) and len(set(changes)) == 1
+    assert sc.partition.partition_epoch == epoch + len(changes) and sc.partition.elr == set()
 
 
 def test_every_rule_has_a_test():

@@ -21,7 +21,7 @@ from __future__ import annotations
 import pytest
 
 import properties
-from model import (NO_LEADER, Config, Consume, ControlledShutdown, FenceBroker, ListOffsets, Produce,
+from model import (NO_LEADER, AlterUncleanLeaderElection, Config, Consume, ControlledShutdown, FenceBroker, ListOffsets, Produce,
                    ReceiveFetchResponse, UncleanLeaderElection, UncleanRecovery, UncleanShutdown)
 from check.random_walk import random_walk
 
@@ -60,7 +60,7 @@ def _walk_config(config: Config, per_walk: int, base_seed: int) -> dict[str, int
     """Run the config's walks, checking every step; returns what they exercised."""
     seen = {"steps": 0, "acked": 0, "leader_changes": 0, "lossy": 0, "nonlossy_unclean": 0,
             "controlled": 0, "fenced": 0, "recoveries": 0, "unclean_elections": 0, "consumed": 0,
-            "list_offsets": 0, "fetch_responses": 0, "leaderless": 0, "guaranteed": 0}
+            "list_offsets": 0, "fetch_responses": 0, "leaderless": 0, "guaranteed": 0, "unclean_election_enabled": 0}
     walks = -(-STEPS_PER_CONFIG // per_walk)
     for w in range(walks):
         seed = base_seed * 1000 + w
@@ -70,6 +70,8 @@ def _walk_config(config: Config, per_walk: int, base_seed: int) -> dict[str, int
             seen["steps"] += 1
             if isinstance(action, UncleanShutdown):
                 seen["lossy" if action.lossy else "nonlossy_unclean"] += 1
+            elif isinstance(action, AlterUncleanLeaderElection):
+                seen["unclean_election_enabled"] += action.enable
             elif type(action) in COUNTED:
                 seen[COUNTED[type(action)]] += 1
             p = state.partition
@@ -107,7 +109,11 @@ def test_model_satisfies_every_property_on_random_walks(config: Config, per_walk
         assert seen["recoveries"], seen
     else:
         assert not seen["recoveries"], seen
-    assert bool(seen["unclean_elections"]) == config.unclean_leader_election, seen
+    # unclean.leader.election.enable may be switched on during a walk (AlterUncleanLeaderElection)
+    if config.unclean_leader_election:
+        assert seen["unclean_elections"], seen
+    else:
+        assert not seen["unclean_elections"] or seen["unclean_election_enabled"], seen
 
 
 def test_configs_cover_the_required_space():

@@ -365,13 +365,14 @@ public final class ReplicheckControllerShim {
 
     // ------------------------------------------------------------- configs
 
-    /** IncrementalAlterConfigs SET of the topic's min.insync.replicas (QuorumController.
-     *  incrementalAlterConfigs → ConfigurationControlManager.incrementalAlterConfigs): the
-     *  ConfigRecord and, with ELR on, the ClearElrRecord; the response is the resource's error. */
-    public ControllerResult<ApiError> alterMinIsr(int minIsr) {
+    /** IncrementalAlterConfigs SET of the topic config {@code name} to {@code value}
+     *  (QuorumController.incrementalAlterConfigs → ConfigurationControlManager.
+     *  incrementalAlterConfigs): its ConfigRecord and, for min.insync.replicas with ELR on,
+     *  the ClearElrRecord; the response is the resource's error. */
+    public ControllerResult<ApiError> alterTopicConfig(String name, String value) {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);
-        Map<String, Map.Entry<AlterConfigOp.OpType, String>> ops = Map.of("min.insync.replicas",
-            new AbstractMap.SimpleImmutableEntry<>(AlterConfigOp.OpType.SET, Integer.toString(minIsr)));
+        Map<String, Map.Entry<AlterConfigOp.OpType, String>> ops = Map.of(name,
+            new AbstractMap.SimpleImmutableEntry<>(AlterConfigOp.OpType.SET, value));
         ControllerResult<Map<ConfigResource, ApiError>> result =
             configurationControl.incrementalAlterConfigs(Map.of(resource, ops), false, false);
         return ControllerResult.of(result.records(), result.response().get(resource));
@@ -381,6 +382,12 @@ public final class ReplicheckControllerShim {
      *  ReplicationControlManager reads for each change). */
     public int minIsr() {
         return Integer.parseInt(configurationControl.getTopicConfig(TOPIC, "min.insync.replicas").value());
+    }
+
+    /** Whether the topic's unclean.leader.election.enable is on, as the controller's
+     *  elections read it (ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic). */
+    public boolean uncleanLeaderElection() {
+        return configurationControl.uncleanLeaderElectionEnabledForTopic(TOPIC);
     }
 
     /** The periodic unclean election of leaderless partitions
