@@ -219,3 +219,26 @@ def test_an_isr_member_outside_the_replicas_reaches_kafkas_builder():
     partition = lockstep.implementation.controller.replication.partition
     assert (partition.replicas, partition.isr, partition.elr) == ((2,), frozenset(), frozenset({1}))
     assert in_replica_order(frozenset({1, 3}), (3, 2)) == [3, 1]
+
+
+def test_a_min_isr_change_reaches_kafkas_log_config():
+    """RF 3, MinISR 2, ISR [1, 2] after 3 is shrunk out. MinISR raised to 3: once
+    leader 1 applies the ConfigRecord, Kafka's Partition (its UnifiedLog's LogConfig,
+    ``UnifiedLog.updateConfig``) refuses an acks=all write with NOT_ENOUGH_REPLICAS,
+    as the model does; lowered back to 2, it takes one again. The same config
+    records go through Kafka's ConfigurationControlManager, whose MinISR the
+    controller's view reads."""
+    import kafka_bridge
+    from model import AlterMinIsr, Produce, ReceiveAlterPartitionResponse, ReplicateMetadata
+    config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
+    lockstep = LockStep(Subject.at(config, implementation=kafka_bridge.implementation, check_properties=False))
+    for action in SHRINK_3 + (ReceiveAlterPartitionResponse(4),):
+        assert lockstep.step(action) is None
+    assert lockstep.state.partition.isr == {1, 2}
+    for min_isr, refused in ((3, True), (2, False)):
+        assert lockstep.step(AlterMinIsr(min_isr)) is None
+        assert lockstep.step(ReplicateMetadata(1, lockstep.state.pending_metadata(1))) is None
+        value = lockstep.state.history.next_value
+        assert lockstep.step(Produce(1, value)) is None
+        assert (value in lockstep.state.history.nacked) == refused
+        assert lockstep.implementation.controller.replication.min_isr == min_isr

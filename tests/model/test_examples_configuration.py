@@ -6,6 +6,7 @@ on the SUT (the folder's conftest). Kafka's rules for them are told in
 
 from __future__ import annotations
 
+import properties
 from model import (MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE, AlterMinIsr, AlterUncleanLeaderElection,
                    ConfigRecord, Config, FenceBroker, PartitionChangeRecord, ReplicateMetadata, StartBroker,
                    UncleanLeaderElection, UncleanShutdown, why_not_enabled)
@@ -102,3 +103,20 @@ def test_unclean_leader_election_switched_on_lets_the_controller_elect():
     assert new_records(sc, offset) == (ConfigRecord(UNCLEAN_LEADER_ELECTION_ENABLE, True),)
     sc.do(UncleanLeaderElection())
     assert sc.partition.leader == 2 and sc.state.history.unclean_elections
+
+
+def test_the_fault_budget_counts_from_the_lowest_min_isr_ever_in_force():
+    """MinISR 2 lowered to 1 and raised back: a record may have been committed on
+    one replica meanwhile, so one lossy shutdown is already past the budget. After
+    a lossy shutdown, the search draws no MinISR change below it."""
+    sc = Scenario(RF3)
+    sc.do(AlterMinIsr(1))
+    sc.do(AlterMinIsr(2))
+    assert properties.budget_min_isr(sc.state) == 1
+    sc.do(UncleanShutdown(3, True))
+    assert not properties.within_fault_budget(sc.state)
+    fresh = Scenario(RF3)
+    fresh.do(UncleanShutdown(3, True))
+    assert properties.within_fault_budget(fresh.state)
+    assert not properties.keeps_fault_budget(fresh.state, AlterMinIsr(1))
+    assert properties.keeps_fault_budget(fresh.state, AlterMinIsr(3))
