@@ -32,10 +32,13 @@ from typing import Any, Iterable, Optional, Sequence
 import attrs
 
 import properties
-from model import (Action, ActionNotEnabled, CancelReassignment, ClusterState, Config, Consume, FenceBroker, Heal,
-                   ListOffsets, Observation, Outcome, Produce, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
-                   Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UnfenceBroker, initial_state,
-                   observe, outcome, step, why_not_enabled)
+from model import (Action, ActionNotEnabled, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse,
+                   AlterUncleanLeaderElection, BrokerStatus, CancelReassignment, ClusterState, Config, Consume,
+                   FenceBroker, FetchRequest, FetchResponse, Flush, Heal, ListOffsets, Observation, Outcome, Produce,
+                   ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, ReceiveAlterPartition,
+                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, Rule, SendFetch,
+                   StartBroker, UncleanLeaderElection, UncleanRecovery, UnfenceBroker, initial_state, observe, outcome,
+                   step, why_not_enabled)
 from model.healing import expand, schedule
 from properties.liveness import check_liveness
 
@@ -48,27 +51,48 @@ from .verdict import (Verdict, divergence_verdict, error_verdict, liveness_verdi
 # ------------------------------------------------------------------ enablement probes
 
 def probe_actions(state: ClusterState) -> list[Action]:
-    """Actions whose enablement depends on protocol rules rather than on which
-    messages exist: per broker the lifecycle and client actions, per presumed
-    leader its ISR proposals (under Rule.SHRINK_ALL_OUT_OF_SYNC also its
-    shrinks of every pair of followers and of all of them at once), and the
-    controller-level recoveries and reads."""
+    """Actions whose enablement the model's guards decide for the implementation to
+    agree on: per broker the lifecycle (restarts, fencing, a flush) and client
+    actions, per replica its ISR proposals (a leader's to every other broker, a
+    follower's to its leader: the implementation must refuse those; under
+    Rule.SHRINK_ALL_OUT_OF_SYNC a leader's shrinks of every pair of followers and
+    of all of them at once), the delivery of a message to a broker that is not
+    running, the topic configs the model refuses (the MinISR in force, one past the
+    target replicas, unclean leader election as it is), and the controller-level
+    recoveries and reads. An action the model enables is checked when a run draws
+    it (the implementation must then take it); the probes look for what the
+    implementation would take and the model refuses, at the cost of a guard each,
+    so the cases a run never draws are probed and the rest is not."""
     brokers = state.config.brokers
     many = state.config.follows(Rule.SHRINK_ALL_OUT_OF_SYNC)
     out: list[Action] = []
     for b in brokers:
-        out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), SendFetch(b),
+        out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), Flush(b), SendFetch(b),
                 Produce(b, state.history.next_value)]
         replica = state.broker(b).replica
-        if replica is not None and replica.role.value == "leader":
+        if replica is None:
+            continue
+        if replica.role.value == "leader":
             others = [f for f in brokers if f != b]
             out += [ProposeIsrExpand(b, f) for f in others]
             out += [ProposeIsrShrink(b, f) for f in others]
             if many:
                 out += [ProposeIsrShrinkMany(b, pair) for pair in itertools.combinations(others, 2)]
                 out += [ProposeIsrShrinkMany(b, tuple(others))] if len(others) > 2 else []
+        elif replica.leader in brokers:
+            out += [ProposeIsrExpand(b, replica.leader), ProposeIsrShrink(b, replica.leader)]
+    running = {b.id for b in state.brokers if b.status is BrokerStatus.RUNNING}
+    out += [_RECEIVE[type(m)](m.id) for m in state.network.messages if getattr(m, "dst", None) not in running
+            and not isinstance(m, AlterPartitionRequest)]
+    out += [AlterMinIsr(state.min_isr), AlterMinIsr(len(state.partition.target_replicas) + 1),
+            AlterUncleanLeaderElection(state.unclean_leader_election)]
     out += [UncleanRecovery(), UncleanLeaderElection(), CancelReassignment(), Consume(), ListOffsets()]
     return out
+
+
+#: The action delivering a message of each kind.
+_RECEIVE = {FetchRequest: ReceiveFetchRequest, FetchResponse: ReceiveFetchResponse,
+            AlterPartitionRequest: ReceiveAlterPartition, AlterPartitionResponse: ReceiveAlterPartitionResponse}
 
 
 def enablement_disagreements(state: ClusterState, implementation: Any,
