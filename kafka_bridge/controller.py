@@ -129,12 +129,12 @@ class ReplicationControlView:
     @property
     def min_isr(self) -> int:
         """The topic's MinISR as Kafka's ``ConfigurationControlManager`` holds it."""
-        return int(self._controller.shim.minIsr())
+        return self._controller.topic_configs()[0]
 
     @property
     def unclean_leader_election_enable(self) -> bool:
         """The topic's ``unclean.leader.election.enable`` as Kafka's controller reads it."""
-        return bool(self._controller.shim.uncleanLeaderElection())
+        return self._controller.topic_configs()[1]
 
     def create_partition(self, assignment: tuple[int, ...]) -> None:
         """CreateTopics with the replicas ``assignment``, MinISR and unclean leader
@@ -186,6 +186,7 @@ class KafkaQuorumController:
         self.replayed: list[tuple[Any, int]] = []
         self._partition: Optional[PartitionRegistration] = None
         self._registrations: Optional[dict[int, BrokerRegistrationView]] = None
+        self._configs: Optional[tuple[int, bool]] = None
         for record, offset in _replayed or [(r, -1) for r in self.shim.bootstrapRecords()]:
             self.shim.replay(record, offset)
             self.replayed.append((record, offset))
@@ -224,7 +225,7 @@ class KafkaQuorumController:
             epoch_before = self.partition().partition_epoch if clearing else None   # type: ignore[union-attr]
             self.shim.replay(record, offset)
             self.replayed.append((record, offset))
-            self._partition = self._registrations = None
+            self._partition = self._registrations = self._configs = None
             translated: Optional[ApiMessage] = None
             if kind is k.RegisterBrokerRecord:
                 translated = RegisterBrokerRecord(broker, int(message.brokerEpoch()), clean)
@@ -256,6 +257,14 @@ class KafkaQuorumController:
             p = self.shim.partition()
             self._partition = None if p is None else registration_of(p)
         return self._partition
+
+    def topic_configs(self) -> tuple[int, bool]:
+        """(MinISR, unclean leader election) as Kafka's ConfigurationControlManager
+        holds them, read once per replayed record: the enablement probes ask at
+        every step."""
+        if self._configs is None:
+            self._configs = (int(self.shim.minIsr()), bool(self.shim.uncleanLeaderElection()))
+        return self._configs
 
     def registrations(self) -> dict[int, BrokerRegistrationView]:
         if self._registrations is None:

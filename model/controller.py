@@ -503,16 +503,15 @@ def alter_min_isr(state: ClusterState, min_isr: int) -> ClusterState:
     p = state.partition
     if state.config.has(Variant.MIN_ISR_CHANGE_KEEPS_ELR):
         return state
-    if state.config.follows(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE):
-        if not (p.elr or p.last_known_elr):
-            return state
-        rec = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
-        return append_metadata(state, rec, merge(p, rec), index=False)   # removeTopicElrs: no index update
-    elif len(p.isr) >= min_isr:
+    kafka = state.config.follows(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE)
+    if kafka and not (p.elr or p.last_known_elr):
+        return state
+    if kafka or len(p.isr) >= min_isr:
         rec = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
     else:
         rec = PartitionChangeRecord(elr=p.elr, last_known_elr=p.last_known_elr)
-    return append_metadata(state, rec, merge(p, rec))
+    # Kafka's removeTopicElrs merges without updating its ELR index (Rule.CLEARED_ELR_STAYS_INDEXED)
+    return append_metadata(state, rec, merge(p, rec), index=not kafka)
 
 
 def alter_unclean_leader_election(state: ClusterState, enable: bool) -> ClusterState:

@@ -135,6 +135,8 @@ class ReplicationControlManager:
             record = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
         else:
             record = PartitionChangeRecord(elr=p.elr, last_known_elr=p.last_known_elr)
+        # merged without _apply's index update: Kafka's removeTopicElrs skips it
+        # (Rule.CLEARED_ELR_STAYS_INDEXED); the chapters keep no index
         self.append(record)
         self.partition = p.merge(record)
 
