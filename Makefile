@@ -85,6 +85,15 @@ fuzz-correct: $(STAMP)
 	$(BIN)/replicheck fuzz --correct-only --minutes $(MINUTES) $(if $(WORKERS),--workers $(WORKERS),) \
 		$(if $(SEED),--seed $(SEED),) $(if $(NO_REPORT),--no-report,)
 
+# Every finding about Kafka's code as a standalone JUnit 5 test of Kafka's classes
+# (build/reproducers), run on every Kafka release from 4.0.0 on: fails when a finding
+# holds, or stops holding, on a release other than the recorded matrix says
+# (reproducers/releases.json; MATRIX_WRITE=1 records it instead).
+MATRIX_WRITE ?=
+.PHONY: reproducers
+reproducers: $(STAMP) $(KAFKA_STAMP)
+	$(BIN)/replicheck reproduce --matrix $(if $(MATRIX_WRITE),--write,)
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/model_throughput.py
 	$(BIN)/python benchmarks/properties_cost.py

@@ -14,7 +14,13 @@ monkeypatch the table, or pass one in) and returns a whole Markdown page:
 - ``cli_markdown``: the ``--help`` of every ``replicheck`` command, the click group
   named by ``CLI_GROUP``;
 - ``not_expressible_markdown``: the Kafka unit tests that do not fit one partition,
-  each ``tests/kafka`` module's ``NOT_EXPRESSIBLE``.
+  each ``tests/kafka`` module's ``NOT_EXPRESSIBLE``;
+- ``reproducers_markdown``: the findings with a JUnit reproducer
+  (``reproducers.findings.FINDINGS``), the release matrix as recorded
+  (``reproducers.matrix``) and how a reproducer is adapted to a release
+  (``kafka_bridge.junit.API_CHANGES``, ``reproducers.project.RELEASE_CHANGES``);
+- ``upstream_markdown``: each of those findings as an issue ready to file upstream
+  (``reproducers.findings.KafkaFinding.upstream``).
 
 Nothing here is retyped from the code: a page changes when its table does.
 """
@@ -476,6 +482,81 @@ def spark_reports_markdown(readme: Optional[Path] = None) -> str:
     return first + "\n\n" + GENERATED.format(source="spark_reports/README.md") + "".join(kept)
 
 
+def reproducers_markdown(findings: Optional[Sequence[Any]] = None, record: Optional[dict] = None) -> str:
+    """The findings with a reproducer, the release matrix as recorded, and the
+    per-release adaptations of the generated Java."""
+    from kafka_bridge.junit import API_CHANGES
+    from reproducers.findings import FINDINGS
+    from reproducers.matrix import RELEASES, affected, recorded
+    from reproducers.project import RELEASE_CHANGES
+    findings = FINDINGS if findings is None else findings
+    record = recorded() if record is None else record
+    out = ["# JUnit reproducers of the findings\n\n",
+           GENERATED.format(source="reproducers/findings.py and reproducers/releases.json"),
+           "How they are made and run: [JUnit reproducers](../guide/reproducers.md).\n\n## The findings\n\n"]
+    rows = []
+    for f in findings:
+        holds = affected(record, f.number)
+        rows.append((f"[{f.number}](../findings/kafka.md)", f.title, code(f.name), f.component, len(f.trace),
+                     ", ".join(holds) if holds else "none recorded"))
+    out.append(table(("finding", "title", "JUnit test", "component", "steps", "holds on"), rows))
+    releases = [r for r in RELEASES if r in record]
+    out.append("\n## The release matrix\n\nEach finding's reproducer run on each release (`make reproducers`); "
+               "where it does not hold, what JUnit said.\n\n")
+    out.append(table(("release",) + tuple(f"finding {f.number}" for f in findings),
+                     [(r,) + tuple(record[r].get(str(f.number), "not run") for f in findings) for r in releases]))
+    out.append("\n## Written per release\n\nThe trace runs on the pinned release's classes; the Java is written "
+               "for the release it runs on.\n\n")
+    changes = [(".".join(map(str, since)), why) for since, why in API_CHANGES.values()]
+    changes += [(".".join(map(str, since)), f"the fixture imports {code(new)} (before: {code(old)})")
+                for since, new, old in RELEASE_CHANGES]
+    out.append(table(("since", "change"), sorted(changes)))
+    return "".join(out)
+
+
+def _upstream_section(f: Any, record: dict) -> str:
+    from model import KAFKA_RELEASE
+    from reproducers.matrix import RELEASES, affected
+    from reproducers.template import describe_config
+    up = f.upstream
+    holds = affected(record, f.number)
+    not_holding = [r for r in RELEASES if r in record and r not in holds]
+    lines = [f"## Finding {f.number}: {up.summary}\n",
+             f"*{f.title}* ([the finding](kafka.md)).\n",
+             f"- **Component:** {f.component}.",
+             f"- **Affected releases** (the reproducer passes): {', '.join(holds) or 'none recorded'}."
+             + (f" It does not hold on {', '.join(not_holding)} (the [release matrix]"
+                "(../reference/kafka-reproducers.md#the-release-matrix) says what JUnit said)." if not_holding else ""),
+             f"- **Confirmed** by a JUnit 5 reproducer on Kafka's classes alone, `{f.name}`: "
+             f"`replicheck reproduce --finding {f.number} --run` writes it with its Maven project (Kafka "
+             f"{KAFKA_RELEASE}'s jars and JUnit only; `--kafka-version X` for another release).",
+             f"- **What it shows:** {f.shows}.",
+             f"- **Configuration:** {describe_config(f.config)}.",
+             "", "**The trace** (replicheck's actions, in the order the reproducer's requests follow them):", ""]
+    lines += [f"{i}. `{a!r}`" for i, a in enumerate(f.trace, 1)]
+    lines += ["", "**Kafka's code** (line numbers in the 4.3.1 sources, whose classes 4.4.0's equal):", ""]
+    lines += [f"- `{path}`, `{method}`, line {line}" for path, method, line in up.sources]
+    lines += ["", f"**Impact.** {up.impact}", "", "**Suggested fixes.**", ""]
+    lines += [f"- {fix}" for fix in up.fixes]
+    if up.related:
+        lines += ["", "**Related issues.**", ""]
+        lines += [f"- {jira}: {why}" for jira, why in up.related]
+    return "\n".join(lines) + "\n\n"
+
+
+def upstream_markdown(findings: Optional[Sequence[Any]] = None, record: Optional[dict] = None) -> str:
+    """Each finding with a reproducer as an issue ready to file upstream."""
+    from reproducers.findings import FINDINGS
+    from reproducers.matrix import recorded
+    findings = FINDINGS if findings is None else findings
+    record = recorded() if record is None else record
+    head = ["# Ready to file upstream\n\n", GENERATED.format(source="reproducers/findings.py"),
+            "Each finding about Kafka's code that a JUnit reproducer confirms, as the issue a Kafka committer "
+            "would read: what to search for, where, on which releases, and the test that shows it. Findings "
+            "1, 2 and 6 are confirmed in lockstep through the bridge only ([status](kafka.md)).\n\n"]
+    return "".join(head) + "".join(_upstream_section(f, record) for f in findings)
+
+
 #: Virtual page (under docs/) -> the function that writes it.
 PAGES = {
     "reference/kafka-rules.md": rules_markdown,
@@ -488,6 +569,8 @@ PAGES = {
     "reference/cli.md": cli_markdown,
     "reference/kafka-tests-not-expressible.md": not_expressible_markdown,
     "reference/spark-reports.md": spark_reports_markdown,
+    "reference/kafka-reproducers.md": reproducers_markdown,
+    "findings/upstream.md": upstream_markdown,
 }
 
 #: Virtual page -> the file it is generated from (the "edit" link).
@@ -502,6 +585,8 @@ SOURCES = {
     "reference/cli.md": "replicheck_cli/commands.py",
     "reference/kafka-tests-not-expressible.md": "tests/kafka",
     "reference/spark-reports.md": "spark_reports/README.md",
+    "reference/kafka-reproducers.md": "reproducers/findings.py",
+    "findings/upstream.md": "reproducers/findings.py",
 }
 
 

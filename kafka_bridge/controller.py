@@ -57,6 +57,7 @@ from sut.metadata import (ApiMessage, ConfigRecord, FenceBrokerRecord, Partition
                           PartitionRegistration, RegisterBrokerRecord, UnfenceBrokerRecord)
 from sut.network import InMemoryNetwork
 
+from .calls import Call, CallLog, claim
 from .change_builder import change_record_of
 from .java import kafka
 
@@ -140,7 +141,7 @@ class ReplicationControlView:
         """CreateTopics with the replicas ``assignment``, MinISR and unclean leader
         election as topic configs."""
         c = self._controller
-        c.commit(c.shim.createTopic(kafka().ints(assignment)).records())
+        c.commit(c.request("createTopic", kafka().ints(assignment)).records())
 
     def can_cancel_reassignment(self) -> bool:
         """Whether Kafka accepts cancelling now (``cancelPartitionReassignment``: a move in
@@ -182,6 +183,8 @@ class KafkaQuorumController:
         self.network = network
         self.metadata_log: list[ApiMessage] = []
         self.shim = k.ControllerShim(config.min_isr, config.unclean_leader_election)
+        #: the log of the requests that change Kafka's state (``calls``), when recording
+        self.calls: Optional[CallLog] = None if _replayed else claim()
         #: every Kafka record replayed, with its offset: what a copy replays
         self.replayed: list[tuple[Any, int]] = []
         self._partition: Optional[PartitionRegistration] = None
@@ -201,6 +204,20 @@ class KafkaQuorumController:
         return other
 
     # ------------------------------------------------------------ the log
+
+    def request(self, method: str, *args: Any) -> Any:
+        """The shim's request ``method`` called with ``args``: Kafka's result, logged
+        with the Kafka request (``calls``) when recording. A Java exception is
+        logged, then raised."""
+        try:
+            result = getattr(self.shim, method)(*args)
+        except Exception as e:
+            if self.calls is not None:
+                self.calls.request(Call(method, args, self.shim.lastRequest(), thrown=e))
+            raise
+        if self.calls is not None:
+            self.calls.request(Call(method, args, self.shim.lastRequest(), result))
+        return result
 
     @property
     def end_offset(self) -> int:
@@ -225,6 +242,8 @@ class KafkaQuorumController:
             epoch_before = self.partition().partition_epoch if clearing else None   # type: ignore[union-attr]
             self.shim.replay(record, offset)
             self.replayed.append((record, offset))
+            if self.calls is not None:
+                self.calls.replayed(offset)
             self._partition = self._registrations = self._configs = None
             translated: Optional[ApiMessage] = None
             if kind is k.RegisterBrokerRecord:
@@ -284,9 +303,9 @@ class KafkaQuorumController:
         keeps heartbeating; ``maybeFenceOneStaleBroker`` fences the rest, one at a time."""
         k = kafka()
         alive = [b for b, r in self.registrations().items() if not r.fenced and b != expiring]
-        self.shim.expireSessions(k.ints(alive))
+        self.request("expireSessions", k.ints(alive))
         while True:
-            result = self.shim.fenceOneStaleBroker()
+            result = self.request("fenceOneStaleBroker")
             self.commit(result.records())
             if not result.response():
                 break
@@ -299,8 +318,8 @@ class KafkaQuorumController:
         self._expire_sessions()
         previous = self.registrations()[broker].epoch
         clean = previous is not None and previous_broker_epoch == previous
-        result = self.shim.registerBroker(broker, self.end_offset,
-                                          -1 if previous_broker_epoch is None else previous_broker_epoch)
+        result = self.request("registerBroker", broker, self.end_offset,
+                              -1 if previous_broker_epoch is None else previous_broker_epoch)
         self.commit(result.records(), clean)
         return int(result.response().epoch()), clean
 
@@ -313,7 +332,7 @@ class KafkaQuorumController:
 
     def _heartbeat(self, broker: int, metadata_offset: int, want_shut_down: bool) -> Any:
         reg = self.registrations()[broker]
-        result = self.shim.heartbeat(broker, reg.epoch, metadata_offset - 1, False, want_shut_down)
+        result = self.request("heartbeat", broker, reg.epoch, metadata_offset - 1, False, want_shut_down)
         self.commit(result.records())
         return result.response()
 
@@ -349,8 +368,8 @@ class KafkaQuorumController:
         isr = kept + sorted(req.isr - frozenset(kept))
         given = dict(req.added_broker_epochs)
         epochs = [-1 if given.get(r) is None else given[r] for r in isr]
-        result = self.shim.alterPartition(req.src, req.broker_epoch, req.leader_epoch - 1, req.partition_epoch - 1,
-                                          k.ints(isr), k.longs(epochs))
+        result = self.request("alterPartition", req.src, req.broker_epoch, req.leader_epoch - 1,
+                              req.partition_epoch - 1, k.ints(isr), k.longs(epochs))
         self.commit(result.records())
         response = result.response()
         error = k.error_name(response.errorCode())
@@ -365,16 +384,18 @@ class KafkaQuorumController:
                 i, req.src, req.id, None, frozenset(int(r) for r in answer.isr()), int(answer.leaderEpoch()) + 1,
                 int(answer.partitionEpoch()) + 1))
 
-    def reassignment(self, target: Optional[tuple[int, ...]]) -> tuple[Optional[str], Any]:
+    def reassignment(self, target: Optional[tuple[int, ...]], logged: bool = False) -> tuple[Optional[str], Any]:
         """(Kafka's error with its message, or None; the records) of
-        AlterPartitionReassignments to ``target`` (None: cancel), nothing replayed."""
+        AlterPartitionReassignments to ``target`` (None: cancel), nothing replayed
+        (``logged``: a request whose records are, not a probe's question)."""
         k = kafka()
-        result = self.shim.alterPartitionReassignment(None if target is None else k.ints(target))
+        call = self.request if logged else (lambda method, *args: getattr(self.shim, method)(*args))
+        result = call("alterPartitionReassignment", None if target is None else k.ints(target))
         error = k.error_name(result.response().error().code())
         return (None if error is None else f"{error}: {result.response().message()}"), result.records()
 
     def _reassign(self, target: Optional[tuple[int, ...]]) -> None:
-        error, records = self.reassignment(target)
+        error, records = self.reassignment(target, logged=True)
         if error is not None:
             raise KafkaRejected(f"AlterPartitionReassignments({'cancel' if target is None else list(target)}): {error}")
         self.commit(records)
@@ -393,7 +414,7 @@ class KafkaQuorumController:
     def unclean_leader_election(self) -> None:
         """The periodic unclean election of a leaderless partition
         (``maybeElectUncleanLeaders``)."""
-        self.commit(self.shim.electUncleanLeaders().records())
+        self.commit(self.request("electUncleanLeaders").records())
 
     # ---------------------------------------------------------- configuration
 
@@ -404,7 +425,7 @@ class KafkaQuorumController:
         ``ClearElrRecord`` it adds (``createClearElrRecordsAsNeeded``), replayed."""
         k = kafka()
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        result = self.shim.alterTopicConfig(name, text)
+        result = self.request("alterTopicConfig", name, text)
         error = k.error_name(result.response().error().code())
         if error is not None:
             raise KafkaRejected(f"IncrementalAlterConfigs({name}={text}): {error}: {result.response().message()}")

@@ -75,6 +75,7 @@ class Kafka:
         # the controller's managers, through the bridge's shim (kafka_bridge/java)
         self.JLong = JLong
         self.ControllerShim = JClass("org.apache.kafka.controller.ReplicheckControllerShim")
+        self.ControllerFixture = JClass("org.apache.kafka.controller.ReplicheckControllerFixture")
         self.Errors = JClass("org.apache.kafka.common.protocol.Errors")
         metadata = "org.apache.kafka.common.metadata."
         self.RegisterBrokerRecord = JClass(metadata + "RegisterBrokerRecord")

@@ -1,5 +1,5 @@
 """The ``replicheck`` command group: ``fuzz`` and ``report`` here, ``replay`` from
-``replicheck_cli.replay``. Bad arguments exit with status 2 and one line naming the
+``replicheck_cli.replay``, ``reproduce`` from ``replicheck_cli.reproduce``. Bad arguments exit with status 2 and one line naming the
 option and what it allows."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from spark_reports.cli import ReportOptions, report as write_report, writable_fo
 from store.fs import RemotePath, location
 
 from .replay import replay
+from .reproduce import reproduce
 
 
 @click.group()
@@ -26,6 +27,7 @@ def main() -> None:
 
 
 main.add_command(replay)
+main.add_command(reproduce)
 
 
 def _err(message: str) -> None:

@@ -203,3 +203,28 @@ def test_the_spark_reports_page_is_the_packages_readme_without_its_figures(tmp_p
     text = g.spark_reports_markdown(readme)
     assert text.startswith("# spark_reports — a title\n") and "kill_matrix and more." in text
     assert "3.97" not in text and "(../results.md#spark-report-scale)" in text
+
+
+def test_the_reproducer_pages_have_every_finding_and_its_releases():
+    from reproducers.findings import FINDINGS
+    from reproducers.matrix import affected, recorded
+    reference, upstream = g.reproducers_markdown(), g.upstream_markdown()
+    for f in FINDINGS:
+        holds = ", ".join(affected(recorded(), f.number))
+        assert f"| {f.title} | `{f.name}` |" in reference and holds in reference, f.number
+        assert f"## Finding {f.number}: {f.upstream.summary}" in upstream, f.number
+        assert f"(the reproducer passes): {holds}." in upstream, f.number
+        assert all(f"`{path}`, `{method}`, line {line}" in upstream for path, method, line in f.upstream.sources)
+
+
+def test_a_new_finding_appears_on_the_reproducer_pages():
+    from reproducers.findings import FINDINGS
+    new = attrs.evolve(FINDINGS[0], number=99, title="A new finding",
+                       upstream=attrs.evolve(FINDINGS[0].upstream, summary="KRaft controller: something new"))
+    record = {"4.4.0": {"99": "holds"}, "4.3.1": {"99": "does not hold: ISR ==> expected"}}
+    reference = g.reproducers_markdown([new], record)
+    assert "| A new finding | `ReplicheckFinding99Test` |" in reference and "| 4.4.0 |" in reference
+    assert "| 4.3.1 | does not hold: ISR ==> expected |" in reference
+    upstream = g.upstream_markdown([new], record)
+    assert "## Finding 99: KRaft controller: something new" in upstream
+    assert "(the reproducer passes): 4.4.0. It does not hold on 4.3.1" in upstream

@@ -16,12 +16,11 @@ import pytest
 
 from check.lockstep import LockStep
 from check.subject import Subject
-from model import (KAFKA, CancelReassignment, Config, FenceBroker, Reassign, StartBroker, UncleanShutdown)
+from model import KAFKA, Config
+from reproducers.findings import finding
 
-#: 6 actions; no lossy shutdown (within any fault budget).
-TRACE = (Reassign((2,)), Reassign((1, 2, 3)), FenceBroker(2), CancelReassignment(), UncleanShutdown(2, lossy=False),
-         StartBroker(2))
-CONFIG = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=1, unclean_leader_election=True, profile=KAFKA)
+#: 6 actions; no lossy shutdown (within any fault budget): the story of finding 5's reproducer.
+TRACE, CONFIG = finding(5).trace, finding(5).config
 
 
 def verdicts(implementation, check_properties=False):

@@ -25,7 +25,7 @@ from typing import Iterator
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = ("model", "properties", "sut", "kafka_bridge", "check", "store", "campaign", "spark_reports",
+OURS = ("model", "properties", "sut", "kafka_bridge", "check", "store", "campaign", "reproducers", "spark_reports",
         "replicheck_cli", "pytest_replicheck")
 
 #: Package -> the packages of ours it may import (a dotted name allows that
@@ -39,8 +39,9 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "store": ("model", "sut.bugs", "check.subject", "check.finding", "check.verdict", "check.timeline",
               "check.describe", "check.signature"),
     "campaign": ("model", "properties", "sut", "check", "store"),
+    "reproducers": ("model", "properties", "kafka_bridge", "check"),
     "spark_reports": ("model", "store.schema", "store.fs", "campaign.spark_checks"),
-    "replicheck_cli": ("model", "sut", "check", "store", "campaign", "spark_reports"),
+    "replicheck_cli": ("model", "sut", "check", "store", "campaign", "reproducers", "spark_reports"),
     "pytest_replicheck": ("model", "sut", "check", "store", "campaign"),
 }
 #: The check loads Kafka's implementation by name, in this module only.

@@ -5,7 +5,6 @@ package org.apache.kafka.controller;
 
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData.ReassignablePartition;
@@ -17,145 +16,68 @@ import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
 import org.apache.kafka.common.message.BrokerRegistrationRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
-import org.apache.kafka.common.message.RequestHeaderData;
-import org.apache.kafka.common.metadata.BrokerRegistrationChangeRecord;
-import org.apache.kafka.common.metadata.ClearElrRecord;
-import org.apache.kafka.common.metadata.ConfigRecord;
-import org.apache.kafka.common.metadata.FeatureLevelRecord;
-import org.apache.kafka.common.metadata.FenceBrokerRecord;
-import org.apache.kafka.common.metadata.PartitionChangeRecord;
-import org.apache.kafka.common.metadata.PartitionRecord;
-import org.apache.kafka.common.metadata.RegisterBrokerRecord;
-import org.apache.kafka.common.metadata.TopicRecord;
-import org.apache.kafka.common.metadata.UnfenceBrokerRecord;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.ApiError;
-import org.apache.kafka.common.security.auth.KafkaPrincipal;
-import org.apache.kafka.common.utils.Time;
-import org.apache.kafka.common.utils.internals.LogContext;
 import org.apache.kafka.metadata.BrokerHeartbeatReply;
 import org.apache.kafka.metadata.BrokerRegistration;
 import org.apache.kafka.metadata.BrokerRegistrationReply;
-import org.apache.kafka.metadata.FinalizedControllerFeatures;
-import org.apache.kafka.metadata.KafkaConfigSchema;
 import org.apache.kafka.metadata.PartitionRegistration;
-import org.apache.kafka.metadata.VersionRange;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
-import org.apache.kafka.server.common.EligibleLeaderReplicasVersion;
-import org.apache.kafka.server.common.MetadataVersion;
-import org.apache.kafka.server.config.ServerTopicConfigSynonyms;
-import org.apache.kafka.storage.internals.log.LogConfig;
-import org.apache.kafka.timeline.SnapshotRegistry;
 
 import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
-import java.util.Random;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 /**
- * Apache Kafka's own controller managers for one partition, driven request by request:
- * {@link ClusterControlManager} (broker registration, heartbeats, fencing) and
- * {@link ReplicationControlManager} (the partition: AlterPartition, reassignment,
- * elections), with the {@link FeatureControlManager} and
- * {@link ConfigurationControlManager} they read, set up as Kafka's own
- * ReplicationControlManagerTest sets them up. Their builders are package-private,
- * hence this class's package.
+ * Apache Kafka's own controller managers for one partition ({@link ReplicheckControllerFixture}),
+ * driven request by request: {@link ClusterControlManager} (broker registration,
+ * heartbeats, fencing) and {@link ReplicationControlManager} (the partition:
+ * AlterPartition, reassignment, elections), with the {@link FeatureControlManager} and
+ * {@link ConfigurationControlManager} they read.
  *
  * <p>Each request returns the {@link ControllerResult} Kafka's manager returns; nothing
  * is replayed until the caller calls {@link #replay(ApiMessageAndVersion, long)} with
  * the record's offset in its metadata log (as QuorumController replays each record it
  * appends). A second instance replaying the same records reaches the same state
  * (Kafka's standby controllers work so): {@link #activate()} then starts its
- * heartbeat manager.
+ * heartbeat manager. Each request method keeps the Kafka request it built
+ * ({@link #lastRequest()}): what a reproducer writes out.
  *
  * <p>Time is a manual clock: sessions expire only when {@link #expireSessions} moves it
  * past the session timeout.
  */
 public final class ReplicheckControllerShim {
-    /** Kafka's default broker session timeout (broker.session.timeout.ms). */
-    public static final long SESSION_TIMEOUT_MS = 9000;
-    public static final String CLUSTER_ID = "replicheck-cluster-0000";
-    public static final String TOPIC = "replicheck";
+    public static final long SESSION_TIMEOUT_MS = ReplicheckControllerFixture.SESSION_TIMEOUT_MS;
+    public static final String CLUSTER_ID = ReplicheckControllerFixture.CLUSTER_ID;
+    public static final String TOPIC = ReplicheckControllerFixture.TOPIC;
 
-    /** A clock moved only by {@link #sleep}. */
-    static final class ManualTime implements Time {
-        private long nanos = TimeUnit.MILLISECONDS.toNanos(1_000_000);
-
-        @Override
-        public long milliseconds() {
-            return TimeUnit.NANOSECONDS.toMillis(nanos);
-        }
-
-        @Override
-        public long nanoseconds() {
-            return nanos;
-        }
-
-        @Override
-        public void sleep(long ms) {
-            nanos += TimeUnit.MILLISECONDS.toNanos(ms);
-        }
-    }
-
-    private final ManualTime time = new ManualTime();
-    private final SnapshotRegistry snapshotRegistry;
-    private final FeatureControlManager featureControl;
-    private final ClusterControlManager clusterControl;
-    private final ConfigurationControlManager configurationControl;
-    private final ReplicationControlManager replicationControl;
+    private final ReplicheckControllerFixture fixture = new ReplicheckControllerFixture();
+    private final ClusterControlManager clusterControl = fixture.clusterControl;
+    private final ConfigurationControlManager configurationControl = fixture.configurationControl;
+    private final ReplicationControlManager replicationControl = fixture.replicationControl;
     private final int minIsr;
     private final boolean uncleanLeaderElection;
+    private ApiMessage lastRequest;
 
     public ReplicheckControllerShim(int minIsr, boolean uncleanLeaderElection) {
         this.minIsr = minIsr;
         this.uncleanLeaderElection = uncleanLeaderElection;
-        LogContext logContext = new LogContext();
-        snapshotRegistry = new SnapshotRegistry(logContext);
-        featureControl = new FeatureControlManager.Builder()
-            .setSnapshotRegistry(snapshotRegistry)
-            .setQuorumFeatures(new QuorumFeatures(0, QuorumFeatures.defaultSupportedFeatureMap(true), List.of(0)))
-            .build();
-        clusterControl = new ClusterControlManager.Builder()
-            .setLogContext(logContext)
-            .setClusterId(CLUSTER_ID)
-            .setTime(time)
-            .setSnapshotRegistry(snapshotRegistry)
-            .setSessionTimeoutNs(TimeUnit.MILLISECONDS.toNanos(SESSION_TIMEOUT_MS))
-            .setReplicaPlacer(new org.apache.kafka.metadata.placement.StripedReplicaPlacer(new Random(0)))
-            .setFeatureControlManager(featureControl)
-            .setBrokerShutdownHandler(this::handleBrokerShutdown)
-            .build();
-        configurationControl = new ConfigurationControlManager.Builder()
-            .setSnapshotRegistry(snapshotRegistry)
-            .setFeatureControl(featureControl)
-            .setKafkaConfigSchema(new KafkaConfigSchema(
-                Map.of(ConfigResource.Type.TOPIC, LogConfig.configDefCopy(),
-                       ConfigResource.Type.BROKER, new ConfigDef()),
-                ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS))
-            .build();
-        replicationControl = new ReplicationControlManager.Builder()
-            .setSnapshotRegistry(snapshotRegistry)
-            .setLogContext(logContext)
-            .setMaxElectionsPerImbalance(Integer.MAX_VALUE)
-            .setConfigurationControl(configurationControl)
-            .setClusterControl(clusterControl)
-            .setFeatureControl(featureControl)
-            .build();
+    }
+
+    /** The Kafka request the last request method built (null: it builds none, as for a
+     *  config change or a periodic task). Set before the manager is called, so it is the
+     *  request of a call that threw too. */
+    public ApiMessage lastRequest() {
+        return lastRequest;
     }
 
     /** The feature levels of a KRaft cluster with ELR on (bootstrap; not in the partition's log). */
     public List<ApiMessageAndVersion> bootstrapRecords() {
-        return List.of(
-            new ApiMessageAndVersion(new FeatureLevelRecord().setName(MetadataVersion.FEATURE_NAME)
-                .setFeatureLevel(MetadataVersion.latestProduction().featureLevel()), (short) 0),
-            new ApiMessageAndVersion(new FeatureLevelRecord().setName(EligibleLeaderReplicasVersion.FEATURE_NAME)
-                .setFeatureLevel(EligibleLeaderReplicasVersion.ELRV_1.featureLevel()), (short) 0));
+        return ReplicheckControllerFixture.bootstrapRecords();
     }
 
     /** Start the heartbeat manager (the controller becomes active), after the bootstrap records. */
@@ -163,42 +85,13 @@ public final class ReplicheckControllerShim {
         clusterControl.activate();
     }
 
-    private void handleBrokerShutdown(int brokerId, boolean isCleanShutdown, List<ApiMessageAndVersion> records) {
-        replicationControl.handleBrokerShutdown(brokerId, isCleanShutdown, records);
-    }
-
     /** Replay one record at {@code offset} (QuorumController.replay's dispatch). */
     public void replay(ApiMessageAndVersion record, long offset) {
-        ApiMessage message = record.message();
-        if (message instanceof RegisterBrokerRecord r) {
-            clusterControl.replay(r, offset);
-        } else if (message instanceof BrokerRegistrationChangeRecord r) {
-            clusterControl.replay(r);
-        } else if (message instanceof FenceBrokerRecord r) {
-            clusterControl.replay(r);
-        } else if (message instanceof UnfenceBrokerRecord r) {
-            clusterControl.replay(r);
-        } else if (message instanceof TopicRecord r) {
-            replicationControl.replay(r);
-        } else if (message instanceof PartitionRecord r) {
-            replicationControl.replay(r);
-        } else if (message instanceof PartitionChangeRecord r) {
-            replicationControl.replay(r);
-        } else if (message instanceof ClearElrRecord r) {
-            replicationControl.replay(r);
-        } else if (message instanceof ConfigRecord r) {
-            configurationControl.replay(r);
-        } else if (message instanceof FeatureLevelRecord r) {
-            featureControl.replay(r);
-        } else {
-            throw new IllegalArgumentException("no replay for " + message.getClass().getSimpleName());
-        }
+        fixture.replay(record, offset);
     }
 
     private static ControllerRequestContext context(ApiKeys api) {
-        return new ControllerRequestContext(
-            new RequestHeaderData().setRequestApiKey(api.id).setRequestApiVersion(api.latestVersion()),
-            KafkaPrincipal.ANONYMOUS, OptionalLong.empty());
+        return ReplicheckControllerFixture.context(api);
     }
 
     // ------------------------------------------------------------------ topic
@@ -218,6 +111,7 @@ public final class ReplicheckControllerShim {
             .setName("unclean.leader.election.enable").setValue(Boolean.toString(uncleanLeaderElection)));
         CreateTopicsRequestData request = new CreateTopicsRequestData();
         request.topics().add(topic);
+        lastRequest = request;
         ControllerResult<CreateTopicsResponseData> result =
             replicationControl.createTopics(context(ApiKeys.CREATE_TOPICS), request, Set.of(TOPIC), false);
         CreateTopicsResponseData.CreatableTopicResult answer = result.response().topics().find(TOPIC);
@@ -228,10 +122,14 @@ public final class ReplicheckControllerShim {
         return result;
     }
 
+    /** The topic's id (drawn at random by CreateTopics), or null before it is created. */
+    public Uuid topicId() {
+        return fixture.topicId();
+    }
+
     /** The partition's registration, or null before it is created. */
     public PartitionRegistration partition() {
-        Uuid id = replicationControl.getTopicId(TOPIC);
-        return id == null ? null : replicationControl.getPartition(id, 0);
+        return fixture.partition();
     }
 
     // ---------------------------------------------------------------- brokers
@@ -243,7 +141,7 @@ public final class ReplicheckControllerShim {
 
     /** The offset of the broker's latest RegisterBrokerRecord, -1 when none. */
     public long registerBrokerRecordOffset(int brokerId) {
-        return clusterControl.registerBrokerRecordOffset(brokerId).orElse(-1L);
+        return fixture.registerBrokerRecordOffset(brokerId);
     }
 
     private static Uuid directory(int brokerId) {
@@ -268,13 +166,9 @@ public final class ReplicheckControllerShim {
             .setLogDirs(List.of(directory(brokerId)));
         request.listeners().add(new BrokerRegistrationRequestData.Listener()
             .setName("PLAINTEXT").setHost("localhost").setPort(9092 + brokerId).setSecurityProtocol((short) 0));
-        for (Map.Entry<String, VersionRange> feature : QuorumFeatures.defaultSupportedFeatureMap(true).entrySet()) {
-            request.features().add(new BrokerRegistrationRequestData.Feature().setName(feature.getKey())
-                .setMinSupportedVersion(feature.getValue().min()).setMaxSupportedVersion(feature.getValue().max()));
-        }
-        FinalizedControllerFeatures finalized = new FinalizedControllerFeatures(
-            featureControl.finalizedFeatures(Long.MAX_VALUE).featureMap(), Long.MAX_VALUE);
-        return clusterControl.registerBroker(request, newBrokerEpoch, finalized, true);
+        request.setFeatures(ReplicheckControllerFixture.supportedFeatures());
+        lastRequest = request;
+        return clusterControl.registerBroker(request, newBrokerEpoch, fixture.finalizedFeatures(), true);
     }
 
     /**
@@ -287,11 +181,11 @@ public final class ReplicheckControllerShim {
      */
     public ControllerResult<BrokerHeartbeatReply> heartbeat(int brokerId, long brokerEpoch, long currentMetadataOffset,
                                                             boolean wantFence, boolean wantShutDown) {
-        clusterControl.trackBrokerHeartbeat(brokerId, brokerEpoch);
         BrokerHeartbeatRequestData request = new BrokerHeartbeatRequestData()
             .setBrokerId(brokerId).setBrokerEpoch(brokerEpoch).setCurrentMetadataOffset(currentMetadataOffset)
             .setWantFence(wantFence).setWantShutDown(wantShutDown);
-        return replicationControl.processBrokerHeartbeat(request, registerBrokerRecordOffset(brokerId));
+        lastRequest = request;
+        return fixture.heartbeat(request);
     }
 
     /**
@@ -300,16 +194,14 @@ public final class ReplicheckControllerShim {
      * {@link #fenceOneStaleBroker()} then fences their brokers one at a time.
      */
     public void expireSessions(int[] alive) {
-        time.sleep(SESSION_TIMEOUT_MS + 1);
-        for (int brokerId : alive) {
-            BrokerRegistration registration = clusterControl.registration(brokerId);
-            if (registration != null) clusterControl.trackBrokerHeartbeat(brokerId, registration.epoch());
-        }
+        lastRequest = null;
+        fixture.expireSessions(alive);
     }
 
     /** ReplicationControlManager.maybeFenceOneStaleBroker: the response is false once no
      *  session is expired. */
     public ControllerResult<Boolean> fenceOneStaleBroker() {
+        lastRequest = null;
         return replicationControl.maybeFenceOneStaleBroker();
     }
 
@@ -334,12 +226,8 @@ public final class ReplicheckControllerShim {
                 .setPartitions(List.of(new AlterPartitionRequestData.PartitionData()
                     .setPartitionIndex(0).setLeaderEpoch(leaderEpoch).setPartitionEpoch(partitionEpoch)
                     .setNewIsrWithEpochs(states)))));
-        try {
-            return replicationControl.alterPartition(context(ApiKeys.ALTER_PARTITION), request);
-        } catch (org.apache.kafka.common.errors.StaleBrokerEpochException e) {
-            return ControllerResult.of(List.of(),
-                new AlterPartitionResponseData().setErrorCode(Errors.STALE_BROKER_EPOCH.code()));
-        }
+        lastRequest = request;
+        return fixture.alterPartition(request);
     }
 
     /** AlterPartitionReassignments of the partition to {@code target} (null: cancel),
@@ -355,6 +243,7 @@ public final class ReplicheckControllerShim {
             .setAllowReplicationFactorChange(true)
             .setTopics(List.of(new ReassignableTopic().setName(TOPIC)
                 .setPartitions(List.of(new ReassignablePartition().setPartitionIndex(0).setReplicas(replicas)))));
+        lastRequest = request;
         ControllerResult<AlterPartitionReassignmentsResponseData> result =
             replicationControl.alterPartitionReassignments(request);
         AlterPartitionReassignmentsResponseData.ReassignablePartitionResponse answer =
@@ -370,6 +259,7 @@ public final class ReplicheckControllerShim {
      *  incrementalAlterConfigs): its ConfigRecord and, for min.insync.replicas with ELR on,
      *  the ClearElrRecord; the response is the resource's error. */
     public ControllerResult<ApiError> alterTopicConfig(String name, String value) {
+        lastRequest = null;
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);
         Map<String, Map.Entry<AlterConfigOp.OpType, String>> ops = Map.of(name,
             new AbstractMap.SimpleImmutableEntry<>(AlterConfigOp.OpType.SET, value));
@@ -393,6 +283,7 @@ public final class ReplicheckControllerShim {
     /** The periodic unclean election of leaderless partitions
      *  (ReplicationControlManager.maybeElectUncleanLeaders). */
     public ControllerResult<Boolean> electUncleanLeaders() {
+        lastRequest = null;
         return replicationControl.maybeElectUncleanLeaders();
     }
 }

@@ -1,0 +1,277 @@
+/*
+ * replicheck's fixture for Apache Kafka's controller managers (Apache License 2.0).
+ */
+package org.apache.kafka.controller;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.message.AlterPartitionRequestData;
+import org.apache.kafka.common.message.AlterPartitionResponseData;
+import org.apache.kafka.common.message.RequestHeaderData;
+import org.apache.kafka.common.metadata.BrokerRegistrationChangeRecord;
+import org.apache.kafka.common.metadata.ClearElrRecord;
+import org.apache.kafka.common.metadata.ConfigRecord;
+import org.apache.kafka.common.metadata.FeatureLevelRecord;
+import org.apache.kafka.common.metadata.FenceBrokerRecord;
+import org.apache.kafka.common.metadata.PartitionChangeRecord;
+import org.apache.kafka.common.metadata.PartitionRecord;
+import org.apache.kafka.common.metadata.RegisterBrokerRecord;
+import org.apache.kafka.common.metadata.TopicRecord;
+import org.apache.kafka.common.metadata.UnfenceBrokerRecord;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.apache.kafka.metadata.FinalizedControllerFeatures;
+import org.apache.kafka.metadata.KafkaConfigSchema;
+import org.apache.kafka.metadata.PartitionRegistration;
+import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.EligibleLeaderReplicasVersion;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.apache.kafka.server.config.ServerTopicConfigSynonyms;
+import org.apache.kafka.storage.internals.log.LogConfig;
+import org.apache.kafka.timeline.SnapshotRegistry;
+
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Random;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Apache Kafka's controller managers for one topic, set up as Kafka's own
+ * ReplicationControlManagerTest sets them up: {@link FeatureControlManager} (a KRaft
+ * cluster at the latest production metadata version, ELR on), {@link ClusterControlManager}
+ * (broker registration, heartbeats, fencing), {@link ConfigurationControlManager} (topic
+ * configs) and {@link ReplicationControlManager} (the partition). Their builders are
+ * package-private, hence this class's package.
+ *
+ * <p>Nothing a request returns is replayed until {@link #replay} is called with the
+ * records' offsets in the metadata log (QuorumController replays each record it
+ * appends). Time is a manual clock, moved only by {@link ManualTime#sleep}.
+ *
+ * <p>Used by replicheck's bridge (ReplicheckControllerShim) and, as its own source
+ * file, by every JUnit reproducer {@code replicheck reproduce} writes: the same
+ * set-up in both.
+ */
+public final class ReplicheckControllerFixture {
+    /** Kafka's default broker session timeout (broker.session.timeout.ms). */
+    public static final long SESSION_TIMEOUT_MS = 9000;
+    public static final String CLUSTER_ID = "replicheck-cluster-0000";
+    public static final String TOPIC = "replicheck";
+
+    /** A clock moved only by {@link #sleep}. */
+    public static final class ManualTime implements Time {
+        private long nanos = TimeUnit.MILLISECONDS.toNanos(1_000_000);
+
+        @Override
+        public long milliseconds() {
+            return TimeUnit.NANOSECONDS.toMillis(nanos);
+        }
+
+        @Override
+        public long nanoseconds() {
+            return nanos;
+        }
+
+        @Override
+        public void sleep(long ms) {
+            nanos += TimeUnit.MILLISECONDS.toNanos(ms);
+        }
+
+        // Time's abstract method up to Kafka 4.3 (a default one since): no manager the
+        // fixture sets up waits, and a clock no one moves could not end a wait.
+        public void waitObject(Object obj, java.util.function.Supplier<Boolean> condition, long deadlineMs) {
+            if (!condition.get()) throw new UnsupportedOperationException("a manual clock does not wait");
+        }
+    }
+
+    public final ManualTime time = new ManualTime();
+    public final SnapshotRegistry snapshotRegistry;
+    public final FeatureControlManager featureControl;
+    public final ClusterControlManager clusterControl;
+    public final ConfigurationControlManager configurationControl;
+    public final ReplicationControlManager replicationControl;
+
+    /** The managers, the bootstrap feature levels replayed; not yet active. */
+    public ReplicheckControllerFixture() {
+        LogContext logContext = new LogContext();
+        snapshotRegistry = new SnapshotRegistry(logContext);
+        featureControl = new FeatureControlManager.Builder()
+            .setSnapshotRegistry(snapshotRegistry)
+            .setQuorumFeatures(new QuorumFeatures(0, QuorumFeatures.defaultSupportedFeatureMap(true), List.of(0)))
+            .build();
+        clusterControl = new ClusterControlManager.Builder()
+            .setLogContext(logContext)
+            .setClusterId(CLUSTER_ID)
+            .setTime(time)
+            .setSnapshotRegistry(snapshotRegistry)
+            .setSessionTimeoutNs(TimeUnit.MILLISECONDS.toNanos(SESSION_TIMEOUT_MS))
+            .setReplicaPlacer(new org.apache.kafka.metadata.placement.StripedReplicaPlacer(new Random(0)))
+            .setFeatureControlManager(featureControl)
+            .setBrokerShutdownHandler(this::handleBrokerShutdown)
+            .build();
+        configurationControl = new ConfigurationControlManager.Builder()
+            .setSnapshotRegistry(snapshotRegistry)
+            .setFeatureControl(featureControl)
+            .setKafkaConfigSchema(new KafkaConfigSchema(
+                Map.of(ConfigResource.Type.TOPIC, LogConfig.configDefCopy(),
+                       ConfigResource.Type.BROKER, new ConfigDef()),
+                ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS))
+            .build();
+        replicationControl = new ReplicationControlManager.Builder()
+            .setSnapshotRegistry(snapshotRegistry)
+            .setLogContext(logContext)
+            .setMaxElectionsPerImbalance(Integer.MAX_VALUE)
+            .setConfigurationControl(configurationControl)
+            .setClusterControl(clusterControl)
+            .setFeatureControl(featureControl)
+            .build();
+    }
+
+    // a method, not a lambda: the handler reads replicationControl, built after clusterControl
+    private void handleBrokerShutdown(int brokerId, boolean isCleanShutdown, List<ApiMessageAndVersion> records) {
+        replicationControl.handleBrokerShutdown(brokerId, isCleanShutdown, records);
+    }
+
+    /** The feature levels of a KRaft cluster with ELR on (bootstrap; not in the partition's log). */
+    public static List<ApiMessageAndVersion> bootstrapRecords() {
+        return List.of(
+            new ApiMessageAndVersion(new FeatureLevelRecord().setName(MetadataVersion.FEATURE_NAME)
+                .setFeatureLevel(MetadataVersion.latestProduction().featureLevel()), (short) 0),
+            new ApiMessageAndVersion(new FeatureLevelRecord().setName(EligibleLeaderReplicasVersion.FEATURE_NAME)
+                .setFeatureLevel(EligibleLeaderReplicasVersion.ELRV_1.featureLevel()), (short) 0));
+    }
+
+    /** Replay the bootstrap records, then start the heartbeat manager (the controller becomes active). */
+    public void bootstrapAndActivate() {
+        for (ApiMessageAndVersion record : bootstrapRecords()) replay(record, -1);
+        clusterControl.activate();
+    }
+
+    /** Replay one record at {@code offset} (QuorumController.replay's dispatch). */
+    public void replay(ApiMessageAndVersion record, long offset) {
+        ApiMessage message = record.message();
+        if (message instanceof RegisterBrokerRecord r) {
+            clusterControl.replay(r, offset);
+        } else if (message instanceof BrokerRegistrationChangeRecord r) {
+            clusterControl.replay(r);
+        } else if (message instanceof FenceBrokerRecord r) {
+            clusterControl.replay(r);
+        } else if (message instanceof UnfenceBrokerRecord r) {
+            clusterControl.replay(r);
+        } else if (message instanceof TopicRecord r) {
+            replicationControl.replay(r);
+        } else if (message instanceof PartitionRecord r) {
+            replicationControl.replay(r);
+        } else if (message instanceof PartitionChangeRecord r) {
+            replicationControl.replay(r);
+        } else if (message instanceof ClearElrRecord r) {
+            replicationControl.replay(r);
+        } else if (message instanceof ConfigRecord r) {
+            configurationControl.replay(r);
+        } else if (message instanceof FeatureLevelRecord r) {
+            featureControl.replay(r);
+        } else {
+            throw new IllegalArgumentException("no replay for " + message.getClass().getSimpleName());
+        }
+    }
+
+    /** Replay {@code result}'s records, the i-th at {@code offsets[i]} (one offset per record). */
+    public void replay(ControllerResult<?> result, long... offsets) {
+        List<ApiMessageAndVersion> records = result.records();
+        if (records.size() != offsets.length) {
+            throw new IllegalArgumentException(records.size() + " records, " + offsets.length + " offsets: " + records);
+        }
+        for (int i = 0; i < offsets.length; i++) replay(records.get(i), offsets[i]);
+    }
+
+    /** The request context QuorumController gives a handler for {@code api}. */
+    public static ControllerRequestContext context(ApiKeys api) {
+        return new ControllerRequestContext(
+            new RequestHeaderData().setRequestApiKey(api.id).setRequestApiVersion(api.latestVersion()),
+            KafkaPrincipal.ANONYMOUS, OptionalLong.empty());
+    }
+
+    /** The features a broker of this cluster supports, at Kafka's default ranges
+     *  (what its BrokerRegistration request lists). */
+    public static org.apache.kafka.common.message.BrokerRegistrationRequestData.FeatureCollection supportedFeatures() {
+        var features = new org.apache.kafka.common.message.BrokerRegistrationRequestData.FeatureCollection();
+        for (Map.Entry<String, org.apache.kafka.metadata.VersionRange> feature
+                : QuorumFeatures.defaultSupportedFeatureMap(true).entrySet()) {
+            features.add(new org.apache.kafka.common.message.BrokerRegistrationRequestData.Feature()
+                .setName(feature.getKey())
+                .setMinSupportedVersion(feature.getValue().min())
+                .setMaxSupportedVersion(feature.getValue().max()));
+        }
+        return features;
+    }
+
+    /** The finalized feature levels a registering broker is checked against. */
+    public FinalizedControllerFeatures finalizedFeatures() {
+        return new FinalizedControllerFeatures(featureControl.finalizedFeatures(Long.MAX_VALUE).featureMap(),
+            Long.MAX_VALUE);
+    }
+
+    /** The topic's id, or null before it is created. */
+    public Uuid topicId() {
+        return replicationControl.getTopicId(TOPIC);
+    }
+
+    /** The partition's registration, or null before it is created. */
+    public PartitionRegistration partition() {
+        Uuid id = topicId();
+        return id == null ? null : replicationControl.getPartition(id, 0);
+    }
+
+    /** The offset of the broker's latest RegisterBrokerRecord, -1 when none. */
+    public long registerBrokerRecordOffset(int brokerId) {
+        return clusterControl.registerBrokerRecordOffset(brokerId).orElse(-1L);
+    }
+
+    /**
+     * A BrokerHeartbeat as QuorumController.processBrokerHeartbeat handles it: the
+     * contact time is tracked, then ReplicationControlManager.processBrokerHeartbeat.
+     */
+    public ControllerResult<org.apache.kafka.metadata.BrokerHeartbeatReply> heartbeat(
+            org.apache.kafka.common.message.BrokerHeartbeatRequestData request) {
+        clusterControl.trackBrokerHeartbeat(request.brokerId(), request.brokerEpoch());
+        return replicationControl.processBrokerHeartbeat(request, registerBrokerRecordOffset(request.brokerId()));
+    }
+
+    /**
+     * Time passes beyond the session timeout while every broker in {@code alive} keeps
+     * heartbeating (its contact time is renewed); every other session expires.
+     */
+    public void expireSessions(int... alive) {
+        time.sleep(SESSION_TIMEOUT_MS + 1);
+        for (int brokerId : alive) {
+            var registration = clusterControl.registration(brokerId);
+            if (registration != null) clusterControl.trackBrokerHeartbeat(brokerId, registration.epoch());
+        }
+    }
+
+    /**
+     * AlterPartition as QuorumController answers it: a stale broker epoch fails the
+     * whole request (STALE_BROKER_EPOCH, no records).
+     */
+    public ControllerResult<AlterPartitionResponseData> alterPartition(AlterPartitionRequestData request) {
+        try {
+            return replicationControl.alterPartition(context(ApiKeys.ALTER_PARTITION), request);
+        } catch (org.apache.kafka.common.errors.StaleBrokerEpochException e) {
+            return ControllerResult.of(List.of(),
+                new AlterPartitionResponseData().setErrorCode(Errors.STALE_BROKER_EPOCH.code()));
+        }
+    }
+
+    /** The broker ids of {@code ids} as a sorted set (an ISR or ELR compared as a set). */
+    public static TreeSet<Integer> set(int[] ids) {
+        TreeSet<Integer> out = new TreeSet<>();
+        for (int id : ids) out.add(id);
+        return out;
+    }
+}

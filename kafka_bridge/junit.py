@@ -1,0 +1,141 @@
+"""The call log (``calls``) as the body of a JUnit test of Kafka's controller: each
+request the bridge made, written as the call to Kafka's manager it is (the shim's
+request methods, ``ReplicheckControllerShim``, do no more), its Kafka request built
+in full (``render``), and the records it returned replayed at the offsets the
+bridge replayed them at. A request that threw is written as ``assertThrows`` on
+the exception and its message.
+
+The test reads these names, set up by ``reproducers``' test template:
+``controller`` (a ``ReplicheckControllerFixture``), ``clusterControl``,
+``replicationControl``, ``configurationControl``, the fixture's static members.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .calls import Call
+from .java import kafka
+from .render import JavaSource, message_expression, string_literal
+
+#: shim method -> the ControllerResult's response type (None: a config change's map)
+_RESPONSES = {
+    "createTopic": "org.apache.kafka.common.message.CreateTopicsResponseData",
+    "registerBroker": "org.apache.kafka.metadata.BrokerRegistrationReply",
+    "heartbeat": "org.apache.kafka.metadata.BrokerHeartbeatReply",
+    "fenceOneStaleBroker": "java.lang.Boolean",
+    "alterPartition": "org.apache.kafka.common.message.AlterPartitionResponseData",
+    "alterPartitionReassignment": "org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData",
+    "alterTopicConfig": None,
+    "electUncleanLeaders": "java.lang.Boolean",
+}
+#: Periodic tasks: a run that returned no record changed nothing, and is left out.
+_PERIODIC = frozenset({"fenceOneStaleBroker", "electUncleanLeaders"})
+
+
+def source(controller: Any) -> JavaSource:
+    """A ``JavaSource`` naming what the fixture holds: a broker's supported features,
+    and the topic id ``controller`` (a ``KafkaQuorumController``) drew, which a run
+    of the test draws again."""
+    named = [(kafka().ControllerFixture.supportedFeatures(), "supportedFeatures()")]
+    topic_id = controller.shim.topicId()
+    if topic_id is not None:
+        named.append((topic_id, "controller.topicId()"))
+    return JavaSource(named=named)
+
+
+#: The calls written differently before a release: name -> (the release, what changed there).
+API_CHANGES = {
+    "createTopics": ((4, 3, 0), "ReplicationControlManager.createTopics takes a boolean"),
+    "incrementalAlterConfigs": ((4, 3, 0), "ConfigurationControlManager.incrementalAlterConfigs takes a second "
+                                           "boolean"),
+}
+
+
+def _since(release: tuple[int, ...], change: str) -> bool:
+    return release >= API_CHANGES[change][0]
+
+
+#: The requests written the same on every release: shim method -> the Java call
+#: ({request}: the local holding Kafka's request).
+_SIMPLE_CALLS = {
+    "heartbeat": "controller.heartbeat({request})",
+    "fenceOneStaleBroker": "replicationControl.maybeFenceOneStaleBroker()",
+    "alterPartition": "controller.alterPartition({request})",
+    "alterPartitionReassignment": "replicationControl.alterPartitionReassignments({request})",
+    "electUncleanLeaders": "replicationControl.maybeElectUncleanLeaders()",
+}
+
+
+def _invocation(call: Call, request: str, out: JavaSource, release: tuple[int, ...]) -> str:
+    """The Java expression that makes ``call`` of Kafka's managers of ``release``."""
+    m, a = call.method, call.args
+    if m in _SIMPLE_CALLS:
+        return _SIMPLE_CALLS[m].format(request=request)
+    if m == "createTopic":
+        out.use("org.apache.kafka.common.protocol.ApiKeys")
+        return f"replicationControl.createTopics(context(ApiKeys.CREATE_TOPICS), {request}, " \
+               f"{out.use('java.util.Set')}.of(TOPIC){', false' if _since(release, 'createTopics') else ''})"
+    if m == "registerBroker":
+        return f"clusterControl.registerBroker({request}, {int(a[1])}L, controller.finalizedFeatures(), true)"
+    if m == "alterTopicConfig":
+        resource = out.use("org.apache.kafka.common.config.ConfigResource")
+        entry = out.use("java.util.AbstractMap") + ".SimpleImmutableEntry"
+        op = out.use("org.apache.kafka.clients.admin.AlterConfigOp")
+        map_ = out.use("java.util.Map")
+        return (f"configurationControl.incrementalAlterConfigs({map_}.of(\n"
+                f"        new {resource}({resource}.Type.TOPIC, TOPIC),\n"
+                f"        {map_}.of({string_literal(a[0])}, new {entry}<>({op}.OpType.SET, {string_literal(a[1])}))),\n"
+                f"    false{', false' if _since(release, 'incrementalAlterConfigs') else ''})")
+    raise ValueError(f"no Java for the controller request {m!r}")
+
+
+def _result_type(call: Call, out: JavaSource) -> str:
+    response = _RESPONSES[call.method]
+    if response is None:   # alterTopicConfig
+        return (f"ControllerResult<{out.use('java.util.Map')}<"
+                f"{out.use('org.apache.kafka.common.config.ConfigResource')}, "
+                f"{out.use('org.apache.kafka.common.requests.ApiError')}>>")
+    return f"ControllerResult<{out.use(response)}>"
+
+
+def _records(result: Any) -> list[str]:
+    return [str(r.message().getClass().getSimpleName()) for r in result.records()]
+
+
+def call_statements(call: Call, n: int, out: JavaSource, release: tuple[int, ...]) -> list[str]:
+    """The Java statements of ``call``, the ``n``-th of the test (its locals are
+    suffixed ``n``), for Kafka ``release`` (``API_CHANGES``); empty for a periodic
+    task that did nothing."""
+    if call.method == "expireSessions":
+        alive = ", ".join(str(int(b)) for b in call.args[0])
+        who = f"brokers {alive} heartbeat" if alive else "no broker heartbeats"
+        return [f"controller.expireSessions({alive});   // the session timeout passes: {who}"]
+    if call.thrown is None and call.method in _PERIODIC and not list(call.result.records()):
+        return []
+    lines: list[str] = []
+    request = f"request{n}"
+    if call.request is not None:
+        text = message_expression(call.request, out)
+        lines.append(f"{out.name(call.request.getClass())} {request} = {text};")
+    invocation = _invocation(call, request, out, release)
+    if call.thrown is not None:
+        return lines + _thrown(call.thrown, invocation, n, out)
+    lines.append(f"{_result_type(call, out)} result{n} = {invocation};")
+    records = _records(call.result)
+    if call.offsets:
+        offsets = ", ".join(f"{o}L" for o in call.offsets)
+        lines.append(f"controller.replay(result{n}, {offsets});   // {', '.join(records)}")
+    elif records:
+        lines.append(f"// not replayed: {', '.join(records)} (the bridge refused the change)")
+    return lines
+
+
+def _thrown(error: Any, invocation: str, n: int, out: JavaSource) -> list[str]:
+    """``assertThrows`` of ``error``'s class around ``invocation``, and its message."""
+    name = out.name(error.getClass())
+    message: Optional[Any] = error.getMessage()
+    lines = [f"{name} thrown{n} = assertThrows({name}.class,\n    () -> {invocation});"]
+    if message is not None:
+        lines.append(f"assertEquals({string_literal(message)}, thrown{n}.getMessage());")
+    return lines

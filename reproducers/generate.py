@@ -1,0 +1,204 @@
+"""A replicheck trace as a JUnit 5 test of Kafka's controller managers.
+
+``generate(config, trace, ...)`` replays ``trace`` with the implementation "kafka"
+in lockstep with the model (``check.lockstep``, properties not checked: the
+implementation takes every step), recording each request the bridge makes of
+Kafka's controller (``kafka_bridge.calls``), until the trace ends or the first
+verdict. The test it writes makes the same requests to the same Kafka managers,
+replays the same records, and then asserts what the row shows:
+
+- a Java exception from Kafka's controller: ``assertThrows`` on the request
+  that threw it, with its message;
+- otherwise the controller's state (the partition's registration, each broker's
+  registration) as the model holds it at the end. Where Kafka agreed with the
+  model all the way (a finding: a property broken under Kafka's rules), the test
+  passes while the defect is there. Where Kafka disagreed, it fails at that
+  assertion, Kafka's value beside the model's.
+
+``NotReproducible`` when the row's failure does not show in Kafka's controller:
+a disagreement in a broker's replica (Kafka's ``Partition``, not driven here), a
+model crash, a configuration Kafka's code does not implement.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import attrs
+
+import properties
+from check.lockstep import LockStep
+from check.subject import Subject
+from check.verdict import Verdict
+from model import KAFKA_RELEASE, Action, ClusterState, Config
+
+from kafka_bridge import KafkaUnavailable, implementation, not_applicable
+from kafka_bridge.calls import CallLog, recording
+from kafka_bridge.controller import registration_of
+from kafka_bridge.junit import call_statements, source
+from kafka_bridge.render import JavaSource
+
+from .template import test_class
+
+
+class NotReproducible(ValueError):
+    """The row's failure does not show in Kafka's controller (the reason says why)."""
+
+
+class ReproducerUnavailable(RuntimeError):
+    """Kafka's classes cannot be loaded (``kafka_bridge.KafkaUnavailable``'s message)."""
+
+
+@attrs.frozen
+class Reproducer:
+    """A generated JUnit test: its class ``name``, Java ``text``, how many of the
+    trace's steps it takes, and ``expected``: "pass" (the test passes while the
+    defect is there) or "fail" (a disagreement: it fails at the row's step)."""
+
+    name: str
+    text: str
+    steps: int
+    expected: str
+
+
+@attrs.frozen
+class _Run:
+    log: CallLog
+    lockstep: LockStep
+    verdict: Optional[Verdict]
+    steps: int
+
+
+def _record(config: Config, trace: Sequence[Action]) -> _Run:
+    log = CallLog()
+    with recording(log):
+        lockstep = LockStep(Subject.at(config, implementation=implementation, check_properties=False))
+    verdict = lockstep.check()
+    taken = 0
+    for action in trace:
+        if verdict is not None:
+            break
+        log.step(f"{taken + 1}. {action!r}")
+        verdict = lockstep.step(action)
+        taken += 1
+    return _Run(log, lockstep, verdict, taken)
+
+
+def _controller_differences(state: ClusterState, kafka_controller: object) -> list[str]:
+    """Where Kafka's controller state differs from the model's (empty: nowhere)."""
+    out = []
+    partition = kafka_controller.partition()   # type: ignore[attr-defined]
+    model = state.controller.partition
+    for field in ("replicas", "isr", "leader", "leader_epoch", "partition_epoch", "elr", "last_known_elr", "adding",
+                  "removing"):
+        if partition is None or getattr(partition, field) != getattr(model, field):
+            out.append(f"partition.{field}")
+    for reg in state.controller.registrations:
+        kafka_reg = kafka_controller.registrations()[reg.broker]   # type: ignore[attr-defined]
+        if (kafka_reg.epoch, kafka_reg.fenced) != (reg.broker_epoch, reg.fenced if reg.broker_epoch is not None
+                                                   else True):
+            out.append(f"registration of broker {reg.broker}")
+    return out
+
+
+def _outcome(run: _Run) -> tuple[str, str]:
+    """("pass" | "fail", the sentence the test's doc says of it), or NotReproducible."""
+    v = run.verdict
+    thrown = next((c.thrown for c in reversed(run.log.calls) if c.thrown is not None), None)
+    if thrown is not None:
+        return "pass", f"Kafka's controller throws {thrown.getClass().getSimpleName()} at step {run.steps}."
+    if v is not None and v.kind == "harness_error":
+        raise NotReproducible(f"step {run.steps} fails outside Kafka's controller: {v.text.splitlines()[0]}")
+    if v is None:
+        broken = sorted({x.property for x in properties.check_all(run.lockstep.state)})
+        said = f" ({', '.join(broken)} broken)" if broken else ""
+        return "pass", f"Kafka's controller agrees with the model at every step; the state asserted is the " \
+                       f"finding's{said}."
+    kafka_controller = run.lockstep.implementation.controller   # type: ignore[union-attr]
+    differences = _controller_differences(run.lockstep.state, kafka_controller)
+    if not differences:
+        raise NotReproducible(f"the disagreement at step {run.steps} ({v.template}) is not in Kafka's controller "
+                              f"state (a broker's replica: Kafka's Partition, which reproducers do not drive yet)")
+    return "fail", f"Kafka's controller disagrees with the model at step {run.steps} " \
+                   f"({', '.join(differences)}): the test fails there, the model's value expected."
+
+
+def _set(ids: frozenset) -> str:
+    return f"Set.of({', '.join(str(i) for i in sorted(ids))})"
+
+
+def state_assertions(state: ClusterState) -> list[str]:
+    """The model's controller state as JUnit assertions on Kafka's (Kafka numbers
+    leader and partition epochs from 0, the model from 1)."""
+    p = state.controller.partition
+    lines = ["PartitionRegistration partition = controller.partition();",
+             f"assertArrayEquals(new int[] {{{', '.join(str(r) for r in p.replicas)}}}, partition.replicas, "
+             f"\"replicas\");",
+             f"assertEquals({_set(p.isr)}, set(partition.isr), \"ISR\");",
+             f"assertEquals({p.leader}, partition.leader, \"leader\");",
+             f"assertEquals({p.leader_epoch - 1}, partition.leaderEpoch, \"leader epoch\");",
+             f"assertEquals({p.partition_epoch - 1}, partition.partitionEpoch, \"partition epoch\");",
+             f"assertEquals({_set(p.elr)}, set(partition.elr), \"ELR\");",
+             f"assertEquals({_set(p.last_known_elr)}, set(partition.lastKnownElr), \"LastKnownELR\");",
+             f"assertEquals({_set(p.adding)}, set(partition.addingReplicas), \"adding replicas\");",
+             f"assertEquals({_set(p.removing)}, set(partition.removingReplicas), \"removing replicas\");"]
+    for reg in state.controller.registrations:
+        if reg.broker_epoch is None:
+            lines.append(f"assertNull(clusterControl.registration({reg.broker}), \"broker {reg.broker} registered\");")
+            continue
+        lines.append(f"assertEquals({reg.broker_epoch}L, clusterControl.registration({reg.broker}).epoch(), "
+                     f"\"broker {reg.broker}'s epoch\");")
+        check = "assertTrue" if reg.fenced else "assertFalse"
+        lines.append(f"{check}(clusterControl.registration({reg.broker}).fenced(), \"broker {reg.broker} fenced\");")
+    return lines
+
+
+def _body(run: _Run, out: JavaSource, release: tuple[int, ...]) -> list[str]:
+    lines: list[str] = []
+    n = 0
+    for step in run.log.steps:
+        statements: list[str] = []
+        for call in step.calls:
+            n += 1
+            statements.extend(call_statements(call, n, out, release))
+        lines.append("")
+        if step.label is None:
+            lines.append("// The cluster starts: every broker registers and is unfenced, then the topic is created.")
+        else:
+            lines.append(f"// {step.label}" + ("" if statements else ": no request to the controller"))
+        lines.extend(statements)
+    return lines
+
+
+def release(version: str) -> tuple[int, ...]:
+    """``version`` ("4.3.1") as a tuple; ValueError naming the form expected."""
+    try:
+        return tuple(int(x) for x in version.split("."))
+    except ValueError:
+        raise ValueError(f"--kafka-version: {version!r} is not a release number like 4.3.1") from None
+
+
+def generate(config: Config, trace: Sequence[Action], name: str, title: str, about: str,
+             kafka_version: str = KAFKA_RELEASE) -> Reproducer:
+    """The JUnit test class ``name`` reproducing ``trace`` under ``config`` on Kafka's
+    controller (see the module doc), written for Kafka ``kafka_version`` (the
+    trace is replayed on the pinned release's classes, ``model.KAFKA_RELEASE``);
+    ``title`` and ``about`` (sentences) head its doc. Raises NotReproducible (see the module doc), ReproducerUnavailable when
+    Kafka's classes cannot be loaded."""
+    why = not_applicable(config)
+    if why is not None:
+        raise NotReproducible(why)
+    try:
+        run = _record(config, trace)
+    except KafkaUnavailable as e:
+        raise ReproducerUnavailable(str(e)) from e
+    expected, outcome = _outcome(run)
+    out = source(run.lockstep.implementation.controller)   # type: ignore[union-attr]
+    body = _body(run, out, release(kafka_version))
+    if not any(c.thrown is not None for c in run.log.calls):
+        body += ["", "// What the row shows: the controller's state, as the model holds it."]
+        body += state_assertions(run.lockstep.state)
+    actions = [f"{i + 1}. {a!r}" for i, a in enumerate(trace[:run.steps])]
+    text = test_class(name=name, title=title, about=about, outcome=outcome, config=config, actions=actions,
+                      imports=out.import_lines(), body=body, release=kafka_version)
+    return Reproducer(name, text, run.steps, expected)
