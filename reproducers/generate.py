@@ -69,6 +69,19 @@ class _Run:
     steps: int
 
 
+@attrs.frozen
+class Recorded:
+    """A trace replayed and recorded once (``record``), to be written for any release
+    (``render``): its config and trace, the run, and what the test is expected to do
+    ("pass" | "fail") with the sentence its doc says of it."""
+
+    config: Config
+    trace: tuple
+    run: _Run
+    expected: str
+    outcome: str
+
+
 def _record(config: Config, trace: Sequence[Action]) -> _Run:
     log = CallLog()
     with recording(log):
@@ -178,13 +191,11 @@ def release(version: str) -> tuple[int, ...]:
         raise ValueError(f"--kafka-version: {version!r} is not a release number like 4.3.1") from None
 
 
-def generate(config: Config, trace: Sequence[Action], name: str, title: str, about: str,
-             kafka_version: str = KAFKA_RELEASE) -> Reproducer:
-    """The JUnit test class ``name`` reproducing ``trace`` under ``config`` on Kafka's
-    controller (see the module doc), written for Kafka ``kafka_version`` (the
-    trace is replayed on the pinned release's classes, ``model.KAFKA_RELEASE``);
-    ``title`` and ``about`` (sentences) head its doc. Raises NotReproducible (see the module doc), ReproducerUnavailable when
-    Kafka's classes cannot be loaded."""
+def record(config: Config, trace: Sequence[Action]) -> Recorded:
+    """``trace`` under ``config`` replayed with the implementation "kafka", its
+    requests to Kafka's controller recorded (see the module doc). Raises
+    NotReproducible (see the module doc), ReproducerUnavailable when Kafka's
+    classes cannot be loaded."""
     why = not_applicable(config)
     if why is not None:
         raise NotReproducible(why)
@@ -193,12 +204,27 @@ def generate(config: Config, trace: Sequence[Action], name: str, title: str, abo
     except KafkaUnavailable as e:
         raise ReproducerUnavailable(str(e)) from e
     expected, outcome = _outcome(run)
+    return Recorded(config, tuple(trace), run, expected, outcome)
+
+
+def render(recorded: Recorded, name: str, title: str, about: str, kafka_version: str = KAFKA_RELEASE) -> Reproducer:
+    """The JUnit test class ``name`` of ``recorded``, written for Kafka
+    ``kafka_version``; ``title`` and ``about`` (sentences) head its doc."""
+    run = recorded.run
     out = source(run.lockstep.implementation.controller)   # type: ignore[union-attr]
     body = _body(run, out, release(kafka_version))
     if not any(c.thrown is not None for c in run.log.calls):
         body += ["", "// What the row shows: the controller's state, as the model holds it."]
         body += state_assertions(run.lockstep.state)
-    actions = [f"{i + 1}. {a!r}" for i, a in enumerate(trace[:run.steps])]
-    text = test_class(name=name, title=title, about=about, outcome=outcome, config=config, actions=actions,
-                      imports=out.import_lines(), body=body, release=kafka_version)
-    return Reproducer(name, text, run.steps, expected)
+    actions = [f"{i + 1}. {a!r}" for i, a in enumerate(recorded.trace[:run.steps])]
+    text = test_class(name=name, title=title, about=about, outcome=recorded.outcome, config=recorded.config,
+                      actions=actions, imports=out.import_lines(), body=body, release=kafka_version)
+    return Reproducer(name, text, run.steps, recorded.expected)
+
+
+def generate(config: Config, trace: Sequence[Action], name: str, title: str, about: str,
+             kafka_version: str = KAFKA_RELEASE) -> Reproducer:
+    """The JUnit test class ``name`` reproducing ``trace`` under ``config`` on Kafka's
+    controller, written for Kafka ``kafka_version`` (the trace is replayed on the
+    pinned release's classes, ``model.KAFKA_RELEASE``): ``render(record(...))``."""
+    return render(record(config, trace), name, title, about, kafka_version)

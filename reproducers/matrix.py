@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 import attrs
 
 from .findings import FINDINGS, KafkaFinding
-from .generate import Reproducer, generate
+from .generate import Recorded, Reproducer, record, render
 from .project import TestResult, run_project, write_project
 
 #: Every Kafka release from 4.0.0 to the pinned one (all resolve from Maven Central).
@@ -44,10 +44,12 @@ class Cell:
         return "holds" if self.holds else f"does not hold: {self.message}"
 
 
-def reproducers_for(release: str, findings: Sequence[KafkaFinding] = FINDINGS) -> list[Reproducer]:
-    """Every finding's reproducer written for ``release``."""
-    return [generate(f.config, f.trace, f.name, f"Finding {f.number}: {f.title}", f.shows, release)
-            for f in findings]
+def reproducers_for(release: str, findings: Sequence[KafkaFinding], runs: dict[int, Recorded]) -> list[Reproducer]:
+    """Every finding's reproducer (recorded once, in ``runs``) written for ``release``."""
+    for f in findings:
+        if f.number not in runs:
+            runs[f.number] = record(f.config, f.trace)
+    return [render(runs[f.number], f.name, f"Finding {f.number}: {f.title}", f.shows, release) for f in findings]
 
 
 def run_matrix(folder: Path, releases: Sequence[str] = RELEASES, findings: Sequence[KafkaFinding] = FINDINGS,
@@ -55,10 +57,11 @@ def run_matrix(folder: Path, releases: Sequence[str] = RELEASES, findings: Seque
     """release -> finding number -> Cell, each release's project in ``folder/kafka-X``.
     Raises ``project.MavenFailed`` when a release's project does not build."""
     out: dict[str, dict[int, Cell]] = {}
+    runs: dict[int, Recorded] = {}
     for release in releases:
         progress(release)
         project = folder / f"kafka-{release}"
-        write_project(project, reproducers_for(release, findings), release)
+        write_project(project, reproducers_for(release, findings, runs), release)
         results: dict[str, TestResult] = {r.name: r for r in run_project(project)}
         out[release] = {f.number: _cell(results.get(f.name)) for f in findings}
     return out

@@ -145,14 +145,19 @@ class MavenFailed(RuntimeError):
 
 def run_project(folder: Path, timeout_s: float = 900) -> list[TestResult]:
     """``mvn test`` in ``folder``; each test class's result from Surefire's reports.
-    Raises MavenFailed when nothing ran (no compiler, a release that does not
-    resolve, a compile error)."""
+    Raises MavenFailed when nothing ran (no Maven, a release that does not
+    resolve, a compile error, ``timeout_s`` passed)."""
     reports = folder / "target" / "surefire-reports"
     if reports.exists():
         shutil.rmtree(reports)
     command = ["mvn", "--batch-mode", "--quiet", "-f", str(folder / "pom.xml"), "test",
                "-Dmaven.test.failure.ignore=true"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+    except FileNotFoundError:
+        raise MavenFailed("mvn: Maven is not installed (the reproducers are a Maven project)") from None
+    except subprocess.TimeoutExpired:
+        raise MavenFailed(f"mvn test did not finish within {timeout_s:.0f} s") from None
     results = read_reports(reports)
     if done.returncode != 0 or not results:
         tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])

@@ -23,3 +23,14 @@ def test_a_bad_request_is_one_line_and_writes_nothing(args, says, tmp_path):
     lines = result.output.strip().splitlines()
     assert lines == [f"error: {says}"] or (len(lines) == 1 and says in lines[0]), result.output
     assert not out.exists()
+
+
+def test_without_maven_running_them_is_one_line(tmp_path, monkeypatch):
+    """The project is written; running it without Maven says so in one line, exit 1."""
+    from reproducers.generate import Reproducer
+    from reproducers.project import MavenFailed, run_project, write_project
+    write_project(tmp_path, [Reproducer("ReplicheckFinding0Test", "class ReplicheckFinding0Test {}", 0, "pass")])
+    assert (tmp_path / "pom.xml").exists()
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    with pytest.raises(MavenFailed, match="^mvn: Maven is not installed"):
+        run_project(tmp_path)
