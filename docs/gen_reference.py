@@ -552,8 +552,8 @@ def upstream_markdown(findings: Optional[Sequence[Any]] = None, record: Optional
     record = recorded() if record is None else record
     head = ["# Ready to file upstream\n\n", GENERATED.format(source="reproducers/findings.py"),
             "Each finding about Kafka's code that a JUnit reproducer confirms, as the issue a Kafka committer "
-            "would read: what to search for, where, on which releases, and the test that shows it. Findings "
-            "1, 2 and 6 are confirmed in lockstep through the bridge only ([status](kafka.md)).\n\n"]
+            "would read: what to search for, where, on which releases, and the test that shows it "
+            "([status of every finding](kafka.md)).\n\n"]
     return "".join(head) + "".join(_upstream_section(f, record) for f in findings)
 
 

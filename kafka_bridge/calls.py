@@ -1,6 +1,8 @@
 """The call log: every request the bridge makes of Kafka's controller managers while
 an implementation "kafka" runs, with the Kafka request it built, what Kafka answered
-or threw, and the offsets at which the records it returned were replayed.
+or threw, and the offsets at which the records it returned were replayed; and every
+call that changes a broker's replica (``partition.KafkaPartition``: Kafka's
+``Partition`` and ``UnifiedLog``), with its arguments and what it threw.
 
 A reproducer (``reproducers``) is this log written out as a JUnit test: the same
 requests to the same managers, the same replays, nothing of replicheck's on the
@@ -9,7 +11,8 @@ probes' questions (would Kafka accept a cancel now?) generate records that are
 never replayed, and are left out.
 
 ``recording(log)`` hands ``log`` to the next ``KafkaQuorumController`` built (its
-copies, a standby's catch-up, record nothing). Kafka's objects in the log live in
+copies, a standby's catch-up, record nothing) and to every ``KafkaPartition`` built
+within it. Kafka's objects in the log live in
 the JVM: render the log (``render``) in the process that recorded it.
 """
 
@@ -24,11 +27,13 @@ import attrs
 
 @attrs.define
 class Call:
-    """One request to Kafka's controller: the shim's method (``ReplicheckControllerShim``)
-    and its arguments, the Kafka request it built (None: it builds none), and either
-    the ``ControllerResult`` Kafka returned or the Java exception it threw.
-    ``offsets``: the metadata-log offset each returned record was replayed at, in
-    order (empty: none replayed)."""
+    """One request to Kafka's controller (``broker`` None): the shim's method
+    (``ReplicheckControllerShim``) and its arguments, the Kafka request it built
+    (None: it builds none), and either the ``ControllerResult`` Kafka returned or the
+    Java exception it threw; ``offsets``: the metadata-log offset each returned
+    record was replayed at, in order (empty: none replayed). Or one call on
+    ``broker``'s replica: the ``KafkaPartition`` method and its Python arguments,
+    and the Java exception Kafka threw (None: none)."""
 
     method: str
     args: tuple
@@ -36,6 +41,7 @@ class Call:
     result: Any = None
     thrown: Any = None
     offsets: list[int] = attrs.Factory(list)
+    broker: Optional[int] = None
 
 
 @attrs.define
@@ -61,8 +67,8 @@ class CallLog:
         self.steps[-1].calls.append(call)
 
     def replayed(self, offset: int) -> None:
-        """The last call's next record was replayed at ``offset``."""
-        self.steps[-1].calls[-1].offsets.append(offset)
+        """The last controller request's next record was replayed at ``offset``."""
+        next(c for c in reversed(self.steps[-1].calls) if c.broker is None).offsets.append(offset)
 
     @property
     def calls(self) -> list[Call]:
@@ -80,6 +86,11 @@ def recording(log: CallLog) -> Iterator[CallLog]:
         yield log
     finally:
         _RECORDING.reset(token)
+
+
+def active() -> Optional[CallLog]:
+    """The log of the recording under way (None: not recording)."""
+    return _RECORDING.get()
 
 
 def claim() -> Optional[CallLog]:

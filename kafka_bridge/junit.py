@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from model import REPLICA_LAG_TIME_MAX_MS
+
 from .calls import Call
+from .change_builder import registration_of
 from .java import kafka
 from .render import JavaSource, message_expression, string_literal
 
@@ -139,3 +142,91 @@ def _thrown(error: Any, invocation: str, n: int, out: JavaSource) -> list[str]:
     if message is not None:
         lines.append(f"assertEquals({string_literal(message)}, thrown{n}.getMessage());")
     return lines
+
+
+# ------------------------------------------------------------------ a broker's replica
+
+def _ints(xs: Any) -> str:
+    return "new int[] {" + ", ".join(str(int(x)) for x in xs) + "}"
+
+
+def _longs(xs: Any) -> str:
+    return "new long[] {" + ", ".join(f"{int(x)}L" for x in xs) + "}"
+
+
+def registration_expression(reg: Any, out: JavaSource) -> str:
+    """Kafka's ``PartitionRegistration`` ``reg`` (as ``change_builder.registration_of``
+    builds it) as the Java that builds it."""
+    builder = out.use("org.apache.kafka.metadata.PartitionRegistration") + ".Builder"
+    directory = out.use("org.apache.kafka.common.DirectoryId")
+    recovery = out.use("org.apache.kafka.metadata.LeaderRecoveryState")
+    return (f"new {builder}()\n    .setReplicas({_ints(reg.replicas)})"
+            f".setDirectories({directory}.unassignedArray({len(reg.replicas)}))\n"
+            f"    .setIsr({_ints(reg.isr)}).setRemovingReplicas({_ints(reg.removingReplicas)})"
+            f".setAddingReplicas({_ints(reg.addingReplicas)})\n"
+            f"    .setElr({_ints(reg.elr)}).setLastKnownElr({_ints(reg.lastKnownElr)})\n"
+            f"    .setLeader({int(reg.leader)}).setLeaderRecoveryState({recovery}.{reg.leaderRecoveryState.name()})"
+            f".setLeaderEpoch({int(reg.leaderEpoch)}).setPartitionEpoch({int(reg.partitionEpoch)})\n"
+            f"    .build()")
+
+
+def _replica_invocation(call: Call, b: str, out: JavaSource) -> str:
+    """The Java of ``call`` on broker variable ``b`` (a ``ReplicheckPartitionShim``):
+    what ``partition.KafkaPartition``'s method of that name calls."""
+    m, a = call.method, call.args
+    option = out.use("scala.Option")
+    simple = {
+        "lag": lambda: f"{b}.time().advance({int(a[0]) if a else REPLICA_LAG_TIME_MAX_MS + 1}L)",
+        "set_now_ms": lambda: f"{b}.time().setMilliseconds({int(a[0])}L)",
+        "set_min_isr": lambda: f"{b}.setMinIsr({int(a[0])})",
+        "append": lambda: f"{b}.appendToLeader({int(a[0])}L)",
+        "fetch": lambda: f"{b}.fetch({int(a[0])}, {int(a[1])}L, {int(a[2])}, {int(a[3])}L, "
+                         f"{-1 if a[4] is None else int(a[4])})",
+        "maybe_shrink_isr": lambda: f"{b}.partition().maybeShrinkIsr()",
+        "append_as_follower": lambda: f"{b}.appendAsFollower({_longs(r[0] for r in a[0])}, "
+                                      f"{_ints(r[1] for r in a[0])}, {_longs(r[2] for r in a[0])}, {int(a[1])})",
+        "update_high_watermark": lambda: f"{b}.log().maybeUpdateHighWatermark({int(a[0])}L)",
+        "truncate_to": lambda: f"{b}.truncateTo({int(a[0])}L)",
+        "flush": lambda: f"{b}.flush()",
+        "unclean_shutdown": lambda: f"{b}.uncleanShutdown({'true' if a[0] else 'false'})",
+        "restart": lambda: f"{b}.restart({int(a[0])}L)",
+        "set_broker": lambda: f"{b}.setBroker({int(a[0])}, {'null' if a[1] is None else f'{int(a[1])}L'}, "
+                              f"{'true' if (a[2:3] or [False])[0] else 'false'}, "
+                              f"{'true' if (a[3:4] or [False])[0] else 'false'})",
+    }
+    if m in simple:
+        return simple[m]()
+    if m in ("make_leader", "make_follower"):
+        kind = "makeLeader" if m == "make_leader" else "makeFollower"
+        reg = registration_expression(registration_of(a[0]), out).replace("\n", "\n    ")
+        return f"{b}.partition().{kind}(\n    {reg},\n    false, null, {option}.apply(PARTITION_TOPIC_ID), " \
+               f"{option}.empty())"
+    if m == "answer":
+        isr = ", ".join(str(i) for i in sorted(a[0]))
+        return (f"{b}.submitted().removeFirst().future.complete(new {out.use('org.apache.kafka.metadata.LeaderAndIsr')}("
+                f"{call.broker}, {int(a[1])}, {out.use('java.util.List')}.of({isr}), "
+                f"{out.use('org.apache.kafka.metadata.LeaderRecoveryState')}.RECOVERED, {int(a[2])}))")
+    if m == "answer_error":
+        errors = out.use("org.apache.kafka.common.protocol.Errors")
+        return f"{b}.submitted().removeFirst().future.completeExceptionally({errors}.{a[0]}.exception())"
+    raise ValueError(f"no Java for the replica call {m!r}")
+
+
+def replica_statements(call: Call, n: int, out: JavaSource) -> list[str]:
+    """The Java statements of ``call``, the ``n``-th of the test, on a broker's
+    replica (``broker{N}``, a ``ReplicheckPartitionShim``: the bridge's own fixture
+    of Kafka's ``Partition`` over ``UnifiedLog``)."""
+    b = f"broker{call.broker}"
+    if call.method == "create":
+        shim = out.use("kafka.cluster.ReplicheckPartitionShim")
+        broker, epoch, min_isr = (int(x) for x in call.args)
+        files = out.use("java.nio.file.Files")
+        return [f"{shim} {b} = new {shim}({files}.createDirectories(dir.resolve(\"{b}\")).toFile(), TOPIC_NAME, "
+                f"PARTITION_TOPIC_ID, "
+                f"{broker}, {min_isr}, new {shim}.ManualTime());", f"{b}.setBrokerEpoch({epoch}L);"]
+    if call.method == "controlled_shutdown":
+        return [f"{b}.log().prepareActiveSegmentForClose();", f"{b}.controlledShutdown();"]
+    invocation = _replica_invocation(call, b, out)
+    if call.thrown is not None:
+        return _thrown(call.thrown, invocation, n, out)
+    return [f"{invocation};"]

@@ -30,6 +30,7 @@ Kafka profile (``tests/kafka_bridge/test_kafka_replica.py``).
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
@@ -41,6 +42,7 @@ from typing import Any, NamedTuple, Optional, Sequence
 from model import REPLICA_LAG_TIME_MAX_MS
 from sut.metadata import PartitionRegistration
 
+from .calls import Call, CallLog, active
 from .change_builder import registration_of
 from .java import TOPIC_NAME, kafka
 
@@ -64,9 +66,28 @@ class KafkaPartitionError(Exception):
     """Kafka's Partition refused a call: ``error`` is Kafka's error name
     (``Errors.forException``), e.g. NOT_ENOUGH_REPLICAS, FENCED_LEADER_EPOCH."""
 
-    def __init__(self, error: str, message: str) -> None:
+    def __init__(self, error: str, message: str, java: Any = None) -> None:
         super().__init__(f"{error}: {message}")
         self.error = error
+        #: the Java exception Kafka threw
+        self.java = java
+
+
+def _logged(method: Any) -> Any:
+    """``method`` of ``KafkaPartition``, its calls logged (``calls``) when recording:
+    the calls that change the replica, as a reproducer makes them again."""
+    @functools.wraps(method)
+    def logged(self: "KafkaPartition", *args: Any) -> Any:
+        if self.calls is None:
+            return method(self, *args)
+        call = Call(method.__name__, args, broker=self.broker_id)
+        self.calls.request(call)
+        try:
+            return method(self, *args)
+        except KafkaPartitionError as e:
+            call.thrown = e.java
+            raise
+    return logged
 
 
 class FetchAnswer(NamedTuple):
@@ -121,21 +142,28 @@ class KafkaPartition:
                                      k.PartitionShim.ManualTime())
         weakref.finalize(self, _dispose, self._shim, self.folder)
         self._shim.setBrokerEpoch(broker_epoch)
+        #: the log of the calls that change this replica (``calls``), when recording
+        self.calls: Optional[CallLog] = active()
+        if self.calls is not None:
+            self.calls.request(Call("create", (broker_id, broker_epoch, min_isr), broker=broker_id))
         self._partition: Any = self._shim.partition()   # None while the broker is down
 
     # ------------------------------------------------------------ the broker's view
 
+    @_logged
     def set_broker(self, broker: int, epoch: Optional[int], fenced: bool = False,
                    shutting_down: bool = False) -> None:
         """What this broker's metadata says of ``broker``: its broker epoch (None:
         not registered), fenced, in controlled shutdown (``MetadataCache``)."""
         self._shim.setBroker(broker, None if epoch is None else self._k.Long(epoch), fenced, shutting_down)
 
+    @_logged
     def lag(self, ms: int = REPLICA_LAG_TIME_MAX_MS + 1) -> None:
         """Let ``ms`` milliseconds pass on the partition's clock (default: just
         past replica.lag.time.max.ms)."""
         self._shim.time().advance(ms)
 
+    @_logged
     def set_now_ms(self, ms: int) -> None:
         """Set the partition's clock to ``ms`` (absolute Kafka time, ms: what
         ``now_ms`` reads; it starts at ``CLOCK_BASE_MS``, and model time ``t`` is
@@ -151,11 +179,11 @@ class KafkaPartition:
         try:
             return fn(*args)
         except self._k.ApiException as e:
-            raise KafkaPartitionError(str(self._k.Errors.forException(e).name()), str(e.getMessage())) from None
+            raise KafkaPartitionError(str(self._k.Errors.forException(e).name()), str(e.getMessage()), e) from None
         except self._k.UnexpectedAppendOffsetException as e:
             # not an ApiException: Kafka's error for it is UNKNOWN_SERVER_ERROR
             raise KafkaPartitionError(str(self._k.Errors.forException(e).name()),
-                                      f"UnexpectedAppendOffsetException: {e.getMessage()}") from None
+                                      f"UnexpectedAppendOffsetException: {e.getMessage()}", e) from None
 
     def _running(self) -> Any:
         """The broker's ``Partition``; RuntimeError while the broker is down."""
@@ -163,16 +191,19 @@ class KafkaPartition:
             raise RuntimeError(f"broker {self.broker_id} is down: restart() it first")
         return self._partition
 
+    @_logged
     def set_min_isr(self, min_isr: int) -> None:
         """The topic's new MinISR reaches the log's config (``UnifiedLog.updateConfig``,
         as Kafka's ``DynamicConfigPublisher`` hands it over); kept across restarts."""
         self._shim.setMinIsr(min_isr)
 
+    @_logged
     def make_leader(self, reg: PartitionRegistration) -> bool:
         """``Partition.makeLeader`` with ``reg``; whether this broker became the leader."""
         return bool(self._call(self._running().makeLeader, registration_of(reg), False, None,
                                self._k.Option.apply(self._k.topic_id), self._k.Option.empty()))
 
+    @_logged
     def append(self, value: int) -> int:
         """An acks=all produce of one record of ``value`` (``appendRecordsToLeader``);
         its offset. Raises KafkaPartitionError (NOT_ENOUGH_REPLICAS below MinISR,
@@ -180,6 +211,7 @@ class KafkaPartition:
         self._running()
         return int(self._call(self._shim.appendToLeader, value))
 
+    @_logged
     def fetch(self, follower: int, broker_epoch: int, leader_epoch: int, fetch_offset: int,
               last_fetched_epoch: Optional[int]) -> FetchAnswer:
         """A replica fetch of ``follower`` (``fetchRecords``, updating its fetch state:
@@ -194,12 +226,14 @@ class KafkaPartition:
             (int(diverging.get().epoch()), int(diverging.get().endOffset())) if diverging.isPresent() else None,
             int(info.highWatermark()))
 
+    @_logged
     def maybe_shrink_isr(self) -> None:
         """The leader's periodic ISR check (``maybeShrinkIsr``)."""
         self._call(self._running().maybeShrinkIsr)
 
     # ------------------------------------------------------------ the follower's calls
 
+    @_logged
     def make_follower(self, reg: PartitionRegistration) -> bool:
         """``Partition.makeFollower`` with ``reg``: whether the leader epoch is new
         (Kafka's answer; ReplicaManager restarts the fetcher only then). False, and
@@ -207,6 +241,7 @@ class KafkaPartition:
         return bool(self._call(self._running().makeFollower, registration_of(reg), False, None,
                                self._k.Option.apply(self._k.topic_id), self._k.Option.empty()))
 
+    @_logged
     def append_as_follower(self, records: Sequence[tuple[int, int, int]], leader_epoch: int) -> int:
         """Append a fetch answer's records, (offset, leader epoch, value) as
         ``FetchAnswer.records`` has them, to this follower's log
@@ -231,6 +266,7 @@ class KafkaPartition:
         values = self._k.longs([r[2] for r in records])
         return int(self._call(self._shim.appendAsFollower, offsets, epochs, values, leader_epoch))
 
+    @_logged
     def update_high_watermark(self, leader_high_watermark: int) -> Optional[int]:
         """The follower takes the leader's HWM from a fetch answer, after appending
         its records (``UnifiedLog.maybeUpdateHighWatermark``, the call
@@ -242,6 +278,7 @@ class KafkaPartition:
         new = self._shim.log().maybeUpdateHighWatermark(leader_high_watermark)
         return int(new.get()) if new.isPresent() else None
 
+    @_logged
     def truncate_to(self, offset: int) -> bool:
         """Truncate the log to ``offset`` (exclusive end; ``Partition.truncateTo``,
         which LogManager carries out as ``UnifiedLog.truncateTo``): records at or
@@ -307,6 +344,7 @@ class KafkaPartition:
             self.append_as_follower(answer.records, leader_epoch)
         self.update_high_watermark(answer.high_watermark)
 
+    @_logged
     def flush(self) -> None:
         """Flush the log to its end (``UnifiedLog.flush``): the recovery point
         becomes the log end offset."""
@@ -315,6 +353,7 @@ class KafkaPartition:
 
     # ------------------------------------------------------------ crashes and restarts
 
+    @_logged
     def unclean_shutdown(self, lossy: bool) -> None:
         """The broker dies: its ``Partition`` is gone (calls other than reads and
         ``restart`` raise RuntimeError until ``restart``), with the AlterPartition
@@ -339,6 +378,7 @@ class KafkaPartition:
         self._call(self._shim.uncleanShutdown, lossy)
         self._partition = None
 
+    @_logged
     def controlled_shutdown(self) -> None:
         """The broker stops cleanly (the end of a controlled shutdown:
         ``ReplicaManager.shutdown`` checkpoints the HWM; ``LogManager.shutdown``
@@ -360,6 +400,7 @@ class KafkaPartition:
         self._call(self._shim.controlledShutdown)
         self._partition = None
 
+    @_logged
     def restart(self, broker_epoch: int) -> None:
         """The broker starts again, registered in ``broker_epoch``: a new
         ``Partition`` (as ReplicaManager creates one: no leader, leader epoch -1,
@@ -400,6 +441,7 @@ class KafkaPartition:
                 int(sent.leaderEpoch()), int(sent.partitionEpoch())))
         return out
 
+    @_logged
     def answer(self, isr: frozenset[int], leader_epoch: int, partition_epoch: int) -> None:
         """The controller commits the oldest request: ``isr`` in ``partition_epoch``
         (``handleAlterPartitionUpdate``)."""
@@ -407,6 +449,7 @@ class KafkaPartition:
         self._call(submitted.future.complete, self._k.LeaderAndIsr(
             self.broker_id, leader_epoch, self._k.int_list(sorted(isr)), self._k.RECOVERED, partition_epoch))
 
+    @_logged
     def answer_error(self, error: str) -> None:
         """The controller refuses the oldest request with Kafka's error ``error``
         (e.g. INELIGIBLE_REPLICA; ``handleAlterPartitionError``)."""

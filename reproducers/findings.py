@@ -1,16 +1,17 @@
-"""The findings about Kafka's code that a JUnit reproducer of Kafka's controller
-shows (docs: Findings about Kafka's code, numbered as there): each with the
-configuration and the trace that shows it on Kafka's classes. The findings whose
-defect shows only in a broker's log or HWM (1, 2, 6) need Kafka's ``Partition`` in
-the reproducer, which it does not drive yet, and are not listed."""
+"""The findings about Kafka's code, each with a JUnit reproducer (docs: Findings
+under the Kafka profile, numbered as there): the configuration and the trace that
+show it on Kafka's classes, what an issue filed upstream says, and whether the
+reproducer drives the brokers' replicas (Kafka's ``Partition``: findings 1, 2 and
+6, whose defect shows in a broker's log or HWM) or Kafka's controller alone."""
 
 from __future__ import annotations
 
 import attrs
 
-from model import (KAFKA, AlterMinIsr, AlterUncleanLeaderElection, CancelReassignment, Config, ControlledShutdown,
-                   FenceBroker, Reassign, ReceiveAlterPartition, ReceiveFetchRequest, ReplicateMetadata, SendFetch,
-                   StartBroker, UncleanShutdown, UnfenceBroker)
+from model import (KAFKA, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, CancelReassignment, Config,
+                   ControlledShutdown, FenceBroker, Produce, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
+                   ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
+                   SendFetch, StartBroker, UncleanShutdown, UnfenceBroker)
 
 
 @attrs.frozen
@@ -32,7 +33,9 @@ class KafkaFinding:
     """A finding about Kafka's code: its number and title on the findings page, the
     configuration (profile kafka) and trace that show it, what the reproducer shows
     (``shows``: one sentence for the test's doc), what an issue filed upstream says
-    (``upstream``), and the Kafka component at fault."""
+    (``upstream``), the Kafka component at fault, and whether the reproducer drives
+    the brokers' replicas (Kafka's ``Partition``: ``replicas``) or Kafka's controller
+    alone, the brokers' requests written as the values they were."""
 
     number: int
     title: str
@@ -41,6 +44,7 @@ class KafkaFinding:
     shows: str
     upstream: Upstream
     component: str = "controller"
+    replicas: bool = False
 
     @property
     def name(self) -> str:
@@ -50,7 +54,61 @@ class KafkaFinding:
 
 _CONTROLLER = "metadata/src/main/java/org/apache/kafka/controller/"
 
+def _fetch(follower: int, request: int) -> tuple:
+    """A fetch of ``follower``, delivered and answered (messages ``request``, ``request + 1``)."""
+    return (SendFetch(follower), ReceiveFetchRequest(request), ReceiveFetchResponse(request + 1))
+
+
 FINDINGS: tuple[KafkaFinding, ...] = (
+    KafkaFinding(
+        1, "The last known leader loses acknowledged writes",
+        Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, profile=KAFKA),
+        (Produce(1, 1), *_fetch(2, 1), SendFetch(2), ReceiveFetchRequest(3), FenceBroker(2), FenceBroker(1),
+         UncleanShutdown(2, lossy=False), StartBroker(2), UncleanShutdown(1, lossy=True), StartBroker(1),
+         ReplicateMetadata(1, 8), UnfenceBroker(1)),
+        "with ISR and ELR emptied by two unclean restarts, the controller elects the last known leader 1, whose "
+        "lossy restart left its log empty, while 2 holds the acknowledged write",
+        Upstream(
+            "KRaft controller: the last known leader is elected after an unclean restart that lost its unflushed "
+            "records, while another LastKnownELR candidate holds the acknowledged write",
+            ((_CONTROLLER + "PartitionChangeBuilder.java", "canElectLastKnownLeader", 286),
+             (_CONTROLLER + "PartitionChangeBuilder.java", "electAnyLeader", 256),
+             (_CONTROLLER + "ReplicationControlManager.java", "handleBrokerShutdown", 1482)),
+            "One lossy shutdown (a machine's power, within MinISR - 1 failures) loses an acknowledged write: each "
+            "unclean registration takes its broker out of the ELR, and with ISR and ELR empty the controller "
+            "elects the last known leader as soon as it is unfenced, whatever its log holds now. Replica 2, "
+            "which restarted without loss and holds the write, follows it and truncates.",
+            ("Keep the brokers an unclean registration takes out of the ELR as candidates (KIP-966's "
+             "LastKnownELR), and elect among them the one with the longest log (KIP-966's balanced unclean "
+             "recovery) instead of the last known leader alone.",
+             "Or elect the last known leader only when its registration followed a clean shutdown."),
+            (("KAFKA-19522", "a fenced last known leader elected (fixed in 4.1.1): not an unfenced one with a lost "
+                             "suffix"),)),
+        component="controller, broker (kafka.cluster.Partition)", replicas=True),
+    KafkaFinding(
+        2, "A pending ISR expansion leaves the Maximal ISR, and the HWM passes an ISR member",
+        Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA),
+        (Produce(1, 1), Produce(1, 2), *_fetch(2, 1), *_fetch(3, 3), *_fetch(2, 5), AdvanceTime(1), *_fetch(3, 7),
+         Produce(1, 3), Produce(1, 4), AdvanceTime(30000), ProposeIsrShrink(1, 2), ReceiveAlterPartition(9),
+         ReceiveAlterPartitionResponse(10), *_fetch(3, 11), SendFetch(2), ReceiveFetchRequest(13),
+         ReplicateMetadata(1, 1), SendFetch(3), ReceiveFetchRequest(16), ReceiveFetchResponse(17),
+         ReceiveAlterPartition(14)),
+        "leader 1's makeLeader with the partition epoch it already has drops the pending expansion of 2; the HWM "
+        "reaches 4 past 2's log end offset 2, and the controller then commits 2 to the ISR",
+        Upstream(
+            "Partition.makeLeader with the current partition epoch drops a pending ISR expansion: the HWM passes "
+            "the expanding follower, which the controller then adds to the ISR",
+            (("core/src/main/scala/kafka/cluster/Partition.scala", "makeLeader", 588),),
+            "No fault is needed: a race between an AlterPartition response and the metadata record of the same "
+            "change. The leader, having learnt the new partition epoch from the response, accepts the record "
+            "of that partition epoch in makeLeader and resets its ISR state, dropping the expansion in flight "
+            "from the Maximal ISR. The HWM then advances without the expanding follower, and the controller "
+            "commits that follower to the ISR although it lacks committed records; if the leader fails before "
+            "it catches up, an acknowledged write can be lost.",
+            ("Skip the ISR reset in makeLeader when the registration's partition epoch is the one the leader "
+             "already has (the chapters: act only on a newer partition epoch).",
+             "Or keep a pending AlterPartition's proposal in the Maximal ISR across the reset.")),
+        component="broker (kafka.cluster.Partition)", replicas=True),
     KafkaFinding(
         3, "A completed reassignment keeps a removed replica in the ELR",
         Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, profile=KAFKA),
@@ -113,6 +171,33 @@ FINDINGS: tuple[KafkaFinding, ...] = (
             (("KAFKA-15584", "KIP-966 ELR work; does not report it"),
              ("KAFKA-15586", "KIP-966 ELR work; does not report it"),
              ("KAFKA-18940", "KIP-966 ELR work; does not report it")))),
+    KafkaFinding(
+        6, "A raised MinISR reaches the leader after the controller applies it: the ELR holds a replica missing "
+           "acknowledged writes",
+        Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1, profile=KAFKA),
+        (Produce(1, 1), AlterMinIsr(2), FenceBroker(2), ReplicateMetadata(1, 2), UnfenceBroker(2), FenceBroker(1)),
+        "MinISR is raised to 2 and follower 2 fenced into the ELR; leader 1 applies both records in one batch and "
+        "advances the HWM on ISR [1] under the old MinISR; 2, elected from the ELR, lacks the acknowledged write",
+        Upstream(
+            "min.insync.replicas raised while the ELR is in use: the leader applies the new MinISR after the "
+            "partition change of the same metadata batch, and an ELR member lacks an acknowledged write",
+            (("core/src/main/scala/kafka/server/metadata/BrokerMetadataPublisher.scala", "onMetadataUpdate", 148),
+             (_CONTROLLER + "ConfigurationControlManager.java", "createClearElrRecordsAsNeeded", 235),
+             (_CONTROLLER + "ReplicationControlManager.java", "removeTopicElrs", 609)),
+            "KIP-966's ELR is sound only while the controller and the leader agree on MinISR. After a topic's "
+            "min.insync.replicas is raised, the controller puts a replica leaving the ISR into the ELR (the ISR "
+            "is below the new MinISR) while the leader, on the old MinISR, still advances the HWM without it: "
+            "a write is acknowledged that the ELR member lacks, and electing that member loses it. No crash is "
+            "needed. The same opens through AlterPartition: the ClearElrRecord moves the partition epoch only "
+            "of a partition with an ELR, so a shrink proposed under the old MinISR is accepted.",
+            ("Bump the partition epoch of every partition of the topic with the ClearElrRecord, so a shrink "
+             "proposed under the old MinISR is refused.",
+             "Apply a metadata batch's configs before its partition changes (BrokerMetadataPublisher), or with "
+             "them as one image.",
+             "Until then: raise min.insync.replicas only while every partition of the topic has its full ISR."),
+            (("KAFKA-16540", "removed broker-level min.insync.replicas overrides for the same reason"),
+             ("KAFKA-18649", "the ClearElrRecord's handling"))),
+        component="controller, broker (kafka.cluster.Partition, BrokerMetadataPublisher)", replicas=True),
     KafkaFinding(
         7, "A cleared ELR stays in the controller's broker-to-ELR index",
         Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1, profile=KAFKA),

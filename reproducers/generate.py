@@ -22,7 +22,7 @@ model crash, a configuration Kafka's code does not implement.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import attrs
 
@@ -30,12 +30,12 @@ import properties
 from check.lockstep import LockStep
 from check.subject import Subject
 from check.verdict import Verdict
-from model import KAFKA_RELEASE, Action, ClusterState, Config
+from model import KAFKA_RELEASE, Action, BrokerStatus, ClusterState, Config, observe
 
 from kafka_bridge import KafkaUnavailable, implementation, not_applicable
 from kafka_bridge.calls import CallLog, recording
 from kafka_bridge.controller import registration_of
-from kafka_bridge.junit import call_statements, source
+from kafka_bridge.junit import call_statements, replica_statements, source
 from kafka_bridge.render import JavaSource
 
 from .template import test_class
@@ -52,13 +52,16 @@ class ReproducerUnavailable(RuntimeError):
 @attrs.frozen
 class Reproducer:
     """A generated JUnit test: its class ``name``, Java ``text``, how many of the
-    trace's steps it takes, and ``expected``: "pass" (the test passes while the
-    defect is there) or "fail" (a disagreement: it fails at the row's step)."""
+    trace's steps it takes, ``expected``: "pass" (the test passes while the defect
+    is there) or "fail" (a disagreement: it fails at the row's step), and
+    ``replicas``: whether it drives brokers' replicas (Kafka's ``Partition``, whose
+    fixture needs ``project.PARTITION_FIXTURE_SINCE``)."""
 
     name: str
     text: str
     steps: int
     expected: str
+    replicas: bool = False
 
 
 @attrs.frozen
@@ -80,20 +83,26 @@ class Recorded:
     run: _Run
     expected: str
     outcome: str
+    thrown: bool
+
+    @property
+    def brokers(self) -> tuple[int, ...]:
+        """The brokers whose replica (Kafka's ``Partition``) the test drives."""
+        return tuple(sorted({c.broker for c in self.run.log.calls if c.broker is not None}))
 
 
 def _record(config: Config, trace: Sequence[Action]) -> _Run:
     log = CallLog()
-    with recording(log):
+    with recording(log):   # a replica built during a step (a move to a new broker) records too
         lockstep = LockStep(Subject.at(config, implementation=implementation, check_properties=False))
-    verdict = lockstep.check()
-    taken = 0
-    for action in trace:
-        if verdict is not None:
-            break
-        log.step(f"{taken + 1}. {action!r}")
-        verdict = lockstep.step(action)
-        taken += 1
+        verdict = lockstep.check()
+        taken = 0
+        for action in trace:
+            if verdict is not None:
+                break
+            log.step(f"{taken + 1}. {action!r}")
+            verdict = lockstep.step(action)
+            taken += 1
     return _Run(log, lockstep, verdict, taken)
 
 
@@ -114,26 +123,44 @@ def _controller_differences(state: ClusterState, kafka_controller: object) -> li
     return out
 
 
-def _outcome(run: _Run) -> tuple[str, str]:
-    """("pass" | "fail", the sentence the test's doc says of it), or NotReproducible."""
+def _replica_differences(state: ClusterState, implementation: Any) -> list[str]:
+    """Where a broker's replica (HWM, log end offset) differs between Kafka's code and
+    the model (empty: nowhere)."""
+    out = []
+    model, kafka = observe(state), implementation.observe()
+    for m, k in zip(model.brokers, kafka.brokers):
+        if m.replica is None or k.replica is None:
+            continue
+        if m.replica.hwm != k.replica.hwm:
+            out.append(f"broker {m.id}'s HWM")
+        if len(m.replica.log) != len(k.replica.log):
+            out.append(f"broker {m.id}'s log end offset")
+    return out
+
+
+def _outcome(run: _Run) -> tuple[str, str, bool]:
+    """("pass" | "fail", the sentence the test's doc says of it, whether it ends in
+    Kafka's exception), or NotReproducible."""
     v = run.verdict
-    thrown = next((c.thrown for c in reversed(run.log.calls) if c.thrown is not None), None)
-    if thrown is not None:
-        return "pass", f"Kafka's controller throws {thrown.getClass().getSimpleName()} at step {run.steps}."
     if v is not None and v.kind == "harness_error":
-        raise NotReproducible(f"step {run.steps} fails outside Kafka's controller: {v.text.splitlines()[0]}")
+        last = run.log.steps[-1].calls[-1] if run.log.steps[-1].calls else None
+        if last is None or last.thrown is None:
+            raise NotReproducible(f"step {run.steps} fails outside Kafka's code: {v.text.splitlines()[0]}")
+        return "pass", f"Kafka's code throws {last.thrown.getClass().getSimpleName()} at step {run.steps}.", True
     if v is None:
         broken = sorted({x.property for x in properties.check_all(run.lockstep.state)})
         said = f" ({', '.join(broken)} broken)" if broken else ""
-        return "pass", f"Kafka's controller agrees with the model at every step; the state asserted is the " \
-                       f"finding's{said}."
-    kafka_controller = run.lockstep.implementation.controller   # type: ignore[union-attr]
-    differences = _controller_differences(run.lockstep.state, kafka_controller)
+        return "pass", f"Kafka's code agrees with the model at every step; the state asserted is the " \
+                       f"finding's{said}.", False
+    implementation = run.lockstep.implementation
+    differences = _controller_differences(run.lockstep.state, implementation.controller)   # type: ignore[union-attr]
+    differences += _replica_differences(run.lockstep.state, implementation)
     if not differences:
-        raise NotReproducible(f"the disagreement at step {run.steps} ({v.template}) is not in Kafka's controller "
-                              f"state (a broker's replica: Kafka's Partition, which reproducers do not drive yet)")
-    return "fail", f"Kafka's controller disagrees with the model at step {run.steps} " \
-                   f"({', '.join(differences)}): the test fails there, the model's value expected."
+        raise NotReproducible(f"the disagreement at step {run.steps} ({v.template}) is not in the state a "
+                              f"reproducer asserts (the controller's registrations, each replica's HWM and log end "
+                              f"offset)")
+    return "fail", f"Kafka's code disagrees with the model at step {run.steps} " \
+                   f"({', '.join(differences)}): the test fails there, the model's value expected.", False
 
 
 def _set(ids: frozenset) -> str:
@@ -166,14 +193,37 @@ def state_assertions(state: ClusterState) -> list[str]:
     return lines
 
 
-def _body(run: _Run, out: JavaSource, release: tuple[int, ...]) -> list[str]:
+def replica_assertions(state: ClusterState, brokers: Sequence[int]) -> list[str]:
+    """Each running replica's HWM and log end offset (exclusive ends, as Kafka's)
+    as the model holds them, for the replicas of ``brokers`` the test drives."""
+    lines = []
+    for broker in observe(state).brokers:
+        r = broker.replica
+        if broker.id not in brokers or r is None or broker.status != BrokerStatus.RUNNING:
+            continue
+        lines.append(f"assertEquals({r.hwm}L, broker{broker.id}.log().highWatermark(), \"broker {broker.id}'s HWM\");")
+        lines.append(f"assertEquals({len(r.log)}L, broker{broker.id}.log().logEndOffset(), "
+                     f"\"broker {broker.id}'s log end offset\");")
+    return lines
+
+
+def _body(run: _Run, out: JavaSource, release: tuple[int, ...], replicas: bool) -> list[str]:
     lines: list[str] = []
     n = 0
+    clocks: dict[int, Any] = {}   # broker -> the time its clock was last set to
     for step in run.log.steps:
         statements: list[str] = []
         for call in step.calls:
+            if call.broker is not None and not replicas:
+                continue
+            if call.broker is not None and call.method in ("set_now_ms", "lag"):
+                # the glue sets a replica's clock before each call: only a change is written
+                if call.method == "set_now_ms" and clocks.get(call.broker) == call.args:
+                    continue
+                clocks[call.broker] = call.args if call.method == "set_now_ms" else None
             n += 1
-            statements.extend(call_statements(call, n, out, release))
+            statements.extend(call_statements(call, n, out, release) if call.broker is None
+                              else replica_statements(call, n, out))
         lines.append("")
         if step.label is None:
             lines.append("// The cluster starts: every broker registers and is unfenced, then the topic is created.")
@@ -203,28 +253,35 @@ def record(config: Config, trace: Sequence[Action]) -> Recorded:
         run = _record(config, trace)
     except KafkaUnavailable as e:
         raise ReproducerUnavailable(str(e)) from e
-    expected, outcome = _outcome(run)
-    return Recorded(config, tuple(trace), run, expected, outcome)
+    expected, outcome, thrown = _outcome(run)
+    return Recorded(config, tuple(trace), run, expected, outcome, thrown)
 
 
-def render(recorded: Recorded, name: str, title: str, about: str, kafka_version: str = KAFKA_RELEASE) -> Reproducer:
+def render(recorded: Recorded, name: str, title: str, about: str, kafka_version: str = KAFKA_RELEASE,
+           replicas: bool = True) -> Reproducer:
     """The JUnit test class ``name`` of ``recorded``, written for Kafka
-    ``kafka_version``; ``title`` and ``about`` (sentences) head its doc."""
+    ``kafka_version``; ``title`` and ``about`` (sentences) head its doc.
+    ``replicas``: it drives the brokers' replicas too (Kafka's ``Partition``) and
+    asserts their HWM and log end offset; else Kafka's controller alone, the
+    brokers' requests to it written as the values they were."""
     run = recorded.run
+    replicas = replicas and bool(recorded.brokers)
     out = source(run.lockstep.implementation.controller)   # type: ignore[union-attr]
-    body = _body(run, out, release(kafka_version))
-    if not any(c.thrown is not None for c in run.log.calls):
-        body += ["", "// What the row shows: the controller's state, as the model holds it."]
+    body = _body(run, out, release(kafka_version), replicas)
+    if not recorded.thrown:
+        body += ["", "// What the row shows: the controller's state and each replica's, as the model holds them."]
         body += state_assertions(run.lockstep.state)
+        body += replica_assertions(run.lockstep.state, recorded.brokers) if replicas else []
     actions = [f"{i + 1}. {a!r}" for i, a in enumerate(recorded.trace[:run.steps])]
     text = test_class(name=name, title=title, about=about, outcome=recorded.outcome, config=recorded.config,
-                      actions=actions, imports=out.import_lines(), body=body, release=kafka_version)
-    return Reproducer(name, text, run.steps, recorded.expected)
+                      actions=actions, imports=out.import_lines(), body=body, release=kafka_version,
+                      replicas=replicas)
+    return Reproducer(name, text, run.steps, recorded.expected, replicas)
 
 
 def generate(config: Config, trace: Sequence[Action], name: str, title: str, about: str,
-             kafka_version: str = KAFKA_RELEASE) -> Reproducer:
+             kafka_version: str = KAFKA_RELEASE, replicas: bool = True) -> Reproducer:
     """The JUnit test class ``name`` reproducing ``trace`` under ``config`` on Kafka's
-    controller, written for Kafka ``kafka_version`` (the trace is replayed on the
-    pinned release's classes, ``model.KAFKA_RELEASE``): ``render(record(...))``."""
-    return render(record(config, trace), name, title, about, kafka_version)
+    code, written for Kafka ``kafka_version`` (the trace is replayed on the pinned
+    release's classes, ``model.KAFKA_RELEASE``): ``render(record(...))``."""
+    return render(record(config, trace), name, title, about, kafka_version, replicas)

@@ -20,8 +20,8 @@ from typing import Callable, Sequence
 import attrs
 
 from .findings import FINDINGS, KafkaFinding
-from .generate import Recorded, Reproducer, record, render
-from .project import TestResult, run_project, write_project
+from .generate import Recorded, Reproducer, record, release as version, render
+from .project import PARTITION_FIXTURE_SINCE, TestResult, run_project, write_project
 
 #: Every Kafka release from 4.0.0 to the pinned one (all resolve from Maven Central).
 RELEASES = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2", "4.2.0", "4.2.1", "4.2.2", "4.3.0", "4.3.1",
@@ -34,22 +34,35 @@ RECORDED_FILE = Path(__file__).with_name("releases.json")
 @attrs.frozen
 class Cell:
     """One finding on one release: ``holds`` (its reproducer passed) and, when it
-    does not, the first line of what JUnit said."""
+    does not, the first line of what JUnit said; ``ran`` False when its reproducer
+    cannot be written for that release (``message`` says why)."""
 
     holds: bool
     message: str = ""
+    ran: bool = True
 
     @property
     def recorded(self) -> str:
+        if not self.ran:
+            return f"not run: {self.message}"
         return "holds" if self.holds else f"does not hold: {self.message}"
 
 
+def _writable(finding: KafkaFinding, release: str) -> bool:
+    """Whether ``finding``'s reproducer can be written for ``release`` (one that
+    drives the brokers' replicas needs ``PARTITION_FIXTURE_SINCE``)."""
+    return not finding.replicas or version(release) >= PARTITION_FIXTURE_SINCE
+
+
 def reproducers_for(release: str, findings: Sequence[KafkaFinding], runs: dict[int, Recorded]) -> list[Reproducer]:
-    """Every finding's reproducer (recorded once, in ``runs``) written for ``release``."""
-    for f in findings:
+    """The reproducers (each recorded once, in ``runs``) written for ``release``, of
+    the ``findings`` that can be (``_writable``)."""
+    out = []
+    for f in (f for f in findings if _writable(f, release)):
         if f.number not in runs:
             runs[f.number] = record(f.config, f.trace)
-    return [render(runs[f.number], f.name, f"Finding {f.number}: {f.title}", f.shows, release) for f in findings]
+        out.append(render(runs[f.number], f.name, f"Finding {f.number}: {f.title}", f.shows, release, f.replicas))
+    return out
 
 
 def run_matrix(folder: Path, releases: Sequence[str] = RELEASES, findings: Sequence[KafkaFinding] = FINDINGS,
@@ -63,8 +76,12 @@ def run_matrix(folder: Path, releases: Sequence[str] = RELEASES, findings: Seque
         project = folder / f"kafka-{release}"
         write_project(project, reproducers_for(release, findings, runs), release)
         results: dict[str, TestResult] = {r.name: r for r in run_project(project)}
-        out[release] = {f.number: _cell(results.get(f.name)) for f in findings}
+        out[release] = {f.number: _cell(results.get(f.name)) if _writable(f, release) else _NOT_WRITABLE
+                        for f in findings}
     return out
+
+
+_NOT_WRITABLE = Cell(False, "the replicas' fixture (Kafka's Partition) is written for 4.4.0 on", ran=False)
 
 
 def _cell(result: "TestResult | None") -> Cell:
@@ -113,5 +130,6 @@ def table(matrix: dict[str, dict[int, Cell]]) -> str:
     numbers = sorted({n for row in matrix.values() for n in row})
     lines = [f"{'release':9}" + "".join(f"  finding {n:<3}" for n in numbers)]
     for release, row in matrix.items():
-        lines.append(f"{release:9}" + "".join(f"  {('holds' if row[n].holds else 'no'):11}" for n in numbers))
+        lines.append(f"{release:9}" + "".join(
+            f"  {('holds' if row[n].holds else 'no' if row[n].ran else 'not run'):11}" for n in numbers))
     return "\n".join(lines)

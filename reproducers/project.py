@@ -79,14 +79,22 @@ _POM = """<?xml version="1.0" encoding="UTF-8"?>
 """
 #: Kafka's modules the controller's managers and the fixture compile against.
 KAFKA_MODULES = ("kafka-metadata", "kafka-clients", "kafka-server-common", "kafka-storage")
+#: And those a broker's replica needs (``kafka.cluster.Partition``, Scala, and the broker's server module).
+REPLICA_MODULES = ("kafka_2.13", "kafka-server")
+#: The replicas' fixture (the bridge's ``ReplicheckPartitionShim``), and the first release
+#: it compiles against: it uses 4.4.0's internals of ``Partition`` and ``UnifiedLog``.
+PARTITION_FIXTURE = Path("kafka/cluster/ReplicheckPartitionShim.java")
+PARTITION_FIXTURE_SINCE = (4, 4, 0)
 
 
-def pom(kafka_version: str = KAFKA_RELEASE) -> str:
-    """The reproducers' ``pom.xml`` pinning ``kafka_version``."""
+def pom(kafka_version: str = KAFKA_RELEASE, replicas: bool = False) -> str:
+    """The reproducers' ``pom.xml`` pinning ``kafka_version`` (``replicas``: with the
+    modules a broker's replica needs)."""
+    modules = KAFKA_MODULES + (REPLICA_MODULES if replicas else ())
     dependencies = "\n".join(
         f"    <dependency>\n      <groupId>org.apache.kafka</groupId>\n      <artifactId>{m}</artifactId>\n"
         f"      <version>${{kafka.version}}</version>\n      <scope>test</scope>\n    </dependency>"
-        for m in KAFKA_MODULES)
+        for m in modules)
     return _POM.format(kafka=kafka_version, dependencies=dependencies, junit=JUNIT_VERSION, surefire=SUREFIRE_VERSION)
 
 
@@ -98,7 +106,7 @@ RELEASE_CHANGES = (
 
 
 def fixture_source() -> Path:
-    """The fixture's source file, as the bridge's shim is built with it."""
+    """The controller fixture's source file, as the bridge's shim is built with it."""
     return Path(kafka_bridge.__file__).parent / "java" / "org" / "apache" / "kafka" / "controller" / FIXTURE
 
 
@@ -114,13 +122,24 @@ def fixture_text(kafka_version: str = KAFKA_RELEASE) -> str:
 def write_project(folder: Path, reproducers: Iterable[Reproducer], kafka_version: str = KAFKA_RELEASE) -> list[Path]:
     """Write the Maven project of ``reproducers`` for ``kafka_version`` into
     ``folder`` (created; earlier tests there are removed); returns the test files
-    written."""
+    written. ValueError when one drives a broker's replica and ``kafka_version`` is
+    older than ``PARTITION_FIXTURE_SINCE``."""
+    reproducers = list(reproducers)
+    replicas = any(r.replicas for r in reproducers)
+    if replicas and release(kafka_version) < PARTITION_FIXTURE_SINCE:
+        since = ".".join(map(str, PARTITION_FIXTURE_SINCE))
+        raise ValueError(f"--kafka-version: {kafka_version} is older than {since}, the first release the "
+                         f"replicas' fixture (Kafka's Partition) is written for")
+    root = folder / "src" / "test" / "java"
+    if root.exists():
+        shutil.rmtree(root)
     tests = folder / PACKAGE
-    if tests.exists():
-        shutil.rmtree(tests)
     tests.mkdir(parents=True)
-    (folder / "pom.xml").write_text(pom(kafka_version))
+    (folder / "pom.xml").write_text(pom(kafka_version, replicas))
     (tests / FIXTURE).write_text(fixture_text(kafka_version))
+    if replicas:
+        (root / PARTITION_FIXTURE).parent.mkdir(parents=True)
+        shutil.copyfile(fixture_source().parents[4] / PARTITION_FIXTURE, root / PARTITION_FIXTURE)
     written = []
     for r in reproducers:
         path = tests / f"{r.name}.java"

@@ -34,7 +34,7 @@ MAVEN = pytest.mark.skipif(shutil.which("mvn") is None, reason="Maven (mvn) is n
 
 def _of(number: int, release: str = "4.4.0"):
     f = finding(number)
-    return generate(f.config, f.trace, f.name, f.title, f.shows, release)
+    return generate(f.config, f.trace, f.name, f.title, f.shows, release, f.replicas)
 
 
 def test_a_kafka_message_is_written_as_the_java_that_builds_it():
@@ -87,6 +87,26 @@ def test_finding_7s_reproducer_replays_the_same_change_twice_and_pins_the_epoch(
     assert 'assertEquals(7, partition.partitionEpoch, "partition epoch");' in last
 
 
+def test_finding_2s_reproducer_drives_kafkas_partition_and_pins_the_hwm_past_the_follower():
+    """Leader 1's makeLeader takes a registration of the partition epoch it already
+    has (step 27); the test ends with leader 1's HWM at 4 while ISR member 2's log
+    ends at 2."""
+    r = _of(2)
+    assert r.replicas and r.steps == 31
+    step27 = r.text.split("// 27. ReplicateMetadata(broker=1, count=1)")[1].split("// 28.")[0]
+    assert "broker1.partition().makeLeader(" in step27 and ".setIsr(new int[] {1, 3})" in step27
+    assert ".setPartitionEpoch(2)" in step27
+    assert 'assertEquals(4L, broker1.log().highWatermark(), "broker 1\'s HWM");' in r.text
+    assert 'assertEquals(2L, broker2.log().logEndOffset(), "broker 2\'s log end offset");' in r.text
+    assert 'assertEquals(Set.of(1, 2, 3), set(partition.isr), "ISR");' in r.text
+    assert r.text.count("setMilliseconds(") < 10   # the glue's clock settings, only where they change it
+
+
+def test_a_controller_findings_reproducer_leaves_the_replicas_out():
+    r = _of(5)
+    assert not r.replicas and "ReplicheckPartitionShim" not in r.text
+
+
 def test_calls_are_written_for_the_release_they_run_on():
     """Before 4.3.0, createTopics and incrementalAlterConfigs take one boolean fewer."""
     new, old = _of(7, "4.4.0").text, _of(7, "4.2.0").text
@@ -95,15 +115,14 @@ def test_calls_are_written_for_the_release_they_run_on():
     assert "Apache Kafka 4.2.0's controller managers" in old
 
 
-def test_a_disagreement_outside_the_controller_is_not_reproducible(monkeypatch):
-    """A broker-side difference (here a clock planted in the observation) shows in no
-    state of Kafka's controller: the generator says so rather than write a test
-    that would pass."""
+def test_a_disagreement_outside_the_asserted_state_is_not_reproducible(monkeypatch):
+    """A difference in no state a reproducer asserts (here a clock planted in the
+    observation): the generator says so rather than write a test that would pass."""
     from sut import Cluster
     observe = Cluster.observe
     monkeypatch.setattr(Cluster, "observe", lambda self: attrs.evolve(observe(self), now_ms=observe(self).now_ms + 1))
     f = finding(4)
-    with pytest.raises(NotReproducible, match="not in Kafka's controller state"):
+    with pytest.raises(NotReproducible, match="not in the state a reproducer asserts"):
         generate(f.config, f.trace, f.name, f.title, f.shows)
 
 
@@ -113,11 +132,14 @@ def test_every_finding_has_a_reproducer_that_expects_to_pass():
 
 
 @MAVEN
-def test_a_findings_reproducer_compiles_and_passes_on_the_pinned_release(tmp_path):
+def test_findings_reproducers_compile_and_pass_on_the_pinned_release(tmp_path):
+    """Finding 5's (Kafka's controller alone) and finding 2's (Kafka's Partition too)."""
     out = tmp_path / "reproducers"
-    result = CliRunner().invoke(main, ["reproduce", "--finding", "5", "--out", str(out), "--run"])
+    result = CliRunner().invoke(main, ["reproduce", "--finding", "5", "--finding", "2", "--out", str(out), "--run"])
     assert result.exit_code == 0, result.output
     assert re.search(r"ReplicheckFinding5Test\s+pass\s+passed", result.output), result.output
+    assert re.search(r"ReplicheckFinding2Test\s+pass\s+passed", result.output), result.output
+    assert (out / "src" / "test" / "java" / "kafka" / "cluster" / "ReplicheckPartitionShim.java").exists()
 
 
 def _planted_row(tmp_path, monkeypatch) -> dict:
@@ -149,4 +171,4 @@ def test_a_reproducer_of_a_fresh_disagreement_fails_at_the_rows_step(tmp_path, m
     (test,) = (out / "src" / "test" / "java" / "org" / "apache" / "kafka" / "controller").glob("ReplicheckRow*.java")
     text = test.read_text()
     assert f"// {row['step_count']}. Reassign(" in text or "Reassign(" in text.rsplit("// What the row shows", 1)[0]
-    assert "Kafka's controller disagrees with the model at step" in text
+    assert f"Kafka's code disagrees with the model at step {row['step_count']}" in text
