@@ -102,6 +102,16 @@ def test_finding_2s_reproducer_drives_kafkas_partition_and_pins_the_hwm_past_the
     assert r.text.count("setMilliseconds(") < 10   # the glue's clock settings, only where they change it
 
 
+def test_finding_1s_reproducer_pins_the_elected_empty_log_beside_the_one_holding_the_write():
+    """Leader 1, elected with an empty log; broker 2, stopped, holds the write in its
+    files (read back at its shutdown)."""
+    r = _of(1)
+    assert 'assertEquals(1, partition.leader, "leader");' in r.text
+    assert 'assertEquals(0L, broker1.log().logEndOffset(), "broker 1\'s log end offset");' in r.text
+    assert 'assertEquals(1L, broker2.log().logEndOffset(), "broker 2\'s log end offset");' in r.text
+    assert "broker1.uncleanShutdown(true);" in r.text and "broker2.uncleanShutdown(false);" in r.text
+
+
 def test_a_controller_findings_reproducer_leaves_the_replicas_out():
     r = _of(5)
     assert not r.replicas and "ReplicheckPartitionShim" not in r.text
