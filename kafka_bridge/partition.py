@@ -31,6 +31,7 @@ Kafka profile (``tests/kafka_bridge/test_kafka_replica.py``).
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import shutil
 import tempfile
@@ -76,14 +77,18 @@ class KafkaPartitionError(Exception):
 def _logged(method: Any) -> Any:
     """``method`` of ``KafkaPartition``, its calls logged (``calls``) when recording:
     the calls that change the replica, as a reproducer makes them again."""
+    signature = inspect.signature(method)
+
     @functools.wraps(method)
-    def logged(self: "KafkaPartition", *args: Any) -> Any:
+    def logged(self: "KafkaPartition", *args: Any, **kwargs: Any) -> Any:
         if self.calls is None:
-            return method(self, *args)
-        call = Call(method.__name__, args, broker=self.broker_id)
+            return method(self, *args, **kwargs)
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()   # logged with every argument, in order: the Java writes each
+        call = Call(method.__name__, tuple(bound.arguments.values())[1:], broker=self.broker_id)
         self.calls.request(call)
         try:
-            return method(self, *args)
+            return method(self, *args, **kwargs)
         except KafkaPartitionError as e:
             call.thrown = e.java
             raise
