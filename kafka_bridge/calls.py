@@ -12,8 +12,8 @@ never replayed, and are left out.
 
 ``recording(log)`` hands ``log`` to the next ``KafkaQuorumController`` built (its
 copies, a standby's catch-up, record nothing) and to every ``KafkaPartition`` built
-within it. Kafka's objects in the log live in
-the JVM: render the log (``render``) in the process that recorded it.
+within it. Kafka's objects in the log live in the JVM: render the log (``render``)
+in the process that recorded it.
 """
 
 from __future__ import annotations
@@ -80,7 +80,8 @@ _RECORDING: ContextVar[Optional[CallLog]] = ContextVar("replicheck_kafka_call_lo
 
 @contextlib.contextmanager
 def recording(log: CallLog) -> Iterator[CallLog]:
-    """Within it, the first ``KafkaQuorumController`` built logs its calls in ``log``."""
+    """Within it, the first ``KafkaQuorumController`` built, and every ``KafkaPartition``,
+    log their calls in ``log``."""
     token = _RECORDING.set(log)
     try:
         yield log

@@ -389,8 +389,9 @@ class KafkaQuorumController:
         AlterPartitionReassignments to ``target`` (None: cancel), nothing replayed
         (``logged``: a request whose records are, not a probe's question)."""
         k = kafka()
-        call = self.request if logged else (lambda method, *args: getattr(self.shim, method)(*args))
-        result = call("alterPartitionReassignment", None if target is None else k.ints(target))
+        replicas = None if target is None else k.ints(target)
+        result = (self.request("alterPartitionReassignment", replicas) if logged
+                  else self.shim.alterPartitionReassignment(replicas))
         error = k.error_name(result.response().error().code())
         return (None if error is None else f"{error}: {result.response().message()}"), result.records()
 

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from model import REPLICA_LAG_TIME_MAX_MS
-
 from .calls import Call
 from .change_builder import registration_of
 from .java import kafka
-from .render import JavaSource, message_expression, string_literal
+from .render import JavaSource, int_array, long_array, message_expression, string_literal
 
 #: shim method -> the ControllerResult's response type (None: a config change's map)
 _RESPONSES = {
@@ -146,12 +144,8 @@ def _thrown(error: Any, invocation: str, n: int, out: JavaSource) -> list[str]:
 
 # ------------------------------------------------------------------ a broker's replica
 
-def _ints(xs: Any) -> str:
-    return "new int[] {" + ", ".join(str(int(x)) for x in xs) + "}"
-
-
-def _longs(xs: Any) -> str:
-    return "new long[] {" + ", ".join(f"{int(x)}L" for x in xs) + "}"
+def _boolean(value: Any) -> str:
+    return "true" if value else "false"
 
 
 def registration_expression(reg: Any, out: JavaSource) -> str:
@@ -160,11 +154,11 @@ def registration_expression(reg: Any, out: JavaSource) -> str:
     builder = out.use("org.apache.kafka.metadata.PartitionRegistration") + ".Builder"
     directory = out.use("org.apache.kafka.common.DirectoryId")
     recovery = out.use("org.apache.kafka.metadata.LeaderRecoveryState")
-    return (f"new {builder}()\n    .setReplicas({_ints(reg.replicas)})"
+    return (f"new {builder}()\n    .setReplicas({int_array(reg.replicas)})"
             f".setDirectories({directory}.unassignedArray({len(reg.replicas)}))\n"
-            f"    .setIsr({_ints(reg.isr)}).setRemovingReplicas({_ints(reg.removingReplicas)})"
-            f".setAddingReplicas({_ints(reg.addingReplicas)})\n"
-            f"    .setElr({_ints(reg.elr)}).setLastKnownElr({_ints(reg.lastKnownElr)})\n"
+            f"    .setIsr({int_array(reg.isr)}).setRemovingReplicas({int_array(reg.removingReplicas)})"
+            f".setAddingReplicas({int_array(reg.addingReplicas)})\n"
+            f"    .setElr({int_array(reg.elr)}).setLastKnownElr({int_array(reg.lastKnownElr)})\n"
             f"    .setLeader({int(reg.leader)}).setLeaderRecoveryState({recovery}.{reg.leaderRecoveryState.name()})"
             f".setLeaderEpoch({int(reg.leaderEpoch)}).setPartitionEpoch({int(reg.partitionEpoch)})\n"
             f"    .build()")
@@ -172,27 +166,27 @@ def registration_expression(reg: Any, out: JavaSource) -> str:
 
 def _replica_invocation(call: Call, b: str, out: JavaSource) -> str:
     """The Java of ``call`` on broker variable ``b`` (a ``ReplicheckPartitionShim``):
-    what ``partition.KafkaPartition``'s method of that name calls."""
+    what ``partition.KafkaPartition``'s method of that name calls (its arguments
+    logged in full, defaults applied)."""
     m, a = call.method, call.args
     option = out.use("scala.Option")
     simple = {
-        "lag": lambda: f"{b}.time().advance({int(a[0]) if a else REPLICA_LAG_TIME_MAX_MS + 1}L)",
+        "lag": lambda: f"{b}.time().advance({int(a[0])}L)",
         "set_now_ms": lambda: f"{b}.time().setMilliseconds({int(a[0])}L)",
         "set_min_isr": lambda: f"{b}.setMinIsr({int(a[0])})",
         "append": lambda: f"{b}.appendToLeader({int(a[0])}L)",
         "fetch": lambda: f"{b}.fetch({int(a[0])}, {int(a[1])}L, {int(a[2])}, {int(a[3])}L, "
                          f"{-1 if a[4] is None else int(a[4])})",
         "maybe_shrink_isr": lambda: f"{b}.partition().maybeShrinkIsr()",
-        "append_as_follower": lambda: f"{b}.appendAsFollower({_longs(r[0] for r in a[0])}, "
-                                      f"{_ints(r[1] for r in a[0])}, {_longs(r[2] for r in a[0])}, {int(a[1])})",
+        "append_as_follower": lambda: f"{b}.appendAsFollower({long_array(r[0] for r in a[0])}, "
+                                      f"{int_array(r[1] for r in a[0])}, {long_array(r[2] for r in a[0])}, {int(a[1])})",
         "update_high_watermark": lambda: f"{b}.log().maybeUpdateHighWatermark({int(a[0])}L)",
         "truncate_to": lambda: f"{b}.truncateTo({int(a[0])}L)",
         "flush": lambda: f"{b}.flush()",
-        "unclean_shutdown": lambda: f"{b}.uncleanShutdown({'true' if a[0] else 'false'})",
+        "unclean_shutdown": lambda: f"{b}.uncleanShutdown({_boolean(a[0])})",
         "restart": lambda: f"{b}.restart({int(a[0])}L)",
         "set_broker": lambda: f"{b}.setBroker({int(a[0])}, {'null' if a[1] is None else f'{int(a[1])}L'}, "
-                              f"{'true' if (a[2:3] or [False])[0] else 'false'}, "
-                              f"{'true' if (a[3:4] or [False])[0] else 'false'})",
+                              f"{_boolean(a[2])}, {_boolean(a[3])})",
     }
     if m in simple:
         return simple[m]()

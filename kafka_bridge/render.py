@@ -62,6 +62,16 @@ def _instance_of(obj: Any, class_name: str) -> bool:
     return bool(JClass(class_name).class_.isInstance(obj))
 
 
+def int_array(xs: Any) -> str:
+    """A Java ``int[]`` literal of ``xs``."""
+    return "new int[] {" + ", ".join(str(int(x)) for x in xs) + "}"
+
+
+def long_array(xs: Any) -> str:
+    """A Java ``long[]`` literal of ``xs``."""
+    return "new long[] {" + ", ".join(f"{int(x)}L" for x in xs) + "}"
+
+
 def string_literal(text: str) -> str:
     """A Java string literal of ``text`` (JSON's escapes are Java's for these texts)."""
     return json.dumps(str(text), ensure_ascii=True)
@@ -71,26 +81,21 @@ def _is_message(obj: Any) -> bool:
     return _instance_of(obj, "org.apache.kafka.common.protocol.Message")
 
 
+def _lineage(cls: Any) -> Any:
+    """``cls`` and its superclasses."""
+    while cls is not None:
+        yield cls
+        cls = cls.getSuperclass()
+
+
 def _is_keyed_collection(obj: Any) -> bool:
     """Kafka's ``ImplicitLinkedHashCollection`` (its package moved in 4.x: found by name)."""
-    cls = obj.getClass()
-    while cls is not None:
-        if str(cls.getSimpleName()) == "ImplicitLinkedHashCollection":
-            return True
-        cls = cls.getSuperclass()
-    return False
+    return any(str(c.getSimpleName()) == "ImplicitLinkedHashCollection" for c in _lineage(obj.getClass()))
 
 
 def _is_collection_element(cls: Any) -> bool:
-    return any(str(i.getSimpleName()) == "Element" for i in _interfaces(cls))
-
-
-def _interfaces(cls: Any) -> list:
-    out = []
-    while cls is not None:
-        out.extend(cls.getInterfaces())
-        cls = cls.getSuperclass()
-    return out
+    """An element of one (``ImplicitLinkedHashCollection.Element``: its links are not data)."""
+    return any(str(i.getSimpleName()) == "Element" for c in _lineage(cls) for i in c.getInterfaces())
 
 
 def expression(value: Any, java_type: Any, source: JavaSource, indent: int = 0) -> str:

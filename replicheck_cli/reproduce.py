@@ -35,8 +35,8 @@ def _err(message: str) -> None:
 
 
 def _from_row(corpus_dir: str, ident: Optional[str], sig: Optional[str], kafka_version: str) -> list[Any]:
-    from reproducers.generate import generate, release
-    from reproducers.project import PARTITION_FIXTURE_SINCE
+    from reproducers.generate import generate
+    from reproducers.project import replicas_writable
     read = _read(corpus_dir)
     row = _chosen(read, ident, sig, corpus_dir)
     decoded, _ = _replayed(row, no_sut=False)
@@ -44,14 +44,25 @@ def _from_row(corpus_dir: str, ident: Optional[str], sig: Optional[str], kafka_v
     title = f"replicheck counterexample {row['counterexample_id']}: {row['signature']}"
     about = f"{row['property']} ({row['kind']}), found by {row['test_id']}"
     # the brokers' replicas too where their fixture compiles; else Kafka's controller alone
-    replicas = release(kafka_version) >= PARTITION_FIXTURE_SINCE
-    return [generate(decoded.config, decoded.actions, name, title, about, kafka_version, replicas)]
+    return [generate(decoded.config, decoded.actions, name, title, about, kafka_version,
+                     replicas_writable(kafka_version))]
 
 
 def _from_findings(numbers: tuple[int, ...], kafka_version: str) -> list[Any]:
+    """The chosen findings' reproducers for ``kafka_version``, those that cannot be
+    written for it left out, each named; exits 2 when none is left."""
     from reproducers.findings import FINDINGS, finding
     from reproducers.generate import generate
+    from reproducers.project import replicas_since, replicas_writable
     chosen = [finding(n) for n in numbers] if numbers else list(FINDINGS)
+    if not replicas_writable(kafka_version):
+        for f in (f for f in chosen if f.replicas):
+            click.echo(f"left out: {f.name}: it drives Kafka's Partition, whose fixture is written for "
+                       f"{replicas_since()} on", err=True)
+        chosen = [f for f in chosen if not f.replicas]
+    if not chosen:
+        _err(f"--kafka-version: nothing can be written for {kafka_version}")
+        sys.exit(2)
     return [generate(f.config, f.trace, f.name, f"Finding {f.number}: {f.title}", f.shows, kafka_version, f.replicas)
             for f in chosen]
 
@@ -95,24 +106,6 @@ def _matrix(out: Path, write: bool) -> int:
         click.echo(f"changed: {line}")
     click.echo("the matrix is as recorded" if not changed else f"{len(changed)} difference(s) from the recorded matrix")
     return 1 if changed else 0
-
-
-def _writable(reproducers: list[Any], version: str) -> list[Any]:
-    """The reproducers that can be written for ``version``, each left out named;
-    exits 2 when none is left."""
-    from reproducers.generate import release
-    from reproducers.project import PARTITION_FIXTURE_SINCE
-    if release(version) >= PARTITION_FIXTURE_SINCE:
-        return reproducers
-    kept = [r for r in reproducers if not r.replicas]
-    for r in reproducers:
-        if r.replicas:
-            click.echo(f"left out: {r.name}: it drives Kafka's Partition, whose fixture is written for "
-                       f"{'.'.join(map(str, PARTITION_FIXTURE_SINCE))} on", err=True)
-    if not kept:
-        _err(f"--kafka-version: nothing can be written for {version}")
-        sys.exit(2)
-    return kept
 
 
 @click.command()
@@ -159,7 +152,6 @@ def reproduce(corpus_dir: Optional[str], **options: Any) -> None:
     except (NotReproducible, ReproducerUnavailable, ValueError) as e:
         _err(str(e))
         sys.exit(2)
-    reproducers = _writable(reproducers, version)
     for path in write_project(out, reproducers, version):
         click.echo(f"wrote {path}")
     sys.exit(_run(out, reproducers) if options["run_tests"] else 0)

@@ -28,6 +28,7 @@ import attrs
 
 import properties
 from check.lockstep import LockStep
+from check.describe import diff, first_difference_path
 from check.subject import Subject
 from check.verdict import Verdict
 from model import KAFKA_RELEASE, Action, ClusterState, Config, observe
@@ -36,7 +37,7 @@ from kafka_bridge import KafkaUnavailable, implementation, not_applicable
 from kafka_bridge.calls import CallLog, recording
 from kafka_bridge.controller import registration_of
 from kafka_bridge.junit import call_statements, replica_statements, source
-from kafka_bridge.render import JavaSource
+from kafka_bridge.render import JavaSource, int_array
 
 from .template import test_class
 
@@ -106,36 +107,19 @@ def _record(config: Config, trace: Sequence[Action]) -> _Run:
     return _Run(log, lockstep, verdict, taken)
 
 
-def _controller_differences(state: ClusterState, kafka_controller: object) -> list[str]:
-    """Where Kafka's controller state differs from the model's (empty: nowhere)."""
-    out = []
-    partition = kafka_controller.partition()   # type: ignore[attr-defined]
-    model = state.controller.partition
-    for field in ("replicas", "isr", "leader", "leader_epoch", "partition_epoch", "elr", "last_known_elr", "adding",
-                  "removing"):
-        if partition is None or getattr(partition, field) != getattr(model, field):
-            out.append(f"partition.{field}")
-    for reg in state.controller.registrations:
-        kafka_reg = kafka_controller.registrations()[reg.broker]   # type: ignore[attr-defined]
-        if (kafka_reg.epoch, kafka_reg.fenced) != (reg.broker_epoch, reg.fenced if reg.broker_epoch is not None
-                                                   else True):
-            out.append(f"registration of broker {reg.broker}")
-    return out
-
-
-def _replica_differences(state: ClusterState, implementation: Any) -> list[str]:
-    """Where a broker's replica (HWM, log end offset) differs between Kafka's code and
-    the model (empty: nowhere)."""
-    out = []
+def _asserted_differences(state: ClusterState, implementation: Any) -> list[str]:
+    """The paths where Kafka's code and the model differ in what a reproducer asserts:
+    the controller's partition registration and broker registrations, each replica's
+    HWM and log end offset; from their observations, as the lockstep compares them
+    (empty: nowhere)."""
     model, kafka = observe(state), implementation.observe()
+    lines = diff(model.partition, kafka.partition, root="partition") + \
+        diff(model.registrations, kafka.registrations, root="registrations")
     for m, k in zip(model.brokers, kafka.brokers):
-        if m.replica is None or k.replica is None:
-            continue
-        if m.replica.hwm != k.replica.hwm:
-            out.append(f"broker {m.id}'s HWM")
-        if len(m.replica.log) != len(k.replica.log):
-            out.append(f"broker {m.id}'s log end offset")
-    return out
+        if m.replica is not None and k.replica is not None:
+            lines += diff((m.replica.hwm, len(m.replica.log)), (k.replica.hwm, len(k.replica.log)),
+                          root=f"broker {m.id}'s (HWM, log end offset)")
+    return [first_difference_path([line]) or line for line in lines]
 
 
 def _outcome(run: _Run) -> tuple[str, str, bool]:
@@ -152,9 +136,7 @@ def _outcome(run: _Run) -> tuple[str, str, bool]:
         said = f" ({', '.join(broken)} broken)" if broken else ""
         return "pass", f"Kafka's code agrees with the model at every step; the state asserted is the " \
                        f"finding's{said}.", False
-    implementation = run.lockstep.implementation
-    differences = _controller_differences(run.lockstep.state, implementation.controller)   # type: ignore[union-attr]
-    differences += _replica_differences(run.lockstep.state, implementation)
+    differences = _asserted_differences(run.lockstep.state, run.lockstep.implementation)
     if not differences:
         raise NotReproducible(f"the disagreement at step {run.steps} ({v.template}) is not in the state a "
                               f"reproducer asserts (the controller's registrations, each replica's HWM and log end "
@@ -172,8 +154,7 @@ def state_assertions(state: ClusterState) -> list[str]:
     leader and partition epochs from 0, the model from 1)."""
     p = state.controller.partition
     lines = ["PartitionRegistration partition = controller.partition();",
-             f"assertArrayEquals(new int[] {{{', '.join(str(r) for r in p.replicas)}}}, partition.replicas, "
-             f"\"replicas\");",
+             f"assertArrayEquals({int_array(p.replicas)}, partition.replicas, \"replicas\");",
              f"assertEquals({_set(p.isr)}, set(partition.isr), \"ISR\");",
              f"assertEquals({p.leader}, partition.leader, \"leader\");",
              f"assertEquals({p.leader_epoch - 1}, partition.leaderEpoch, \"leader epoch\");",
@@ -229,7 +210,8 @@ def _body(run: _Run, out: JavaSource, release: tuple[int, ...], replicas: bool) 
         if step.label is None:
             lines.append("// The cluster starts: every broker registers and is unfenced, then the topic is created.")
         else:
-            lines.append(f"// {step.label}" + ("" if statements else ": no request to the controller"))
+            nothing = ": no call to Kafka's code" if replicas else ": no request to the controller"
+            lines.append(f"// {step.label}" + ("" if statements else nothing))
         lines.extend(statements)
     return lines
 

@@ -20,8 +20,8 @@ from typing import Callable, Sequence
 import attrs
 
 from .findings import FINDINGS, KafkaFinding
-from .generate import Recorded, Reproducer, record, release as version, render
-from .project import PARTITION_FIXTURE_SINCE, TestResult, run_project, write_project
+from .generate import Recorded, Reproducer, record, render
+from .project import TestResult, replicas_since, replicas_writable, run_project, write_project
 
 #: Every Kafka release from 4.0.0 to the pinned one (all resolve from Maven Central).
 RELEASES = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2", "4.2.0", "4.2.1", "4.2.2", "4.3.0", "4.3.1",
@@ -49,9 +49,8 @@ class Cell:
 
 
 def _writable(finding: KafkaFinding, release: str) -> bool:
-    """Whether ``finding``'s reproducer can be written for ``release`` (one that
-    drives the brokers' replicas needs ``PARTITION_FIXTURE_SINCE``)."""
-    return not finding.replicas or version(release) >= PARTITION_FIXTURE_SINCE
+    """Whether ``finding``'s reproducer can be written for ``release``."""
+    return not finding.replicas or replicas_writable(release)
 
 
 def reproducers_for(release: str, findings: Sequence[KafkaFinding], runs: dict[int, Recorded]) -> list[Reproducer]:
@@ -81,12 +80,13 @@ def run_matrix(folder: Path, releases: Sequence[str] = RELEASES, findings: Seque
     return out
 
 
-_NOT_WRITABLE = Cell(False, "the replicas' fixture (Kafka's Partition) is written for 4.4.0 on", ran=False)
+_NOT_WRITABLE = Cell(False, f"the replicas' fixture (Kafka's Partition) is written for {replicas_since()} on",
+                     ran=False)
 
 
 def _cell(result: "TestResult | None") -> Cell:
     if result is None:
-        return Cell(False, "not run")
+        return Cell(False, "no result from JUnit", ran=False)
     return Cell(result.result == "passed", result.message)
 
 

@@ -87,6 +87,17 @@ PARTITION_FIXTURE = Path("kafka/cluster/ReplicheckPartitionShim.java")
 PARTITION_FIXTURE_SINCE = (4, 4, 0)
 
 
+def replicas_writable(kafka_version: str) -> bool:
+    """Whether a reproducer that drives the brokers' replicas can be written for
+    ``kafka_version`` (``PARTITION_FIXTURE_SINCE``)."""
+    return release(kafka_version) >= PARTITION_FIXTURE_SINCE
+
+
+def replicas_since() -> str:
+    """``PARTITION_FIXTURE_SINCE`` as a release number."""
+    return ".".join(map(str, PARTITION_FIXTURE_SINCE))
+
+
 def pom(kafka_version: str = KAFKA_RELEASE, replicas: bool = False) -> str:
     """The reproducers' ``pom.xml`` pinning ``kafka_version`` (``replicas``: with the
     modules a broker's replica needs)."""
@@ -126,10 +137,9 @@ def write_project(folder: Path, reproducers: Iterable[Reproducer], kafka_version
     older than ``PARTITION_FIXTURE_SINCE``."""
     reproducers = list(reproducers)
     replicas = any(r.replicas for r in reproducers)
-    if replicas and release(kafka_version) < PARTITION_FIXTURE_SINCE:
-        since = ".".join(map(str, PARTITION_FIXTURE_SINCE))
-        raise ValueError(f"--kafka-version: {kafka_version} is older than {since}, the first release the "
-                         f"replicas' fixture (Kafka's Partition) is written for")
+    if replicas and not replicas_writable(kafka_version):
+        raise ValueError(f"--kafka-version: {kafka_version} is older than {replicas_since()}, the first release "
+                         f"the replicas' fixture (Kafka's Partition) is written for")
     root = folder / "src" / "test" / "java"
     if root.exists():
         shutil.rmtree(root)
