@@ -11,9 +11,9 @@ built, the exit status, the wall time and the load average at the end; then wher
 the workers' time went, from the corpus's ``runs`` table: worker seconds spent
 searching (the runs' ``duration_s``) against the workers' wall time over the
 search (the workers times the span from the first run's start to the last run's
-end). The rest is what a unit does besides its runs: the reduction of each
-counterexample found (``campaign.unit.REDUCE_S``), writing its rows, the unit's
-start.
+end). The rest is what the workers did besides searching: the reduction of
+each counterexample found (a unit of its own, ``campaign.scheduler``), writing
+rows, the units' start.
 
 Each seed's output is kept in a new temporary folder, named on stderr:
 ``seed-S.log``, ``seed-S/corpus``, ``seed-S/report``.

@@ -20,7 +20,15 @@ The policy (``Scheduler.next_unit``, asked whenever a worker is free):
   worker of an implementation's campaign, the correct target once the flaws are
   found;
 - a target whose unit was lost with its worker (a crash) gets one more try; a
-  second loss, or an error of the harness, ends its search.
+  second loss, or an error of the harness, ends its search;
+- a flaw's counterexample is written as found and reduced later, by a unit of
+  its own (``WorkUnit.reduce``): the worker time a reduction costs (seconds, up
+  to ``campaign.unit.REDUCE_S``) goes first to the flaws still unfound.
+  Reductions are handed out, oldest first, once no flaw is searching, or when the
+  search time left falls to their estimate (``REDUCE_ESTIMATE_S`` each, over the
+  workers; at most ``REDUCE_RESERVE_SHARE`` of the search), and after the
+  search's end while the deadline leaves ``MIN_REDUCE_START_S``. One not reached
+  stays in the corpus as the search found it.
 
 Verdicts (``TargetResult.verdict``): ``found``, ``not found``, ``clean``,
 ``not run``, ``error`` or ``stopped``, each with a one-line ``why``. A target
@@ -42,13 +50,21 @@ import attrs
 from .plan import Campaign
 from .targets import Target
 
-from .unit import SearchTally, UnitResult, WorkUnit
+from .unit import REDUCE_S, SearchTally, UnitResult, WorkUnit
 from .workers import check_workers
 
 MIN_UNIT_S = 5.0     # a run of EXAMPLES_PER_RUN examples takes about this long
 MAX_UNIT_S = 60.0
 MIN_START_S = 1.0    # no unit starts with less search time left than this
 MAX_LOSSES = 2       # units a target may lose with its worker before its search ends
+#: A deferred reduction's expected worker seconds: a campaign's finds reduce in
+#: about 1 s each on an idle core (benchmarks/reduce_cost.py --corpus: 52 rows in
+#: 58 s), their timelines included, and twice that on a loaded one.
+REDUCE_ESTIMATE_S = 2.0
+#: At most this share of the search is kept for reductions: they also have the
+#: campaign's finish (``campaign.plan.FINISH_S``), which no search unit starts in.
+REDUCE_RESERVE_SHARE = 0.1
+MIN_REDUCE_START_S = 2.0      # no reduction starts with less time before the deadline
 
 FOUND, NOT_FOUND, CLEAN, NOT_RUN, ERROR = "found", "not found", "clean", "not run", "error"
 #: A target still searching when the campaign was interrupted (Ctrl-C, SIGTERM).
@@ -101,7 +117,8 @@ class Progress:
     the order they finished; searching: targets running or still to run again;
     waiting: targets not started yet; examples, steps, runs: so far (running
     units as far as reported); finds: targets with a counterexample;
-    elapsed_s: seconds since the campaign started."""
+    elapsed_s: seconds since the campaign started; reductions: counterexamples
+    written as found and not yet reduced (running reductions included)."""
 
     targets: int
     finished: tuple[TargetResult, ...]
@@ -112,6 +129,7 @@ class Progress:
     runs: int
     finds: int
     elapsed_s: float
+    reductions: int = 0
 
 
 @attrs.define
@@ -127,6 +145,8 @@ class _Track:
     lost: list[str] = attrs.Factory(list)             # why units were lost with their worker
     stopped: list[str] = attrs.Factory(list)          # why units were stopped (the campaign's end)
     lost_results: list[UnitResult] = attrs.Factory(list)
+    unreduced: list = attrs.Factory(list)             # its finds written as found, not yet handed out
+    reducing: int = 0                                 # its reduction units in flight
 
     @property
     def spent_s(self) -> float:
@@ -182,12 +202,13 @@ class Scheduler:
 
     def next_unit(self, now: float) -> Optional[WorkUnit]:
         """The next unit to run (its shard marked running), or None: no search
-        time left, or no target still searching."""
+        time left, or no target still searching, and no reduction due."""
         left = self.search_end - now
-        if left < MIN_START_S:
-            return None
         searching = [t for t in self.tracks if t.searching]
-        if not searching:
+        reduction = self._next_reduction(now, searching)
+        if reduction is not None:
+            return reduction
+        if left < MIN_START_S or not searching:
             return None
         fresh = [t for t in searching if t.started == 0]
         track = fresh[0] if fresh else min(searching, key=lambda t: t.spent_s + sum(t.running.values()))
@@ -199,7 +220,28 @@ class Scheduler:
         return WorkUnit(attrs.evolve(track.target, shard=shard), share, first_run=track.next_run.get(shard, 0),
                         seed=plan.seed, corpus_dir=None if plan.corpus_dir is None else str(plan.corpus_dir),
                         run_id=plan.run_id, deadline=self.deadline, engine=plan.engine,
-                        known=plan.known | track.signatures)
+                        known=plan.known | track.signatures,
+                        defer_reduction=plan.corpus_dir is not None and not track.target.runs_whole_share)
+
+    def _next_reduction(self, now: float, searching: list[_Track]) -> Optional[WorkUnit]:
+        """The oldest find's reduction unit when reductions are due (module
+        doc), else None."""
+        waiting = [t for t in self.tracks if t.unreduced]
+        if not waiting or self.deadline - now < MIN_REDUCE_START_S:
+            return None
+        pending = sum(len(t.unreduced) for t in self.tracks)
+        span = self.search_end - (self.started if self.started is not None else now)
+        reserve = min(pending * REDUCE_ESTIMATE_S / self.workers, REDUCE_RESERVE_SHARE * max(span, 0.0))
+        flaws_searching = any(not t.target.runs_whole_share for t in searching)
+        if flaws_searching and self.search_end - now > reserve:
+            return None
+        track = waiting[0]
+        found = track.unreduced.pop(0)
+        track.reducing += 1
+        plan = self.plan
+        return WorkUnit(track.target, min(REDUCE_S, self.deadline - now), seed=plan.seed,
+                        corpus_dir=None if plan.corpus_dir is None else str(plan.corpus_dir), run_id=plan.run_id,
+                        deadline=self.deadline, engine=plan.engine, reduce=found)
 
     # ------------------------------------------------------------ coming back
 
@@ -213,6 +255,11 @@ class Scheduler:
     def finished(self, unit: WorkUnit, result: UnitResult) -> None:
         """``unit`` came back with ``result``."""
         track = self._track(unit)
+        if unit.reduce is not None:
+            track.reducing -= 1
+            track.done.append(result)
+            return
+        track.unreduced.extend(result.unreduced)
         shard = unit.target.shard
         track.running.pop(shard, None)
         track.partial.pop(shard, None)
@@ -225,8 +272,12 @@ class Scheduler:
         """``unit`` never came back (``why``: its worker crashed, it was stopped).
         Its runs as far as reported count; its rows were not written. With
         ``retry`` the loss counts towards ``MAX_LOSSES`` and the shard's next unit
-        skips the run it was in (which may be the one that crashed)."""
+        skips the run it was in (which may be the one that crashed). A lost
+        reduction costs nothing but itself: its find stays as it was found."""
         track = self._track(unit)
+        if unit.reduce is not None:
+            track.reducing -= 1
+            return
         shard = unit.target.shard
         track.running.pop(shard, None)
         partial = track.partial.pop(shard, None) or UnitResult(unit.target)
@@ -253,7 +304,7 @@ class Scheduler:
     @property
     def running(self) -> int:
         """Units handed out and not yet back."""
-        return sum(len(t.running) for t in self.tracks)
+        return sum(len(t.running) + t.reducing for t in self.tracks)
 
     # ------------------------------------------------------------ verdicts
 
@@ -269,7 +320,8 @@ class Scheduler:
                 first_s = sum(r.seconds for r in before) + found.first_failure_s
             if found.first_failure_examples is not None:
                 first_examples = sum(r.examples for r in before) + found.first_failure_examples
-        ids = tuple(dict.fromkeys(i for r in units for i in r.counterexample_ids))
+        replaced = {i for r in units for i in r.replaced}
+        ids = tuple(dict.fromkeys(i for r in units for i in r.counterexample_ids if i not in replaced))
         shrunk = [r.shrunk_steps for r in units if r.shrunk_steps is not None]
         reduced = [r.reduced_steps for r in units if r.reduced_steps is not None]
         seconds = sum(r.seconds for r in units)
@@ -326,4 +378,5 @@ class Scheduler:
             waiting=sum(1 for t in self.tracks if t.searching and not t.started),
             examples=sum(r.examples for r in units), steps=sum(r.steps for r in units),
             runs=sum(r.runs for r in units), finds=sum(1 for t in self.tracks if t.found is not None),
-            elapsed_s=0.0 if self.started is None else now - self.started)
+            elapsed_s=0.0 if self.started is None else now - self.started,
+            reductions=sum(len(t.unreduced) + t.reducing for t in self.tracks))

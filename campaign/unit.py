@@ -3,8 +3,9 @@
 The unit of work is a ``WorkUnit`` — (target, seed, share), plain and
 picklable — and ``run_unit(unit)``, a plain function that runs the target's
 machine again and again for the unit's share (or until its flaw is found),
-writes every run and every counterexample (reduced) to the corpus as
-``campaign.record`` does, and returns a ``UnitResult`` value. Where a unit runs
+writes every run and every counterexample (reduced, or as found when its
+reduction is deferred to a unit of its own: ``WorkUnit.reduce``) to the corpus
+as ``campaign.record`` does, and returns a ``UnitResult`` value. Where a unit runs
 (a worker process of ``campaign.runner``, any other process) is not its concern;
 ``campaign.scheduler`` decides which units run, and in which order.
 """
@@ -38,7 +39,7 @@ from store.fs import one_line
 from store.schema import COUNTEREXAMPLES
 from store.writer import CorpusWriter, replayable_text
 
-from .record import run_explorer, run_machine
+from .record import Unreduced, reduce_unreduced, run_explorer, run_machine
 from .targets import Target, run_seed
 
 #: How a unit searches (``WorkUnit.engine``): ``explore``, the machine's policy
@@ -106,7 +107,11 @@ class WorkUnit:
     seconds): no run starts, and shrinking and reduction stop, by then. engine:
     one of ``ENGINES`` (ValueError otherwise). known: the signatures of the
     disagreements its runs go on past (``check.subject.Subject.known``): the
-    campaign's known ones and those its target has found already."""
+    campaign's known ones and those its target has found already.
+    defer_reduction: a counterexample is written as found and handed back
+    (``UnitResult.unreduced``) for a later unit to reduce, instead of being
+    reduced in this one (``campaign.record``). reduce: that later unit's work:
+    it reduces this counterexample within ``share_s`` and searches nothing."""
 
     target: Target
     share_s: float
@@ -117,6 +122,8 @@ class WorkUnit:
     deadline: Optional[float] = None
     engine: str = attrs.field(default=EXPLORE, validator=attrs.validators.in_(ENGINES))
     known: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    defer_reduction: bool = False
+    reduce: Optional[Unreduced] = None
 
 
 @attrs.frozen(kw_only=True)
@@ -131,7 +138,9 @@ class SearchTally:
     the shortest shrunk trace's length; reduced_steps: the shortest row's after
     reduction. signatures: the distinct signatures (``check.signature``) of the
     failures found, in the order found. known_met: how often a run went on past a
-    known disagreement (``WorkUnit.known``)."""
+    known disagreement (``WorkUnit.known``). replaced: the counterexample ids
+    written as found and since replaced by their reduced rows (no longer on
+    disk)."""
 
     runs: int = 0
     examples: int = 0
@@ -145,6 +154,7 @@ class SearchTally:
     reduced_steps: Optional[int] = None
     signatures: tuple[str, ...] = ()
     known_met: int = 0
+    replaced: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -161,6 +171,9 @@ class UnitResult(SearchTally):
     #: full, an unwritable corpus), each as ``store.writer.replayable_text``:
     #: the runner prints them, so that nothing found is lost.
     unwritten: tuple[str, ...] = ()
+    #: The unit's counterexamples written as found, to be reduced by a later
+    #: unit (``WorkUnit.defer_reduction``).
+    unreduced: tuple[Unreduced, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -240,24 +253,29 @@ def _shrinking_within(seconds: float) -> Iterator[None]:
 
 
 def _search(unit: WorkUnit, machine: type, run: int, writer: Optional[CorpusWriter],
-            clock: _Clock) -> Optional[Verdict]:
-    """One run of ``machine`` by the unit's engine, recorded with ``writer``: the
+            clock: _Clock, deferred: Optional[list[Unreduced]]) -> Optional[Verdict]:
+    """One run of ``machine`` by the unit's engine, recorded with ``writer``
+    (``deferred``: its counterexamples left unreduced, appended there): the
     failure it found (None: none); raises what else the run raised."""
     target, now = unit.target, time.time()
     if unit.engine == EXPLORE:
         # Kafka's JVM objects cannot be deep-copied: an implementation's explorer
         # restarts from fresh examples only.
+        # Reduction deferred: a quick find's shortening is bounded by its search
+        # (the worker time goes to the flaws still unfound; reduction comes later).
         how = Exploration(guided=target.kind != "implementation", unguided_share=UNGUIDED_SHARE,
-                          shorten_s=max(0.0, min(SHORTEN_S, clock.end - time.time())))
+                          shorten_s=max(0.0, min(SHORTEN_S, clock.end - time.time())),
+                          shorten_bounded=deferred is not None)
         return run_explorer(machine, max(0.1, min(EXPLORE_RUN_S, clock.stop - now)),
                             secrets.randbits(64) if unit.seed is None else run_seed(unit.seed, target.key, run),
                             writer=writer, test_id=target.test_id,
-                            reduce_s=None if writer is None else clock.reduce_s(now), how=how).verdict
+                            reduce_s=None if writer is None else clock.reduce_s(now), how=how,
+                            deferred=deferred).verdict
     with _shrinking_within(clock.shrink_s(now)):
         try:
             if writer is not None:
                 run_machine(machine, _run_settings(), writer=writer, test_id=target.test_id,
-                            reduce_s=clock.reduce_s(now))
+                            reduce_s=clock.reduce_s(now), deferred=deferred)
             else:
                 run_state_machine_as_test(machine, settings=_run_settings())
         except CheckFailed as e:   # Hypothesis raises the failure it shrank
@@ -271,8 +289,9 @@ def _one_run(unit: WorkUnit, result: UnitResult, writer: Optional[CorpusWriter],
     # Past what is known, and what this unit found already: each run looks for another disagreement.
     machine = target.machine(run, unit.seed, known=unit.known | frozenset(result.signatures))
     run_started_s, verdict, error = time.monotonic() - clock.t0, None, None
+    deferred: Optional[list[Unreduced]] = [] if unit.defer_reduction and writer is not None else None
     try:
-        verdict = _search(unit, machine, run, writer, clock)
+        verdict = _search(unit, machine, run, writer, clock, deferred)
     except Exception as e:
         error = f"run {run} of {target.key} raised {one_line(e, limit=None)}"
     stats = machine.run_stats
@@ -282,7 +301,8 @@ def _one_run(unit: WorkUnit, result: UnitResult, writer: Optional[CorpusWriter],
     known_met = sum(n for event, n in stats.event_counts.items() if event.startswith(KNOWN_EVENT))
     result = attrs.evolve(result, runs=result.runs + 1, examples=result.examples + stats.examples,
                           steps=result.steps + stats.steps, seconds=time.monotonic() - clock.t0,
-                          counterexample_ids=_written_ids(writer), known_met=result.known_met + known_met)
+                          counterexample_ids=_written_ids(writer), known_met=result.known_met + known_met,
+                          unreduced=result.unreduced + tuple(deferred or ()))
     # An implementation raising (a Java exception from Kafka's code) is a
     # disagreement like any other; elsewhere a harness error is the
     # harness's failure, not a verdict on the target.
@@ -306,7 +326,10 @@ def run_unit(unit: WorkUnit, progress: Optional[Callable[[UnitResult], None]] = 
     Never raises for what a run finds or breaks: a harness error (of a target
     other than an implementation's, whose every failure is a disagreement) or
     any other exception ends the unit with ``error`` set. KeyboardInterrupt
-    propagates."""
+    propagates. A unit with ``reduce`` reduces that counterexample instead
+    (``reduce_found``)."""
+    if unit.reduce is not None:
+        return reduce_found(unit)
     clock = _Clock.of(unit)
     writer = CorpusWriter(unit.corpus_dir, run_id=unit.run_id, worker=worker) if unit.corpus_dir else None
     result = UnitResult(unit.target)
@@ -325,6 +348,29 @@ def run_unit(unit: WorkUnit, progress: Optional[Callable[[UnitResult], None]] = 
         result = attrs.evolve(result, counterexample_ids=_written_ids(writer),
                               unwritten=tuple(replayable_text(r) for r in writer.rows[COUNTEREXAMPLES]))
     return attrs.evolve(result, seconds=time.monotonic() - clock.t0)
+
+
+def reduce_found(unit: WorkUnit) -> UnitResult:
+    """Run a reduction unit: ``unit.reduce``'s counterexamples reduced within
+    ``unit.share_s`` (and before ``unit.deadline``), written in place of the
+    part holding them as found (``campaign.record.reduce_unreduced``). Its
+    result names the rows written (``counterexample_ids``, ``reduced_steps``)
+    and those replaced. A write that fails leaves the rows as found (the
+    writer warns, and prints the reduced ones replayable in the worker's log):
+    never an error of the target, whose flaw was found."""
+    t0 = time.monotonic()
+    end = unit.deadline if unit.deadline is not None else float("inf")
+    seconds = max(0.5, min(unit.share_s, end - time.time()))
+    found = unit.reduce
+    assert found is not None
+    try:
+        rows, replaced = reduce_unreduced(found, unit.corpus_dir, unit.run_id, seconds)
+    except OSError:
+        return UnitResult(unit.target, seconds=time.monotonic() - t0)
+    reduced = [r["step_count"] for r in rows if r["shrunk_step_count"] is not None]
+    return UnitResult(unit.target, seconds=time.monotonic() - t0,
+                      counterexample_ids=tuple(r["counterexample_id"] for r in rows), replaced=replaced,
+                      reduced_steps=min(reduced) if reduced else None)
 
 
 def _written_ids(writer: Any) -> tuple[str, ...]:

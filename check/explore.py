@@ -57,6 +57,10 @@ FAMILIES = tuple(MODEL_FAMILIES)
 BURST = 40            # rule steps from a chosen cell before the next choice
 MAX_TRACE = 400       # an example this long is not extended further (Hypothesis's step count)
 FRESH = 0.1           # chance that a burst starts from a fresh example instead of a cell
+#: Shortening bounded by the search (``Explorer.run``'s ``shorten_bounded``) lasts
+#: at most as long as the first failure took to find, and at least this long: a
+#: flaw found in a tenth of a second costs a campaign that, not ``shorten_s``.
+MIN_SHORTEN_S = 0.5
 
 
 def _cmp(a: int, b: int) -> int:
@@ -140,11 +144,13 @@ class _Entry:
 @attrs.frozen
 class Exploration:
     """How one explorer run searches: ``guided`` and ``unguided_share`` as
-    ``Explorer`` takes them, ``shorten_s`` as ``Explorer.run`` does."""
+    ``Explorer`` takes them, ``shorten_s`` and ``shorten_bounded`` as
+    ``Explorer.run`` does."""
 
     guided: bool = True
     unguided_share: float = 0.0
     shorten_s: float = 0.0
+    shorten_bounded: bool = False
 
 
 @attrs.frozen
@@ -256,14 +262,16 @@ class Explorer:
             if noted:
                 self._note(machine)
 
-    def run(self, seconds: float, stop: Optional[Callable[[], bool]] = None, shorten_s: float = 0.0) -> ExploreResult:
+    def run(self, seconds: float, stop: Optional[Callable[[], bool]] = None, shorten_s: float = 0.0,
+            shorten_bounded: bool = False) -> ExploreResult:
         """Search for ``seconds`` (wall clock; checked between bursts and rule
         steps' bursts) or until a failure, or until ``stop()`` says so. With
         ``shorten_s``, a failure found is followed by up to ``shorten_s`` more
         seconds of search for a shorter one (examples kept below the shortest
         failure's length, bursts started only from cells reached by shorter
-        traces): the shortest is returned, so that reduction starts closer to a
-        minimal scenario."""
+        traces) — with ``shorten_bounded``, no longer than the first failure took
+        to find (at least ``MIN_SHORTEN_S``) — and the shortest is returned, so
+        that reduction starts closer to a minimal scenario."""
         t0 = time.monotonic()
         end = t0 + seconds
         stats = self.machine_cls.run_stats
@@ -278,7 +286,9 @@ class Explorer:
                 except CheckFailed as e:
                     now = time.monotonic()
                     if best is None:
-                        found_s, end = now - t0, now + shorten_s
+                        found_s = now - t0
+                        end = now + (min(shorten_s, max(MIN_SHORTEN_S, found_s)) if shorten_bounded
+                                     else shorten_s)
                     if best is None or len(e.verdict.trace) < len(best.trace):
                         best = e.verdict
                     limit = len(best.trace) - 1

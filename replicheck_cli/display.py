@@ -33,11 +33,12 @@ def status_line(p: Progress, budget_s: float) -> str:
     """Where the campaign is: its search's time (of ``budget_s`` seconds), targets
     whose verdict is final / still searching / not started, examples, checked
     steps and their rate (steps: the measure both engines share; an explorer's
-    example is long and branches), targets with a counterexample."""
+    example is long and branches), targets with a counterexample, and the
+    counterexamples still to reduce (when there are any)."""
     rate = p.steps / p.elapsed_s if p.elapsed_s > 0 else 0.0
     return (f"search {_clock(p.elapsed_s)}/{_clock(budget_s)}  {len(p.finished)}/{p.targets} done, "
             f"{p.searching} searching, {p.waiting} waiting  {p.examples:,} examples, {p.steps:,} steps "
-            f"{rate:,.0f}/s  {p.finds} found")
+            f"{rate:,.0f}/s  {p.finds} found" + (f", {p.reductions} to reduce" if p.reductions else ""))
 
 
 class Display:

@@ -150,3 +150,28 @@ def write_part(root: Path | str | Location, table: str, rows: list[dict[str, Any
             except FileNotFoundError:
                 pass
     return final
+
+
+def remove_part(path: Location) -> None:
+    """Remove the part ``path`` (as ``write_part`` returned it) once a part
+    holding its rows in a better form was written: the campaign's deferred
+    reduction replaces a counterexample's unreduced rows so. A local part is
+    unlinked through its partition folder's descriptor (a symbolic link on the
+    way is refused, as ``write_part`` refuses it) and the folder fsynced; a part
+    at a URI is deleted through its file system. A part gone already is no
+    error; OSError when it cannot be removed (its rows then stay, beside the
+    better ones)."""
+    if isinstance(path, RemotePath):
+        try:
+            path.fs.delete_file(path.path)
+        except FileNotFoundError:
+            pass
+        return
+    path = Path(path)
+    root, table, partition = path.parent.parent.parent, path.parent.parent.name, path.parent.name
+    try:
+        with folder(root, table, partition, create=False) as folder_fd:
+            os.unlink(path.name, dir_fd=folder_fd)
+            _fsync_directory(folder_fd)
+    except FileNotFoundError:
+        pass

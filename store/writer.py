@@ -103,7 +103,8 @@ class CorpusWriter:
     ``replayable_text``: nothing found is lost and the run goes on.
     ``record`` never raises for a write; ``flush`` raises the OSError after
     printing. ``written`` lists the files written; ``written_ids`` the
-    counterexample ids on disk, in order; ``recorded`` every counterexample row
+    counterexample ids on disk, in order; ``parts`` each counterexample file
+    written with the ids it holds; ``recorded`` every counterexample row
     recorded or added, written or not. Thread-safe."""
 
     def __init__(self, root: Path | str | Location, run_id: Optional[str] = None, worker: Optional[str] = None,
@@ -118,6 +119,7 @@ class CorpusWriter:
         self.rows: dict[str, list[dict[str, Any]]] = {COUNTEREXAMPLES: [], RUNS: []}
         self.written: list[Location] = []
         self.written_ids: list[str] = []
+        self.parts: list[tuple[Location, tuple[str, ...]]] = []
         self.recorded: list[dict[str, Any]] = []
         #: Why the last write failed (None: it did not).
         self.last_error: Optional[str] = None
@@ -139,13 +141,16 @@ class CorpusWriter:
         with self._lock:
             self.rows[RUNS].append(row)
 
-    def record(self, run: RunRecord) -> list[dict[str, Any]]:
+    def record(self, run: RunRecord, run_row_too: bool = True) -> list[dict[str, Any]]:
         """Record a run: its counterexample rows (one per finding, as they are:
         reduce them first, ``check.refine``) written now, its ``runs`` row
-        buffered (see the class doc); returns the counterexample rows."""
+        buffered (see the class doc) unless ``run_row_too`` is false (a run
+        recorded before, whose findings come again reduced); returns the
+        counterexample rows."""
         ces = counterexample_rows(run.findings, run_id=self.run_id, worker=self.worker)
         self.add_counterexamples(ces)
-        self.add_run(run_row(run, self.run_id, self.worker))
+        if run_row_too:
+            self.add_run(run_row(run, self.run_id, self.worker))
         if ces or time.monotonic() - self._last_write >= self.flush_every_s:
             self._write(raise_errors=False)
         else:
@@ -199,7 +204,9 @@ class CorpusWriter:
                 self.rows[table] = []
                 paths.append(path)
                 if table == COUNTEREXAMPLES:
-                    self.written_ids.extend(r["counterexample_id"] for r in rows)
+                    ids = tuple(r["counterexample_id"] for r in rows)
+                    self.written_ids.extend(ids)
+                    self.parts.append((path, ids))
             self._last_write = time.monotonic()
             self.last_error = None if failed is None else f"{type(failed).__name__}: {failed}"
             if paths:

@@ -146,3 +146,11 @@ def test_shortening_returns_a_shorter_failure_found_after_the_first():
     assert len(shortened.verdict.trace) < len(first.verdict.trace) / 2
     again = replay(shortened.verdict.trace, Subject.at(shortened.verdict.config))
     assert again.failed and again.failed_at == len(shortened.verdict.trace)
+
+
+def test_bounded_shortening_lasts_no_longer_than_the_search_took():
+    # NO_ELR's first failure on this seed comes within a second: bounded, its shortening
+    # ends well before the 30 s it would otherwise take (MIN_SHORTEN_S at least).
+    result = Explorer(NO_ELR, seed=5).run(60, shorten_s=30.0, shorten_bounded=True)
+    assert result.first_failure_s is not None and result.first_failure_s < 5
+    assert result.seconds < 30
