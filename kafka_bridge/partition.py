@@ -202,6 +202,11 @@ class KafkaPartition:
         as Kafka's ``DynamicConfigPublisher`` hands it over); kept across restarts."""
         self._shim.setMinIsr(min_isr)
 
+    @property
+    def min_isr(self) -> int:
+        """The ``min.insync.replicas`` Kafka's log config holds (``UnifiedLog.config``)."""
+        return int(self._shim.minIsr())
+
     @_logged
     def make_leader(self, reg: PartitionRegistration) -> bool:
         """``Partition.makeLeader`` with ``reg``; whether this broker became the leader."""

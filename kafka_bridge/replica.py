@@ -157,7 +157,6 @@ class KafkaReplica:
                  time: Optional[ManualTime] = None) -> None:
         self.broker_id = broker_id
         self.config = config
-        self.min_isr = config.min_isr
         self.delayed_produce = delayed_produce
         self.alter_partition_manager = alter_partition_manager
         self.bugs = bugs
@@ -373,8 +372,13 @@ class KafkaReplica:
     def update_min_isr(self, min_isr: int) -> None:
         """The topic's new ``min.insync.replicas`` reaches Kafka's log config
         (``UnifiedLog.updateConfig``); Kafka's ``Partition`` reads it from there."""
-        self.min_isr = min_isr
         self.kafka.set_min_isr(min_isr)
+
+    @property
+    def min_isr(self) -> int:
+        """The ``min.insync.replicas`` Kafka's log config holds: what the
+        observation shows and the purgatory rule reads."""
+        return self.kafka.min_isr
 
     def on_isr_changed(self) -> None:
         """After the committed ISR changed (the SUT's purgatory rule): below MinISR

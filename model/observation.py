@@ -42,7 +42,10 @@ class ReplicaObservation:
     proposes (None: none in flight; Kafka: ``PendingExpandIsr`` /
     ``PendingShrinkIsr``, §2.9.2); maximal_isr, the ISR with that proposal
     (§6.5.2); followers, the follower fetch state (``(broker, FollowerState)``
-    pairs sorted by broker, §2.2.2).
+    pairs sorted by broker, §2.2.2); min_isr, the ``min.insync.replicas`` its
+    log config holds (the last ``ConfigRecord`` its broker applied, else the
+    topic creation's; uncapped: its HWM and acks=all answers read it capped at
+    the replica count, §2.6).
     """
 
     role: Role
@@ -57,6 +60,7 @@ class ReplicaObservation:
     pending_isr: Optional[frozenset[int]] = None
     maximal_isr: frozenset[int] = frozenset()
     followers: tuple[tuple[int, FollowerState], ...] = ()
+    min_isr: Optional[int] = None
 
     @property
     def leo(self) -> int:
@@ -87,7 +91,10 @@ class Observation:
     leader, leader epoch, partition epoch, ISR, ELR, LastKnownELR, adding,
     removing); metadata_end_offset: the metadata log's end (exclusive); brokers:
     in ``Config.brokers`` order; messages: in flight, by id; now_ms: the brokers'
-    clock (ms from the start; it moves only under Rule.REPLICA_LAG_TIME).
+    clock (ms from the start; it moves only under Rule.REPLICA_LAG_TIME);
+    min_isr, unclean_leader_election: the topic's ``min.insync.replicas`` and
+    ``unclean.leader.election.enable`` as the controller holds them (ch7;
+    ``AlterMinIsr``, ``AlterUncleanLeaderElection``).
     """
 
     registrations: tuple[BrokerRegistration, ...]
@@ -96,10 +103,13 @@ class Observation:
     brokers: tuple[BrokerObservation, ...]
     messages: tuple[Message, ...]
     now_ms: int = 0
+    min_isr: Optional[int] = None
+    unclean_leader_election: Optional[bool] = None
 
 
-def observe_replica(r: Optional[Replica]) -> Optional[ReplicaObservation]:
-    """The observable part of a model ``Replica`` (None stays None)."""
+def observe_replica(r: Optional[Replica], min_isr: Optional[int] = None) -> Optional[ReplicaObservation]:
+    """The observable part of a model ``Replica`` (None stays None); ``min_isr``:
+    its log config's, shown by a leader."""
     if r is None:
         return None
     leading = r.role == Role.LEADER
@@ -108,7 +118,7 @@ def observe_replica(r: Optional[Replica]) -> Optional[ReplicaObservation]:
         log=r.log, hwm=r.hwm, flushed=r.flushed, leso=r.leso if leading else None,
         isr=r.isr if leading else frozenset(), pending_isr=r.pending_isr if leading else None,
         maximal_isr=r.maximal_isr if leading else frozenset(),
-        followers=r.followers if leading else ())
+        followers=r.followers if leading else (), min_isr=min_isr if leading else None)
 
 
 def observe(state: ClusterState) -> Observation:
@@ -117,8 +127,10 @@ def observe(state: ClusterState) -> Observation:
         registrations=state.controller.registrations, partition=state.controller.partition,
         metadata_end_offset=len(state.controller.metadata_log),
         brokers=tuple(BrokerObservation(b.id, b.status, b.broker_epoch, b.metadata_offset, b.image,
-                                        observe_replica(b.replica)) for b in state.brokers),
-        messages=state.network.messages, now_ms=state.now_ms)
+                                        observe_replica(b.replica, state.config.min_isr if b.min_isr is None
+                                                        else b.min_isr)) for b in state.brokers),
+        messages=state.network.messages, now_ms=state.now_ms, min_isr=state.min_isr,
+        unclean_leader_election=state.unclean_leader_election)
 
 
 # ------------------------------------------------------------------- outcomes

@@ -51,7 +51,7 @@ def replica(p: Optional[Partition]) -> Optional[ReplicaObservation]:
     maximal = state.isr if state.proposed_isr is None else state.isr | state.proposed_isr
     return ReplicaObservation(**common, leso=p.leader_epoch_start_offset, isr=state.isr,
                               pending_isr=state.proposed_isr, maximal_isr=maximal,
-                              followers=followers)
+                              followers=followers, min_isr=p.min_isr)
 
 
 def observation(c: "Cluster") -> Observation:
@@ -67,4 +67,5 @@ def observation(c: "Cluster") -> Observation:
                               metadata_offset=s.image.offset, image=registration(s.image.partition),
                               replica=replica(s.replica_manager.partition))
             for b, s in ((b, c.brokers[b]) for b in order)),
-        messages=tuple(c.network.in_flight.values()), now_ms=c.time.milliseconds())
+        messages=tuple(c.network.in_flight.values()), now_ms=c.time.milliseconds(),
+        min_isr=ctrl.replication.min_isr, unclean_leader_election=ctrl.replication.unclean_leader_election_enable)

@@ -120,3 +120,18 @@ def test_the_fault_budget_counts_from_the_lowest_min_isr_ever_in_force():
     assert properties.within_fault_budget(fresh.state)
     assert not properties.keeps_fault_budget(fresh.state, AlterMinIsr(1))
     assert properties.keeps_fault_budget(fresh.state, AlterMinIsr(3))
+
+
+def test_the_observation_shows_the_topic_configs_and_the_leaders_log_config():
+    """What an engineer reads off the cluster: the controller's topic configs at once,
+    a leader's log config once it applied the ConfigRecord; a follower shows none.
+    (The folder's conftest compares the SUT's observation with it at every step.)"""
+    from model import observe
+    sc = Scenario(RF3)
+    sc.do(AlterMinIsr(1))
+    sc.do(AlterUncleanLeaderElection(True))
+    o = observe(sc.state)
+    assert (o.min_isr, o.unclean_leader_election) == (1, True)
+    assert (o.brokers[0].replica.min_isr, o.brokers[1].replica.min_isr) == (2, None)
+    sc.do(ReplicateMetadata(1, sc.state.pending_metadata(1)))
+    assert observe(sc.state).brokers[0].replica.min_isr == 1

@@ -375,3 +375,15 @@ def test_each_bug_lives_in_the_code_path_its_documentation_names(bug: Bug):
     from pathlib import Path
     path = Path(__file__).resolve().parents[2] / DOCS[bug].where.split()[0]
     assert f"Bug.{bug.name}" in path.read_text(), f"{bug!r} is not guarded in {path}"
+
+
+def test_a_min_isr_the_log_never_applied_shows_in_the_leaders_observation():
+    """The leader's log config is observed: the bug is caught where the leader applies
+    the ConfigRecord, before any write shows its effect."""
+    config, _ = SCENARIOS[Bug.MIN_ISR_CHANGE_NOT_APPLIED_TO_LOG]
+    t = Trio(config, Bug.MIN_ISR_CHANGE_NOT_APPLIED_TO_LOG)
+    t.alter_isr(1, 3, expand=False)
+    t.do(AlterMinIsr(3))
+    assert t.detected is None
+    t.sync(1)
+    assert t.detected is not None and "min_isr" in t.detected, t.detected

@@ -285,6 +285,12 @@ public final class ReplicheckPartitionShim {
         log.updateConfig(config);
     }
 
+    /** The min.insync.replicas the log's config holds (UnifiedLog.config), as
+     *  Partition reads it; -1 while the broker is down. */
+    public int minIsr() {
+        return log == null ? -1 : log.config().minInSyncReplicas;
+    }
+
     /** This broker's own epoch (Partition's localBrokerEpochSupplier). */
     public void setBrokerEpoch(long epoch) { brokerEpoch = epoch; }
 
