@@ -32,7 +32,7 @@ from typing import Any, Iterable, Optional, Sequence
 import attrs
 
 import properties
-from model import (Action, ActionNotEnabled, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse,
+from model import (Action, ActionNotEnabled, AlterMinIsr, ElectPreferredLeader, AlterPartitionRequest, AlterPartitionResponse,
                    AlterUncleanLeaderElection, BrokerStatus, CancelReassignment, ClusterState, Config, Consume,
                    FenceBroker, FetchRequest, FetchResponse, Flush, Heal, ListOffsets, Observation, Outcome, Produce,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, ReceiveAlterPartition,
@@ -59,7 +59,7 @@ def probe_actions(state: ClusterState) -> list[Action]:
     of all of them at once), the delivery of a message to a broker that is not
     running, the topic configs the model refuses (the MinISR in force, one past the
     target replicas, unclean leader election as it is), and the controller-level
-    recoveries and reads. An action the model enables is checked when a run draws
+    recoveries and elections (preferred-leader election included) and reads. An action the model enables is checked when a run draws
     it (the implementation must then take it); the probes look for what the
     implementation would take and the model refuses, at the cost of a guard each,
     so the cases a run never draws are probed and the rest is not."""
@@ -86,7 +86,8 @@ def probe_actions(state: ClusterState) -> list[Action]:
             and not isinstance(m, AlterPartitionRequest)]
     out += [AlterMinIsr(state.min_isr), AlterMinIsr(len(state.partition.target_replicas) + 1),
             AlterUncleanLeaderElection(state.unclean_leader_election)]
-    out += [UncleanRecovery(), UncleanLeaderElection(), CancelReassignment(), Consume(), ListOffsets()]
+    out += [UncleanRecovery(), UncleanLeaderElection(), ElectPreferredLeader(), CancelReassignment(), Consume(),
+            ListOffsets()]
     return out
 
 

@@ -14,7 +14,8 @@ Mapping (Kafka's ``ReplicationControlManager`` sets the builder up the same way)
 isAcceptableLeader is the SUT controller's "unfenced"; MinISR the config's; ELR
 on; the metadata version ``MetadataVersion.latestProduction()``; an unclean
 election allowed (``Election.UNCLEAN``) when the change allows one and
-``Config.unclean_leader_election`` is on, else ``Election.ONLINE``; replicas back
+``Config.unclean_leader_election`` is on, ``Election.PREFERRED`` for a preferred
+election, else ``Election.ONLINE``; replicas back
 from an unclean shutdown are ``setUncleanShutdownReplicas``. Directories are all
 ``DirectoryId.UNASSIGNED`` (the model has one log directory per broker) and the
 record's leader recovery state is dropped: the model has no LeaderRecoveryState
@@ -87,8 +88,9 @@ class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
         return registration_of(self.partition)
 
     def build_change(self, unclean_shutdown: frozenset[int] = frozenset(),
-                     unclean: bool = True) -> Optional[PartitionChangeRecord]:
-        """Kafka's record for the targets (None: Kafka's builder made none)."""
+                     unclean: bool = True, preferred: bool = False) -> Optional[PartitionChangeRecord]:
+        """Kafka's record for the targets (None: Kafka's builder made none);
+        ``preferred``: ``Election.PREFERRED``."""
         k = kafka()
         acceptable = self.is_acceptable_leader
         builder = k.Builder(self.registration(), k.topic_id, 0, lambda broker: bool(acceptable(int(broker))),
@@ -100,8 +102,8 @@ class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
         builder.setTargetRemoving(k.int_list(r for r in order if r in self.target_removing))
         if unclean_shutdown:
             builder.setUncleanShutdownReplicas(k.int_list(sorted(unclean_shutdown)))
-        builder.setElection(k.Election.UNCLEAN if unclean and self.unclean_leader_election
-                            else k.Election.ONLINE)
+        builder.setElection(k.Election.PREFERRED if preferred else
+                            k.Election.UNCLEAN if unclean and self.unclean_leader_election else k.Election.ONLINE)
         builder.setDefaultDirProvider(lambda broker: k.UNASSIGNED)
         built = builder.build()
         if not built.isPresent():

@@ -62,6 +62,18 @@ from .change_builder import change_record_of
 from .java import kafka
 
 
+def preferred_election_error(result: Any) -> Optional[str]:
+    """The error Kafka's ElectLeaders answer ``result`` (a ``ControllerResult``)
+    gives the partition, ``NAME: message``; None when it elected."""
+    k = kafka()
+    for topic in result.response().replicaElectionResults():
+        for partition in topic.partitionResult():
+            name = k.error_name(partition.errorCode())
+            if name is not None:
+                return f"{name}: {partition.errorMessage()}"
+    return None
+
+
 def config_record_of(message: Any) -> ConfigRecord:
     """Kafka's ``ConfigRecord`` of a dynamic topic config as the SUT's (its value
     parsed: an int MinISR, a bool for unclean leader election)."""
@@ -154,6 +166,21 @@ class ReplicationControlView:
     def recovery_candidates(self, log_info: Callable) -> tuple[int, ...]:
         """Kafka has no unclean recovery (``unclean.recovery.strategy``): none."""
         return ()
+
+    def preferred_election_refused(self) -> Optional[str]:
+        """Why ElectLeaders(PREFERRED) writes nothing now, asked of Kafka's
+        ``ReplicationControlManager.electLeaders`` (its records are not replayed):
+        its error for the partition, or None when it writes a change. A partition
+        whose first replica leads is answered from the registration
+        (ELECTION_NOT_NEEDED), without a call into Kafka on every probe."""
+        p = self.partition
+        if p is None:
+            return "no partition"
+        if p.replicas and p.leader == p.replicas[0]:
+            return "ELECTION_NOT_NEEDED"
+        result = self._controller.shim.electPreferredLeader()   # a probe's question: not logged
+        error = preferred_election_error(result)
+        return error if error is not None or list(result.records()) else "no record"
 
     def unclean_leader_election_candidate(self) -> Optional[int]:
         """The leader ``maybeElectUncleanLeaders`` would elect now, or None. It takes only
@@ -416,6 +443,16 @@ class KafkaQuorumController:
         """The periodic unclean election of a leaderless partition
         (``maybeElectUncleanLeaders``)."""
         self.commit(self.request("electUncleanLeaders").records())
+
+    def elect_preferred_leader(self) -> None:
+        """ElectLeaders with ElectionType.PREFERRED through Kafka's
+        ``ReplicationControlManager.electLeaders``, its records replayed; raises
+        ``KafkaRejected`` with the partition's error when Kafka elects nothing."""
+        result = self.request("electPreferredLeader")
+        error = preferred_election_error(result)
+        if error is not None:
+            raise KafkaRejected(f"ElectLeaders(PREFERRED): {error}")
+        self.commit(result.records())
 
     # ---------------------------------------------------------- configuration
 

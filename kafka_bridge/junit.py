@@ -29,6 +29,7 @@ _RESPONSES = {
     "alterPartitionReassignment": "org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData",
     "alterTopicConfig": None,
     "electUncleanLeaders": "java.lang.Boolean",
+    "electPreferredLeader": "org.apache.kafka.common.message.ElectLeadersResponseData",
 }
 #: Periodic tasks: a run that returned no record changed nothing, and is left out.
 _PERIODIC = frozenset({"fenceOneStaleBroker", "electUncleanLeaders"})
@@ -65,6 +66,7 @@ _SIMPLE_CALLS = {
     "alterPartition": "controller.alterPartition({request})",
     "alterPartitionReassignment": "replicationControl.alterPartitionReassignments({request})",
     "electUncleanLeaders": "replicationControl.maybeElectUncleanLeaders()",
+    "electPreferredLeader": "replicationControl.electLeaders({request})",
 }
 
 

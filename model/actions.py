@@ -146,6 +146,20 @@ class UncleanLeaderElection:
     pass
 
 
+@attrs.frozen
+class ElectPreferredLeader:
+    """ElectLeaders with ElectionType.PREFERRED — an operator's request, or the
+    controller's periodic leader balancing (``auto.leader.rebalance.enable``), one
+    code path in Kafka (``ReplicationControlManager.electLeader``,
+    ``PartitionChangeBuilder.electPreferredLeader``): a partition change in which
+    the first replica becomes leader when it is a valid leader (an unfenced ISR
+    member). Enabled when the first replica does not lead and the change writes
+    something (Kafka otherwise answers ELECTION_NOT_NEEDED or
+    PREFERRED_LEADER_NOT_AVAILABLE); under Kafka's rules the change also
+    completes a reassignment that can complete, whoever leads after it."""
+    pass
+
+
 # dynamic topic configuration (IncrementalAlterConfigs)
 @attrs.frozen
 class AlterMinIsr:
@@ -210,8 +224,8 @@ Action = Union[
     ReplicateMetadata, SendFetch, ReceiveFetchRequest, ReceiveFetchResponse,
     ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
     ReceiveAlterPartitionResponse,
-    Reassign, CancelReassignment, UncleanRecovery, UncleanLeaderElection, AlterMinIsr, AlterUncleanLeaderElection,
-    DropMessage,
+    Reassign, CancelReassignment, ElectPreferredLeader, UncleanRecovery, UncleanLeaderElection, AlterMinIsr,
+    AlterUncleanLeaderElection, DropMessage,
     Produce, Consume, ListOffsets, Heal,
 ]
 
@@ -301,6 +315,9 @@ ACTIONS: tuple[ActionKind, ...] = (
     ActionKind(Reassign, "reassignment", fault=True, broker_fields=("target",), weight=0.15, swarm=_RARE,
                tag="reassign→{target}"),
     ActionKind(CancelReassignment, "reassignment", fault=True, weight=0.3, swarm=_RARE, tag="cancel reassignment"),
+    # An operator's request (or the controller's leader balancing), as a move is. Not a
+    # fault: the leader it deposes stays an ISR member and a follower.
+    ActionKind(ElectPreferredLeader, "reassignment", weight=0.15, swarm=_RARE, tag="preferred leader"),
     # An operator's request to the controller, as a move is: in the same family, so a
     # walk over families does not spend a share of its own on it. A fault: it can
     # empty the ELR a leaderless partition waits on.

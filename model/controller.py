@@ -113,8 +113,11 @@ def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr:
 
 
 def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, ...]] = None,
-          unclean: bool = True) -> tuple[PartitionMetadata, Optional[str]]:
-    """Election (§2.8): keep a still-valid leader; else the first unfenced ISR
+          unclean: bool = True, preferred: bool = False) -> tuple[PartitionMetadata, Optional[str]]:
+    """With ``preferred`` (ElectLeaders PREFERRED, ``PartitionChangeBuilder.
+    electPreferredLeader``) the first replica when it is a valid leader (an unfenced
+    ISR member, or ELR member while the ISR is empty, moved to the ISR); then, as
+    for any election: keep a still-valid leader; else the first unfenced ISR
     member; else the first unfenced ELR member, moved to the ISR (case B; under
     Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR only while the ISR is empty,
     PartitionChangeBuilder.isValidNewLeader); else NoLeader. ``order`` defaults to
@@ -128,6 +131,10 @@ def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, 
     ``unclean``, the first unfenced replica (electAnyLeader, Election.UNCLEAN).
     Either sets ISR = [leader] and empties the ELR (maybeUpdateRecordElr)."""
     order = d.replicas if order is None else order
+    first = d.replicas[0] if d.replicas else NO_LEADER
+    valid_first = first in d.isr or (not d.isr and first in d.elr)   # isValidNewLeader
+    if preferred and first != NO_LEADER and valid_first and _unfenced(state, first):
+        return attrs.evolve(d, leader=first, isr=d.isr | {first}, elr=d.elr - {first}), None
     if d.leader in d.isr and _unfenced(state, d.leader):
         return d, None
     for r in order:
@@ -203,12 +210,13 @@ def maybe_complete_reassignment(state: ClusterState, d: PartitionMetadata) -> tu
 
 
 def change_partition(state: ClusterState, d: PartitionMetadata, unclean_restart: frozenset[int] = frozenset(),
-                     bump_leader_epoch: bool = False, unclean: bool = True) -> ClusterState:
+                     bump_leader_epoch: bool = False, unclean: bool = True, preferred: bool = False) -> ClusterState:
     """One partition change the way PartitionChangeBuilder.build makes it
     (completeReassignmentIfNeeded under Rule.REASSIGNMENT_COMPLETION, the election,
     the ELR rules with the previous ISR's removals, then the record) and commit it.
     ``d`` holds the change's targets (ISR, replicas, ...); ``unclean``: whether the
-    election may be unclean (Election.UNCLEAN, Rule.UNCLEAN_ELECTION_IN_CHANGES)."""
+    election may be unclean (Election.UNCLEAN, Rule.UNCLEAN_ELECTION_IN_CHANGES);
+    ``preferred``: the preferred election (Election.PREFERRED)."""
     p = state.partition
     how = None
     completed = False
@@ -219,7 +227,7 @@ def change_partition(state: ClusterState, d: PartitionMetadata, unclean_restart:
             bump_leader_epoch = True
     if completed and d.leader not in d.isr:
         d = attrs.evolve(d, leader=NO_LEADER)
-    d, how = elect(state, d, unclean=unclean)
+    d, how = elect(state, d, unclean=unclean, preferred=preferred)
     # After an unclean election the ELR is void (PartitionChangeBuilder.maybeUpdateRecordElr).
     d = apply_elr_rules(state, d, p.isr - d.isr, unclean_restart) if how is None else d
     return commit_election(state, d, how, bump_leader_epoch)
@@ -467,6 +475,30 @@ def cancel_reassignment(state: ClusterState) -> ClusterState:
     if forced and how is None:
         state = _report(state, UNCLEAN_LEADER_ELECTION, original[0])
     return state
+
+
+def preferred_election_refused(state: ClusterState) -> Optional[str]:
+    """Why ElectLeaders with ElectionType.PREFERRED writes nothing now, in Kafka's
+    words (``ReplicationControlManager.electLeader``), or None when it writes a
+    partition change: ELECTION_NOT_NEEDED while the first replica leads
+    (``hasPreferredLeader``); PREFERRED_LEADER_NOT_AVAILABLE when the change it
+    would make (``elect_preferred_leader``) changes nothing."""
+    p = state.partition
+    if p.replicas and p.leader == p.replicas[0]:
+        return f"ELECTION_NOT_NEEDED: the preferred replica {p.replicas[0]} leads already"
+    if len(elect_preferred_leader(state).controller.metadata_log) == len(state.controller.metadata_log):
+        return (f"PREFERRED_LEADER_NOT_AVAILABLE: the preferred replica {p.replicas[0] if p.replicas else None} "
+                f"cannot lead and nothing else changes")
+    return None
+
+
+def elect_preferred_leader(state: ClusterState) -> ClusterState:
+    """ElectLeaders with ElectionType.PREFERRED (an operator's request, or the
+    controller's leader balancing): one partition change made as any other
+    (``change_partition``: under Rule.REASSIGNMENT_COMPLETION a reassignment that
+    can complete completes first, as Kafka's ``build`` does) with the preferred
+    election (``elect``'s ``preferred``). Nothing is written when nothing changes."""
+    return change_partition(state, state.partition, unclean=False, preferred=True)
 
 
 def can_cancel_reassignment(state: ClusterState) -> bool:

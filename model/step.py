@@ -13,6 +13,7 @@ from . import clock
 from . import controller as ctl
 from . import replica as rep
 from .actions import (Action, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, CancelReassignment,
+                      ElectPreferredLeader,
                       Consume, ControlledShutdown, DropMessage,
                       FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
                       ProposeIsrShrinkMany, Produce,
@@ -389,6 +390,10 @@ def _g_unclean_recovery(s: ClusterState, a: UncleanRecovery) -> Optional[str]:
     return None
 
 
+def _g_preferred_election(s: ClusterState, a: ElectPreferredLeader) -> Optional[str]:
+    return ctl.preferred_election_refused(s)
+
+
 def _g_unclean_election(s: ClusterState, a: UncleanLeaderElection) -> Optional[str]:
     if ctl.unclean_election_candidate(s) is None:
         return "legacy unclean leader election is disabled or not possible (ch7)"
@@ -511,6 +516,7 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     CancelReassignment: (_g_cancel, lambda s, a: ctl.cancel_reassignment(s)),
     UncleanRecovery: (_g_unclean_recovery, lambda s, a: ctl.unclean_recovery(s)),
     UncleanLeaderElection: (_g_unclean_election, lambda s, a: ctl.unclean_leader_election(s)),
+    ElectPreferredLeader: (_g_preferred_election, lambda s, a: ctl.elect_preferred_leader(s)),
     AlterMinIsr: (_g_alter_min_isr, lambda s, a: ctl.alter_min_isr(s, a.min_isr)),
     AlterUncleanLeaderElection: (_g_alter_unclean, lambda s, a: ctl.alter_unclean_leader_election(s, a.enable)),
     DropMessage: (_g_drop, lambda s, a: remove_message(s, a.msg)),
@@ -616,6 +622,7 @@ def _candidates(state: ClusterState, classes: Optional[AbstractSet[type]] = None
         for t in _reassign_targets(state):
             yield Reassign(t)
     yield CancelReassignment()
+    yield ElectPreferredLeader()
     yield UncleanRecovery()
     yield UncleanLeaderElection()
     for m in range(1, len(state.partition.target_replicas) + 1):

@@ -132,6 +132,12 @@ CATALOGUE: tuple[tuple, ...] = (
      "(Kafka's DynamicConfigPublisher, LogManager.updateTopicConfig); the buggy broker updates its metadata image "
      "only, so its leader keeps advancing the HWM and acknowledging acks=all writes under the MinISR the topic was "
      "created with."),
+    ("PREFERRED_ELECTION_IGNORES_ISR",
+     "§2.8", "sut/change_builder.py PartitionChangeBuilder.elect_leader",
+     "ElectLeaders(PREFERRED) makes the first replica leader only when it is an unfenced ISR member "
+     "(PartitionChangeBuilder.isValidNewLeader); the buggy controller checks only that it is unfenced, so a replica "
+     "that was shrunk out, or has not caught up since it came back, becomes leader without the acknowledged writes "
+     "it lacks."),
     ("PENDING_WRITES_KEPT_ON_STEP_DOWN",
      "§2.6, §2.10.4", "sut/replica_manager.py ReplicaManager.apply_image",
      "A leader that becomes a follower fails its waiting acks=all writes (NOT_LEADER_OR_FOLLOWER); the buggy "

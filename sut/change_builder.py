@@ -44,8 +44,11 @@ class PartitionChangeBuilder:
 
     # ------------------------------------------------------------- elections (§2.8)
 
-    def elect_leader(self, order: Optional[Iterable[int]] = None, unclean: bool = True) -> None:
-        """Keep a leader that is still in the ISR and unfenced; else the first
+    def elect_leader(self, order: Optional[Iterable[int]] = None, unclean: bool = True,
+                     preferred: bool = False) -> None:
+        """With ``preferred`` (``Election.PREFERRED``, ``electPreferredLeader``) the
+        first target replica when it is an unfenced ISR member. Otherwise, and
+        then: keep a leader that is still in the ISR and unfenced; else the first
         unfenced ISR member; else the first unfenced ELR member, which moves to the
         ISR (§5.2.1 case B); else, under Kafka's rules, the last known leader once
         ISR and ELR are empty (``canElectLastKnownLeader``), then with unclean
@@ -53,6 +56,16 @@ class PartitionChangeBuilder:
         an unclean election with ISR = [it]; else NO_LEADER."""
         order = tuple(self.target_replicas if order is None else order)
         ok = self.is_acceptable_leader
+        first = self.target_replicas[0] if self.target_replicas else NO_LEADER
+        # isValidNewLeader: an ISR member, or an ELR member while the ISR is empty
+        valid = first in self.target_isr or (not self.target_isr and first in self.target_elr)
+        if Bug.PREFERRED_ELECTION_IGNORES_ISR in self.bugs:
+            valid = first in self.target_replicas          # BUG: any replica, caught up or not
+        if preferred and first != NO_LEADER and valid and ok(first):
+            self.target_leader = first
+            self.target_isr = self.target_isr | {first} if first in self.target_elr else self.target_isr
+            self.target_elr = self.target_elr - {first}
+            return
         if self.target_leader in self.target_isr and ok(self.target_leader):
             return
         for r in order:
@@ -152,18 +165,19 @@ class PartitionChangeBuilder:
     # ------------------------------------------------------------------- build
 
     def build_change(self, unclean_shutdown: frozenset[int] = frozenset(),
-                     unclean: bool = True) -> Optional[PartitionChangeRecord]:
+                     unclean: bool = True, preferred: bool = False) -> Optional[PartitionChangeRecord]:
         """The record of one change decided from the targets, in Kafka's
         ``PartitionChangeBuilder.build`` order: complete a reassignment when its rule
         allows (``completeReassignmentIfNeeded``), elect (keeping a valid leader;
-        ``unclean``: an unclean election is allowed), apply the ELR rules to what
+        ``unclean``: an unclean election is allowed; ``preferred``: the preferred
+        replica first, ``elect_leader``), apply the ELR rules to what
         left the ISR (``unclean_shutdown``: replicas back from an unclean shutdown,
         ``setUncleanShutdownReplicas``), build. None: nothing changed."""
         p = self.partition
         if self.config.follows(Rule.REASSIGNMENT_COMPLETION) and (self.target_adding or self.target_removing):
             if self.complete_reassignment() and self.target_leader not in self.target_isr:
                 self.target_leader = NO_LEADER
-        self.elect_leader(unclean=unclean)
+        self.elect_leader(unclean=unclean, preferred=preferred)
         if self.election is None:   # after an unclean election the ELR is void (maybeUpdateRecordElr)
             self.apply_elr_rules(p.isr - self.target_isr, unclean_shutdown)
         return self.build()

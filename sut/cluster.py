@@ -10,7 +10,7 @@ by the ``Enablement`` mixin (``enablement.py``). It keeps no ghost history.
 
 from __future__ import annotations
 
-from model import (ActionNotEnabled, AdvanceTime, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection,
+from model import (ActionNotEnabled, AdvanceTime, ElectPreferredLeader, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection,
                    CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
                    FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
@@ -62,6 +62,7 @@ class Cluster(Enablement):
         CancelReassignment: ("_g_cancel", "_e_cancel"),
         UncleanRecovery: ("_g_unclean_recovery", "_e_unclean_recovery"),
         UncleanLeaderElection: ("_g_unclean_election", "_e_unclean_election"),
+        ElectPreferredLeader: ("_g_preferred_election", "_e_preferred_election"),
         AlterMinIsr: ("_g_alter_min_isr", "_e_alter_min_isr"),
         AlterUncleanLeaderElection: ("_g_alter_unclean", "_e_alter_unclean"),
         DropMessage: ("_g_drop", "_e_drop"),
@@ -233,6 +234,9 @@ class Cluster(Enablement):
 
     def _e_unclean_election(self, a: UncleanLeaderElection) -> None:
         self.controller.unclean_leader_election()
+
+    def _e_preferred_election(self, a: ElectPreferredLeader) -> None:
+        self.controller.elect_preferred_leader()
 
     # -------------------------------------------------------- configuration
 

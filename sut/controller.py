@@ -118,6 +118,10 @@ class QuorumController:
     def unclean_leader_election(self) -> None:
         self.replication.unclean_leader_election()
 
+    def elect_preferred_leader(self) -> None:
+        """ElectLeaders with ElectionType.PREFERRED (``ReplicationControlManager.electLeaders``)."""
+        self.replication.elect_preferred_leader()
+
     # ------------------------------------------------------ configuration
 
     def incremental_alter_configs(self, name: str, value: object) -> None:

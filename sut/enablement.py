@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from model import (NO_LEADER, AdvanceTime, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config,
+from model import (NO_LEADER, AdvanceTime, ElectPreferredLeader, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config,
                    Consume,
                    ControlledShutdown, DropMessage, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign, ReceiveAlterPartition,
@@ -269,6 +269,10 @@ class Enablement:
         if not self.controller.replication.recovery_candidates(self._log_info):
             return f"unclean recovery ({self.config.unclean_recovery}) cannot run now (§5.3.1)"
         return None
+
+    def _g_preferred_election(self, a: ElectPreferredLeader) -> Reason:
+        why = self.controller.replication.preferred_election_refused()
+        return None if why is None else f"ElectLeaders(PREFERRED) writes nothing: {why}"
 
     def _g_unclean_election(self, a: UncleanLeaderElection) -> Reason:
         if self.controller.replication.unclean_leader_election_candidate() is None:

@@ -106,10 +106,10 @@ class ReplicationControlManager:
             self._replay(builder, record)
 
     def _change(self, b: PartitionChangeBuilder, unclean_shutdown: frozenset[int] = frozenset(),
-                unclean: bool = True) -> None:
+                unclean: bool = True, preferred: bool = False) -> None:
         """One change decided by the builder from its targets, as Kafka's
         ``PartitionChangeBuilder.build`` decides it (``build_change``), committed."""
-        record = b.build_change(unclean_shutdown, unclean)
+        record = b.build_change(unclean_shutdown, unclean, preferred)
         if record is not None:
             self._replay(b, record)
 
@@ -425,6 +425,26 @@ class ReplicationControlManager:
         b.target_last_known_elr = p.last_known_elr - {best}
         b.apply_elr_rules()
         self._commit(b)
+
+    def preferred_election_refused(self) -> Optional[str]:
+        """Why ElectLeaders with ElectionType.PREFERRED writes nothing now, or None
+        (``electLeader``): ELECTION_NOT_NEEDED while the first replica leads;
+        PREFERRED_LEADER_NOT_AVAILABLE when the builder's change with the preferred
+        election (``Election.PREFERRED``) changes nothing."""
+        p = self.partition
+        if p is None:
+            return "no partition"
+        if p.replicas and p.leader == p.replicas[0]:
+            return "ELECTION_NOT_NEEDED"
+        if self._builder().build_change(unclean=False, preferred=True) is None:
+            return "PREFERRED_LEADER_NOT_AVAILABLE"
+        return None
+
+    def elect_preferred_leader(self) -> None:
+        """ElectLeaders with ElectionType.PREFERRED: the builder's change with the
+        preferred election, committed (a reassignment that can complete completes
+        in it, as in any change Kafka's builder makes)."""
+        self._change(self._builder(), unclean=False, preferred=True)
 
     def unclean_leader_election_candidate(self) -> Optional[int]:
         """Legacy unclean election (ch7): with no leader and an empty ISR, the first

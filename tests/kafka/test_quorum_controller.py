@@ -24,7 +24,8 @@ NOT_EXPRESSIBLE = {
                                       "ELR), and a broker registering again while its previous session, expired, "
                                       "is not fenced yet (StartBroker needs the previous broker epoch fenced)",
     "testMinIsrUpdateWithElr": "configs (min.insync.replicas changed at run time) and several topics",
-    "testBalancePartitionLeaders": "preferred leader election (leader imbalance) and several partitions",
+    "testBalancePartitionLeaders": "several partitions (the leader imbalance the controller balances is over "
+                                   "a broker's partitions)",
     "testNoOpRecordWriteAfterTimeout": "the controller's NoOpRecords and the metadata log's high watermark (time)",
     "testRegisterBrokerKRaftVersions": "features (kraft.version) at broker registration",
     "testUnregisterBroker": "broker unregistration, topic creation and a replication factor of 1 on one broker",

@@ -18,7 +18,7 @@ import pytest
 
 import model
 from model import (AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse,
-                   Config, ControlledShutdown, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
+                   Config, ControlledShutdown, ElectPreferredLeader, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    SendFetch, StartBroker, UncleanRecovery, UncleanShutdown, UnfenceBroker)
@@ -327,6 +327,14 @@ def epoch_assign_keeps_later_offsets(t: Trio) -> None:
     t.serve(t.send_fetch(3))           # the leader's End Offset for that epoch
 
 
+def preferred_election_ignores_isr(t: Trio) -> None:
+    t.produce(1)
+    t.do(FenceBroker(1))               # leader 2, ISR [2, 3]; 1 holds an unreplicated write
+    t.sync(1)
+    t.do(UnfenceBroker(1))             # back, not yet in the ISR
+    t.attempt(ElectPreferredLeader())  # 1 is not an ISR member: no preferred election
+
+
 SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.EPOCH_ASSIGN_KEEPS_LATER_OFFSETS: (C3_UNWRITTEN, epoch_assign_keeps_later_offsets),
     Bug.EPOCH_CACHE_NOT_TRUNCATED: (C3, epoch_cache_not_truncated),
@@ -350,6 +358,7 @@ SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH: (C3, controlled_shutdown_without_flush),
     Bug.PENDING_WRITES_KEPT_ON_STEP_DOWN: (C3, pending_writes_kept_on_step_down),
     Bug.MIN_ISR_CHANGE_NOT_APPLIED_TO_LOG: (C3, min_isr_change_not_applied_to_log),
+    Bug.PREFERRED_ELECTION_IGNORES_ISR: (C3, preferred_election_ignores_isr),
 }
 
 

@@ -4,6 +4,7 @@
 package org.apache.kafka.controller;
 
 import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
@@ -16,6 +17,8 @@ import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
 import org.apache.kafka.common.message.BrokerRegistrationRequestData;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.message.ElectLeadersRequestData;
+import org.apache.kafka.common.message.ElectLeadersResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -282,6 +285,19 @@ public final class ReplicheckControllerShim {
 
     /** The periodic unclean election of leaderless partitions
      *  (ReplicationControlManager.maybeElectUncleanLeaders). */
+    /** ElectLeaders with ElectionType.PREFERRED for the partition: an operator's
+     *  request (the controller's leader balancing, maybeBalancePartitionLeaders, elects
+     *  through the same electLeader). */
+    public ControllerResult<ElectLeadersResponseData> electPreferredLeader() {
+        ElectLeadersRequestData.TopicPartitionsCollection partitions =
+            new ElectLeadersRequestData.TopicPartitionsCollection();
+        partitions.add(new ElectLeadersRequestData.TopicPartitions().setTopic(TOPIC).setPartitions(List.of(0)));
+        ElectLeadersRequestData request = new ElectLeadersRequestData()
+            .setElectionType(ElectionType.PREFERRED.value).setTopicPartitions(partitions);
+        lastRequest = request;
+        return replicationControl.electLeaders(request);
+    }
+
     public ControllerResult<Boolean> electUncleanLeaders() {
         lastRequest = null;
         return replicationControl.maybeElectUncleanLeaders();
