@@ -114,7 +114,8 @@ class TargetResult(SearchTally):
 class Progress:
     """A snapshot of the campaign for a display. targets: how many in all;
     finished: the targets whose verdict is final (their flaw found, an error), in
-    the order they finished; searching: targets running or still to run again;
+    the order they finished, each as it stands now (a find's reduction replaces
+    its counterexample ids); searching: targets running or still to run again;
     waiting: targets not started yet; examples, steps, runs: so far (running
     units as far as reported); finds: targets with a counterexample;
     elapsed_s: seconds since the campaign started; reductions: counterexamples
@@ -196,7 +197,7 @@ class Scheduler:
         self.search_end = search_end
         self.deadline = search_end if deadline is None else deadline
         self.started = started
-        self._finished: list[TargetResult] = []
+        self._finished: list[_Track] = []   # in the order their verdicts became final
 
     # ------------------------------------------------------------ handing out
 
@@ -299,7 +300,7 @@ class Scheduler:
 
     def _note_if_final(self, track: _Track, was_final: bool) -> None:
         if not was_final and self._final(track):
-            self._finished.append(self._result(track, NOT_SCHEDULED))
+            self._finished.append(track)
 
     @property
     def running(self) -> int:
@@ -373,7 +374,8 @@ class Scheduler:
         partials = [p for t in self.tracks for p in t.partial.values()]
         units = [r for t in self.tracks for r in t.done + t.lost_results] + partials
         return Progress(
-            targets=len(self.tracks), finished=tuple(self._finished),
+            # as they stand now: a find's reduction replaces its counterexample ids
+            targets=len(self.tracks), finished=tuple(self._result(t, NOT_SCHEDULED) for t in self._finished),
             searching=sum(1 for t in self.tracks if t.searching and t.started),
             waiting=sum(1 for t in self.tracks if t.searching and not t.started),
             examples=sum(r.examples for r in units), steps=sum(r.steps for r in units),

@@ -71,6 +71,9 @@ def test_reductions_go_first_once_no_flaw_searches_and_replace_the_found_rows():
     result = {r.target.label: r for r in s.results()}["variant:NO_ELR"]
     assert (result.verdict, result.counterexample_ids, result.shrunk_steps, result.reduced_steps) == \
         (FOUND, ("c2",), 40, 3)
+    # The live view draws what the progress names: the reduced counterexample now.
+    (shown,) = s.snapshot(6.0).finished
+    assert shown.counterexample_ids == ("c2",)
     assert s.next_unit(6.0).reduce is None and s.snapshot(6.0).reductions == 0
 
 
