@@ -30,12 +30,9 @@ from store.writer import new_run_id
 
 from .display import Display
 from .live import LiveView
-from .report_job import build_report_within, report_master
+from .report_job import ReportOutcome, ReportProcess, build_report_within, report_master, report_reserve_s
 from .verdicts import counts_line, final_line, kill_matrix
 
-#: Kept back from the budget for the Spark report: the JVM's start, a dozen small
-#: jobs and the diagrams take 20-35 s on two cores for a campaign's corpus.
-REPORT_RESERVE_S = 45.0
 
 
 class SigtermInterrupts:
@@ -186,7 +183,7 @@ def _session(r: FuzzRequest) -> _Session:
             pass
     except LinkRefused as e:
         raise ValueError(str(e)) from None
-    reserve_s = min(REPORT_RESERVE_S, r.budget_s / 2) if r.report_dir is not None else 0.0
+    reserve_s = report_reserve_s(corpus, len(targets), r.budget_s) if r.report_dir is not None else 0.0
     return _Session(r, tuple(targets), n_workers, secrets.randbits(32) if r.seed is None else r.seed, corpus,
                     run_id, log, started, max(1.0, r.budget_s - reserve_s - GRACE_S), known)
 
@@ -235,7 +232,8 @@ def fuzz(request: FuzzRequest) -> int:
     session = _session(request)
     _announce(session)
     live_view = _live_view(session)
-    with SigtermInterrupts() as term:
+    # Spark starts and warms up while the search runs; stopped however the campaign ends.
+    with _report_process(session) as report, SigtermInterrupts() as term:
         with Display(session.search_s) as display:
             def on_progress(p: Progress) -> None:
                 display.update(p)
@@ -250,16 +248,45 @@ def fuzz(request: FuzzRequest) -> int:
         term.raising = False   # from here on a SIGTERM is only noted: the results are printed
         if live_view is not None:
             live_view.finish(result)
-        return _finish(session, result, term.received)
+        return _finish(session, result, term.received, report)
 
 
-def _report(session: _Session, result: CampaignResult) -> None:
+class _ReportAtTheEnd:
+    """The report of a campaign on a standalone cluster (or of none): built by
+    a process started when the search is over (``build_report_within``), since
+    a report application started meanwhile would take the cluster's cores
+    from the campaign's, or wait for them."""
+
+    def __init__(self, out_dir: Path, master: Optional[str]) -> None:
+        self.out_dir, self.master = out_dir, master
+
+    def __enter__(self) -> "_ReportAtTheEnd":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def build(self, corpus: Any, seconds: float, targets: list[str], run_id: str) -> ReportOutcome:
+        return build_report_within(corpus, self.out_dir, seconds, targets, run_id, self.master)
+
+
+def _report_process(session: _Session) -> "ReportProcess | _ReportAtTheEnd":
+    """The campaign's report process (``report_job.ReportProcess``), started
+    now, warming Spark up while the search runs; on a standalone cluster, or
+    without a report, one started at the end."""
+    r = session.request
+    out = Path(r.report_dir or ".").resolve()
+    if r.report_dir is None or report_master(r.master) != "local[*]":
+        return _ReportAtTheEnd(out, r.master)
+    return ReportProcess(out)
+
+
+def _report(session: _Session, result: CampaignResult, process: "ReportProcess | _ReportAtTheEnd") -> None:
     """Build the Spark report within what is left of the budget, and say where it
     is, or why it was not built and how to build it."""
     r = session.request
     left = session.started + r.budget_s - time.time()
-    outcome = build_report_within(session.corpus, Path(r.report_dir).resolve(), left,
-                                  [t.label for t in session.targets], session.run_id, r.master)
+    outcome = process.build(session.corpus, left, [t.label for t in session.targets], session.run_id)
     if outcome.path is not None:
         print(f"\nreport: {outcome.path}  (Spark's log: {outcome.log})", flush=True)
         return
@@ -269,16 +296,17 @@ def _report(session: _Session, result: CampaignResult) -> None:
           flush=True)
 
 
-def _finish(session: _Session, result: CampaignResult, received: list[int]) -> int:
-    """Print the campaign's results (the kill matrix, the counts, the report, the
-    final line); returns the exit status (``fuzz``)."""
+def _finish(session: _Session, result: CampaignResult, received: list[int], report: Any) -> int:
+    """Print the campaign's results (the kill matrix, the counts, the report
+    ``report``, a ``ReportProcess``, builds, the final line); returns the exit
+    status (``fuzz``)."""
     if result.interrupted:
         how = signal.Signals(received[0]).name if received else "Ctrl-C"
         print(f"\ninterrupted ({how}): the workers were stopped; what they found is in {session.corpus}", flush=True)
     print("\nkill matrix (this campaign):\n" + kill_matrix(result), flush=True)
     print(counts_line(result), flush=True)
     if session.request.report_dir is not None and not result.interrupted and not received:
-        _report(session, result)
+        _report(session, result, report)
     log = session.log
     if log.exists() and log.stat().st_size:
         print(f"workers' output (warnings, errors): {log}", flush=True)

@@ -28,6 +28,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.driver.memory": "4g",
     "spark.sql.adaptive.enabled": "true",
+    # A corpus table is handed to Spark as its list of files (hundreds of small
+    # ones): listed on the driver, not by a Spark job per table (seconds each).
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
 }
 
 _LOG4J2 = """\

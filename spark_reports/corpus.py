@@ -38,11 +38,16 @@ stores only with the cloud connector jars (``hadoop-aws``, the GCS connector)
 on its classpath, which replicheck does not ship. The corpus then has to fit in
 the driver's memory (a few thousand rows take a few MB). Any other URI (``s3a://``
 with the connector configured) is listed and read by Spark itself, unchecked.
+A local corpus of at most ``DRIVER_READ_MAX_BYTES`` of data files is read the
+same way, by the driver (a campaign's hundreds of small files cost Spark a
+reader each): a file pyarrow cannot read whole is skipped with what it says.
 """
 
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +61,15 @@ from store.schema import (ACTION_FAMILIES, COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLE
                           data_problem, row_reason, skipped_count, table_files)
 
 PathLike = Union[str, os.PathLike]
+
+#: A local corpus whose data files hold at most this many bytes is read by the
+#: driver with pyarrow and handed to Spark as Arrow tables, as a remote one is:
+#: a campaign's corpus is hundreds of small files, each of which costs Spark a
+#: reader of its own (half the load's time); larger ones are read by Spark.
+DRIVER_READ_MAX_BYTES = 64 * 1024 * 1024
+
+#: The corpus's tables and their schemas, counterexamples first.
+_SCHEMAS = {COUNTEREXAMPLES: COUNTEREXAMPLE_SCHEMA, RUNS: RUN_SCHEMA}
 
 
 #: Action arguments left out of ``key_arg``: message ids and produced values are
@@ -321,8 +335,7 @@ def load_corpus(spark, path: PathLike, register: bool = True) -> Corpus:
         tables = _checked_tables(text, local, remote)
     else:  # a URI pyarrow does not open: let Spark list it
         tables = _spark_listed_tables(spark, text)
-    ce = tables.frame(spark, COUNTEREXAMPLES, COUNTEREXAMPLE_SCHEMA)
-    runs = tables.frame(spark, RUNS, RUN_SCHEMA)
+    ce, runs = tables.frames(spark)
     skipped = tuple(sorted(tables.skipped, key=lambda s: (str(s.path), -1 if s.row is None else s.row)))
     corpus = Corpus(text, ce, runs, steps_of(ce), tables.notes(), tables.counts[COUNTEREXAMPLES],
                     tables.counts[RUNS], tables.newest, skipped=skipped, cached=tuple(tables.cached))
@@ -368,25 +381,44 @@ def null_problem(table: str):
     return F.coalesce(*checks)
 
 
+#: How many reads have Spark's task failure loggers off (``_quiet_task_failures``)
+#: and their levels before the first; the tables are read at once.
+_QUIET: dict = {"readers": 0, "before": {}}
+_QUIET_LOCK = threading.Lock()
+
+
 @contextmanager
 def _quiet_task_failures(spark):
     """Spark's own log lines about a failed task (a file it could not read: an
     ERROR and a Java stack each) off meanwhile, in this JVM (local mode; a
-    cluster's executors log on their hosts); restored after."""
-    try:
-        jvm = spark.sparkContext._jvm
-        log4j = jvm.org.apache.logging.log4j
-        manager, configurator = log4j.LogManager, log4j.core.config.Configurator
-        before = {name: manager.getLogger(name).getLevel() for name in _TASK_LOGGERS}
-        for name in _TASK_LOGGERS:
-            configurator.setLevel(name, log4j.Level.OFF)
-    except Exception:   # another logging back end: its lines stay
-        before = {}
+    cluster's executors log on their hosts); restored after the last of the
+    reads meanwhile."""
+    with _QUIET_LOCK:
+        if _QUIET["readers"] == 0:
+            _QUIET["before"] = _set_task_loggers(spark, None)
+        _QUIET["readers"] += 1
     try:
         yield
     finally:
-        for name, level in before.items():
-            configurator.setLevel(name, level)
+        with _QUIET_LOCK:
+            _QUIET["readers"] -= 1
+            if _QUIET["readers"] == 0:
+                _set_task_loggers(spark, _QUIET["before"])
+
+
+def _set_task_loggers(spark, levels: Optional[dict]) -> dict:
+    """Set ``_TASK_LOGGERS`` to ``levels`` (None: off); returns their levels
+    before ({} when they cannot be set: another logging back end, whose lines
+    stay)."""
+    try:
+        log4j = spark.sparkContext._jvm.org.apache.logging.log4j
+        manager, configurator = log4j.LogManager, log4j.core.config.Configurator
+        before = {name: manager.getLogger(name).getLevel() for name in _TASK_LOGGERS}
+        for name in _TASK_LOGGERS:
+            configurator.setLevel(name, log4j.Level.OFF if levels is None else levels[name])
+        return before
+    except Exception:
+        return {}
 
 
 def _file_of(text: str, files: Optional[Iterable[object]]) -> object:
@@ -486,25 +518,45 @@ class _Tables:
 
     cached: list = field(default_factory=list)
 
-    def frame(self, spark, t: str, schema: pa.Schema):
-        """Table ``t`` as a DataFrame (empty, with the schema's columns, when it
-        has no rows), read whole once and cached (``_read_checked``): a file
-        Spark cannot read and each row breaking the schema's non-null rules are
-        added to ``skipped``, the rest is the frame."""
+    def frames(self, spark) -> tuple:
+        """The counterexamples' and the runs' frames (``frame``), both tables
+        read at once, from a thread each (a small corpus's two reads are mostly
+        waiting on Spark's planning and scheduling, which overlap)."""
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="replicheck-load") as pool:
+            reads = [pool.submit(self._read, spark, t, schema) for t, schema in _SCHEMAS.items()]
+        failed = next((r.exception() for r in reads if r.exception() is not None), None)
+        if failed is not None:   # the other table's cache is freed: the corpus is not loaded
+            for r in reads:
+                for frame in [] if r.exception() is not None else r.result()[1]:
+                    frame.unpersist()
+            raise failed
+        return tuple(self._merge(spark, t, schema, *r.result()) for (t, schema), r in zip(_SCHEMAS.items(), reads))
+
+    def _read(self, spark, t: str, schema: pa.Schema) -> tuple[Optional[object], list, list[Skipped]]:
+        """Table ``t`` read whole once and cached (``_read_checked``): ``(frame,
+        cached, skipped)``, ``frame`` None when it has no rows or no file of it
+        could be read after all. Changes nothing of ``self``."""
         if not self.present[t]:
-            return _empty(spark, schema)
+            return None, [], []
         if t in self.arrow:
             def read(_files):
                 return spark.createDataFrame(self.arrow[t], _placed_schema(schema))
         else:
             def read(files):
                 return _placed(_read_table(spark, self.locations[t], schema, files))
-        frame, cached, skipped = _read_checked(read, self.files[t], t, self.locations[t])
+        return _read_checked(read, self.files[t], t, self.locations[t])
+
+    def _merge(self, spark, t: str, schema: pa.Schema, frame: Optional[object], cached: list,
+               skipped: list[Skipped]):
+        """Table ``t`` as a DataFrame (empty, with the schema's columns, when
+        it has no rows), ``_read``'s outcome added to what was found: a file
+        Spark cannot read and each row breaking the schema's non-null rules to
+        ``skipped``."""
         self.skipped += tuple(skipped)
         self.cached += cached
         if self.counts[t] is not None:
             self.counts[t] -= sum(s.row is None for s in skipped)
-        if frame is None:   # no file of it could be read after all
+        if frame is None:   # no rows, or no file of it could be read after all
             self.present[t] = False
             return _empty(spark, schema)
         return frame
@@ -542,14 +594,25 @@ def _checked_tables(text: str, local: Optional[Path], remote) -> _Tables:
                      max(f.newest_version for f in found.values()), files, skipped=skipped)
     if local is not None:
         tables.locations = {t: _uri(local / t) for t in files}
-        return tables
-    tables.locations = {t: str(remote / t) for t in files}
-    for t, schema in ((COUNTEREXAMPLES, COUNTEREXAMPLE_SCHEMA), (RUNS, RUN_SCHEMA)):
+        if sum(_size(f) for t in files for f in files[t]) > DRIVER_READ_MAX_BYTES:
+            return tables
+    else:
+        tables.locations = {t: str(remote / t) for t in files}
+    for t, schema in _SCHEMAS.items():
         if files[t]:
             tables.arrow[t], lost = _arrow_table(files[t], t, schema)
             tables.skipped += tuple(lost)
             tables.counts[t] -= len(lost)
+            tables.present[t] = len(lost) < len(files[t])
     return tables
+
+
+def _size(path: Path) -> int:
+    """``path``'s size in bytes (0: it cannot be read, which its reading says)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _spark_listed_tables(spark, text: str) -> _Tables:

@@ -46,8 +46,18 @@ def bad_rows(bad: dict) -> tuple[int, int]:
     return sum(k in rows for k in bad), sum(k.startswith("runs:") and k[5:] in rows for k in bad)
 
 
+@pytest.fixture(params=["by the driver", "by Spark"])
+def read_by(request, monkeypatch):
+    """Who reads the local corpus's files: the driver, with pyarrow (a small
+    corpus), or Spark (one over ``DRIVER_READ_MAX_BYTES``)."""
+    import spark_reports.corpus
+    if request.param == "by Spark":
+        monkeypatch.setattr(spark_reports.corpus, "DRIVER_READ_MAX_BYTES", 0)
+    return request.param
+
+
 def test_a_report_over_bad_files_reports_every_good_row_and_names_each_bad_file_once(spark, bad_corpus, tmp_path,
-                                                                                        capsys):
+                                                                                        capsys, read_by):
     from spark_reports import kill_matrix, load_corpus, signature_buckets
     from spark_reports.analyses import overview
     from spark_reports.cli import PARTIAL, main

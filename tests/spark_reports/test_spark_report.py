@@ -102,3 +102,54 @@ def test_the_report_names_the_campaigns_targets_that_did_not_run(spark, tmp_path
     # Without a run id, every campaign's rows count.
     rows = campaign_targets(load_corpus(spark, corpus_dir), labels).collect()
     assert [r["ran"] for r in rows] == [False, True, True]
+
+
+def _contents(data) -> dict:
+    """A ``ReportData``'s contents: every field but the timings' seconds (and
+    the corpus object, whose frames are not comparable); the timed steps'
+    names kept."""
+    import attrs
+    fields = attrs.asdict(data, recurse=False)
+    fields.pop("corpus")
+    fields["timings"] = [name for name, _ in fields["timings"]]
+    return fields
+
+
+def test_the_reports_analyses_run_at_once_give_what_they_give_one_by_one(spark, small_corpus):
+    from spark_reports.report_data import ReportSettings, gather
+    targets = ["variant:TRUNCATE_TO_HWM", "correct", "bug:PRODUCE_IGNORES_MIN_ISR"]
+    one_by_one = gather(spark, small_corpus, None, ReportSettings(), targets, None, threads=1)
+    at_once = gather(spark, small_corpus, None, ReportSettings(), targets, None)
+    one_by_one.corpus.release()
+    at_once.corpus.release()
+    assert _contents(at_once) == _contents(one_by_one)
+    assert _contents(at_once)["timings"] == [
+        "load", "overview", "kill matrix", "kill matrix (wide)", "signature buckets", "action lift", "shrunk lengths",
+        "time to failure", "protocol coverage", "n-gram motifs", "representatives", "diagrams", "plots",
+        "campaign targets", "total"]
+    assert at_once.diagrams and at_once.figures["kill"]
+
+
+def test_a_corpus_of_runs_only_or_nothing_times_only_the_steps_it_shows(spark, tmp_path):
+    from spark_reports.report_data import ReportSettings, gather
+    runs_only = make_corpus(tmp_path / "runs-only", [], [run("r1", actions={"Produce": 5})])
+    data = gather(spark, runs_only, None, ReportSettings(), None, None)
+    data.corpus.release()
+    assert [name for name, _ in data.timings] == ["load", "overview", "time to failure", "protocol coverage",
+                                                  "diagrams", "plots", "total"]
+    assert (data.kill_matrix, data.buckets, data.lift, data.representatives) == ([], [], {}, {})
+    nothing = gather(spark, tmp_path / "missing", None, ReportSettings(), ["correct"], None)
+    assert nothing.problem and [name for name, _ in nothing.timings] == ["diagrams", "plots", "campaign targets",
+                                                                         "total"]
+
+
+def test_the_warm_up_runs_the_report_on_a_sample_corpus_that_breaks_no_rule(spark, tmp_path):
+    from store.schema import COUNTEREXAMPLE_SCHEMA, COUNTEREXAMPLES, RUN_SCHEMA, RUNS, row_problem
+    from spark_reports import load_corpus
+    from spark_reports.warm import sample_row, warm_up, write_sample_corpus
+    assert row_problem(sample_row(COUNTEREXAMPLE_SCHEMA), COUNTEREXAMPLES) is None
+    assert row_problem(sample_row(RUN_SCHEMA), RUNS) is None
+    corpus = load_corpus(spark, write_sample_corpus(tmp_path / "sample"))
+    assert (corpus.counterexamples.count(), corpus.runs.count(), corpus.skipped) == (1, 1, ())
+    corpus.release()
+    assert warm_up(spark) >= 0
