@@ -21,7 +21,8 @@ following a link (``store.nofollow.replace_file``: security, a report folder
 others can write in). ``finish`` writes the final page, which no longer refreshes.
 
 Only this campaign's corpus files are read (their names carry its run id), and
-each file once: the corpus of many campaigns is not re-read every few seconds.
+each file once (``_identity``: a name a removed part left may be taken by a new
+one): the corpus of many campaigns is not re-read every few seconds.
 A page that cannot be written (or drawn) never stops the campaign: the problem
 is printed once and the view keeps trying.
 """
@@ -63,6 +64,19 @@ FINISH_DIAGRAMS_S = 5.0
 _ROW_COLUMNS = ("counterexample_id", "signature", "property", "kind", "violation", "variants", "sut_bugs",
                 "config_json", "steps", "step_count", "final_state_json", "timeline", "run_id")
 _RUN_COLUMNS = ("run_id", "started_at", "duration_s", "event_counts")
+
+
+def _identity(path: Any) -> tuple:
+    """A corpus file as read once: its path, and for a local file its inode and
+    modification time. A campaign's deferred reduction removes the part holding
+    a find as found, and a later part of the same worker may take its name (a
+    local part's name is the first free one): that is another file, read too.
+    A part at a URI has a name unique to its write."""
+    try:
+        st = os.stat(path) if isinstance(path, Path) else None
+    except OSError:
+        st = None
+    return (str(path),) if st is None else (str(path), st.st_ino, st.st_mtime_ns)
 
 
 def _corpus_location(corpus_dir: str | os.PathLike) -> Any:
@@ -112,7 +126,7 @@ class LiveView:
         self._origin: Optional[float] = None                # time.time() of the search's start
         self._last_write = float("-inf")
         self._last_runs_read = float("-inf")
-        self._seen_files: dict[str, set[str]] = {"runs": set(), "counterexamples": set()}
+        self._seen_files: dict[str, set[tuple]] = {"runs": set(), "counterexamples": set()}
         self._runs: list[tuple[float, frozenset[str]]] = []  # (end s since the start, events) per run
         self._rows: dict[str, dict[str, Any]] = {}          # counterexample id -> its row
         self._diagrams: dict[str, tuple[bool, str]] = {}    # id -> (drawn, base64 PNG or why not)
@@ -234,7 +248,7 @@ class LiveView:
         from store.reader import corpus_files
         prefix = f"part-{self.campaign.run_id}-"
         seen = self._seen_files[table]
-        return [p for p in corpus_files(self.corpus_dir, table) if p.name.startswith(prefix) and str(p) not in seen]
+        return [p for p in corpus_files(self.corpus_dir, table) if p.name.startswith(prefix) and _identity(p) not in seen]
 
     def _read(self, table: str, columns: Sequence[str]) -> list[dict[str, Any]]:
         """The rows of this campaign's new files of ``table`` (each file once: they
@@ -242,7 +256,7 @@ class LiveView:
         from store.reader import read_file_rows
         rows: list[dict[str, Any]] = []
         for path in self._new_files(table):
-            self._seen_files[table].add(str(path))
+            self._seen_files[table].add(_identity(path))
             try:
                 rows += read_file_rows(path, columns)
             except Exception:  # the report names unreadable files; the live view shows what it can

@@ -172,9 +172,26 @@ def test_diagrams_and_coverage_come_from_this_campaigns_corpus_rows_each_drawn_o
     coverage = re.search(r'<svg[^>]*aria-label="protocol events reached.*?</svg>', page, re.S).group(0)
     assert '<polyline points="' in coverage and "://" not in page
     assert view._runs and view._runs[0][1] == frozenset({"leader elected", "write acknowledged"})
-    assert all("part-other" not in f for f in view._seen_files["counterexamples"])
+    assert all("part-other" not in f[0] for f in view._seen_files["counterexamples"])
     view.finish(CampaignResult((NO_ELR,), seed=3, run_id="golden", workers=2, budget_s=120, elapsed_s=8.0))
     assert drawn == [GOLDEN_ID] and '<img class="diagram"' in _page(view)
+
+
+def test_a_part_whose_name_a_new_part_took_is_read_again(tmp_path):
+    """A campaign's deferred reduction removes the part holding a find as found; a
+    later part of the same worker may take the freed name: the view reads it too."""
+    import pyarrow.parquet as pq
+    from store.part import table_of
+    from store.reader import read_file_rows
+    corpus = _corpus_with_golden_row_and_a_run(tmp_path)
+    view = _view(tmp_path, corpus)
+    first = view._read("counterexamples", ("counterexample_id", "run_id"))
+    (part,) = {Path(f[0]) for f in view._seen_files["counterexamples"]}
+    row = dict(read_file_rows(part)[0], counterexample_id="f" * 64)
+    part.unlink()
+    pq.write_table(table_of("counterexamples", [row]), part)
+    again = view._read("counterexamples", ("counterexample_id", "run_id"))
+    assert first and [r["counterexample_id"] for r in again] == ["f" * 64]
 
 
 def test_pages_are_written_at_most_every_interval(tmp_path):
