@@ -28,15 +28,21 @@ from check.subject import Subject
 PARTS = ("enabled_actions", "model step", "properties", "SUT apply", "SUT observe")
 
 
+def timed(timings: dict[str, float], name: str, fn):
+    """``fn``, adding the wall seconds of each call to ``timings[name]`` (a
+    ``defaultdict(float)``); benchmarks/explore_throughput.py times its parts so too."""
+    def call(*args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            timings[name] += time.perf_counter() - t0
+    return call
+
+
 def _instrument(timings: dict[str, float]) -> None:
     def wrap(name, fn):
-        def timed(*args, **kwargs):
-            t0 = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                timings[name] += time.perf_counter() - t0
-        return timed
+        return timed(timings, name, fn)
 
     hm.enabled_actions = wrap("enabled_actions", hm.enabled_actions)
     hl.step = wrap("model step", hl.step)

@@ -235,7 +235,10 @@ class ReplicationMachine(RuleBasedStateMachine):
             for spaced, swarm in ((not key[1], True), (False, True), (False, False)):
                 classes = frozenset(c for c in ACTION_TYPES
                                     if not (swarm and self.weights[c] == 0) and not (spaced and c in FAULTS))
-                allowed = [a for a in enabled_actions(self.state, classes) if self._allowed(a, spaced, swarm)]
+                allowed = [a for a in enabled_actions(self.state, classes - {ReplicateMetadata})
+                           if self._allowed(a, spaced, swarm)]
+                if ReplicateMetadata in classes:
+                    allowed += [a for a in self._metadata_batches() if self._allowed(a, spaced, swarm)]
                 if allowed:
                     break
             by_family: dict[str, list[Action]] = {}
@@ -243,6 +246,14 @@ class ReplicationMachine(RuleBasedStateMachine):
                 by_family.setdefault(family_of(a), []).append(a)
             self._enabled, self._enabled_for = by_family, key
         return self._enabled.get(family, [])
+
+    def _metadata_batches(self) -> list[Action]:
+        # One batch per broker, everything it has pending, instead of the model's
+        # every count: _metadata_batch draws the size itself, and the counts were
+        # most of the candidates the guards had to decide at every step.
+        assert self.state is not None
+        return [a for a in (ReplicateMetadata(b, self.state.pending_metadata(b)) for b in self.state.config.brokers)
+                if a.count > 0 and why_not_enabled(self.state, a) is None]
 
     def _do(self, family: str, draws: Draws) -> None:
         if family in DIRECTIVE_FAMILIES:

@@ -62,6 +62,18 @@ def test_a_class_the_swarm_leaves_out_is_not_drawn():
     assert not any(isinstance(a, FenceBroker) for a in left_out.enabled("lifecycle"))
 
 
+def test_the_metadata_family_offers_one_batch_per_broker_with_records_pending_and_running():
+    m = _machine()
+    m._apply(FenceBroker(1))          # a record for every broker to apply
+    m._apply(UncleanShutdown(3, False))
+    pending = {b: m.state.pending_metadata(b) for b in (1, 2, 3)}
+    assert pending[1] > 0 and pending[2] > 0 and pending[3] > 0
+    # broker 3 is down: its records wait; every running broker's whole backlog is one batch
+    assert m.enabled("metadata") == [ReplicateMetadata(1, pending[1]), ReplicateMetadata(2, pending[2])]
+    m._apply(ReplicateMetadata(2, pending[2]))
+    assert m.enabled("metadata") == [ReplicateMetadata(1, pending[1])]
+
+
 def test_one_replica_reassignments_come_first():
     m = _machine()
     moves = m._prioritized([Reassign((1,)), Reassign((1, 2))])

@@ -32,7 +32,9 @@ MACHINES = textwrap.dedent('''
                     phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink))
 
     Hwm = machine_for(Subject(variants=frozenset({Variant.HWM_ADVANCES_BELOW_MIN_ISR})), name="HwmMachine")
-    Hwm.TestCase.settings = settings(FAST, stateful_step_count=8)
+    # derandomized: one stream, which must reach the variant; 8 steps stopped doing so when the
+    # machine's weights changed
+    Hwm.TestCase.settings = settings(FAST, stateful_step_count=10)
     TestHwm = Hwm.TestCase
 
     ProduceBug = machine_for(Subject(bugs=frozenset({Bug.PRODUCE_IGNORES_MIN_ISR})), name="ProduceBugMachine")

@@ -28,7 +28,7 @@ from typing import Optional
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, CancelReassignment, Config, PartitionChangeRecord,
+from model import (KAFKA, NO_LEADER, CancelReassignment, Config, ElectPreferredLeader, PartitionChangeRecord,
                    ProposeIsrShrinkMany, Reassign, UncleanLeaderElection, why_not_enabled)
 
 from scenario import Scenario
@@ -173,8 +173,8 @@ def test_PartitionChangeBuilderTest_testElectLeader(unclean: bool):
     """PartitionChangeBuilderTest.testElectLeader (ONLINE and UNCLEAN elections): a
     valid current leader is kept whatever the replica order; with no acceptable ISR
     member ONLINE elects nobody and UNCLEAN the first live replica, uncleanly.
-    (PREFERRED is preferred leader election; an ISR of only an adding replica, the
-    [4] case, is unreachable: the reassignment completes when it joins.)"""
+    (PREFERRED: ``..._testElectLeader_PREFERRED``; an ISR of only an adding replica,
+    the [4] case, is unreachable: the reassignment completes when it joins.)"""
     # FOO with 3 unacceptable: leader 1 stays although 2 comes first in the replicas.
     sc = foo(unclean=unclean)
     leader_epoch = sc.partition.leader_epoch
@@ -199,6 +199,27 @@ def test_PartitionChangeBuilderTest_testElectLeader(unclean: bool):
     rejoin(sc, 3, 2)
     assert registration(sc)[:2] == (3, {1, 2, 3})
     assert sc.partition.leader_epoch == leader_epoch
+
+
+def test_PartitionChangeBuilderTest_testElectLeader_PREFERRED():
+    """PartitionChangeBuilderTest.testElectLeader, its Election.PREFERRED cases, as the
+    controller runs them (ElectLeaders with ElectionType.PREFERRED): on FOO the
+    preferred replica 2 (first in [2,1,3], in the ISR, acceptable) takes over from
+    leader 1, cleanly, with a new leader epoch; on BAZ the preferred replica 2 is out
+    of the ISR, so leader 3 stays and nothing is written (testNoChange's BAZ under
+    PREFERRED: Kafka's build() is empty, ElectLeaders answers
+    PREFERRED_LEADER_NOT_AVAILABLE)."""
+    sc = foo()
+    leader_epoch = sc.partition.leader_epoch
+    sc.do(ElectPreferredLeader())
+    assert registration(sc)[:2] == (2, {1, 2, 3})
+    assert sc.partition.leader_epoch == leader_epoch + 1
+    assert last_change(sc) == PartitionChangeRecord(leader=2)
+    assert not sc.state.history.unclean_elections
+    sc = baz()
+    before, written = sc.partition, len(changes(sc))
+    assert "PREFERRED_LEADER_NOT_AVAILABLE" in why_not_enabled(sc.state, ElectPreferredLeader())
+    assert sc.partition == before and len(changes(sc)) == written
 
 
 @pytest.mark.parametrize("fixture", ["FOO", "OFFLINE_WITH_ELR"])
@@ -277,7 +298,7 @@ def test_PartitionChangeBuilderTest_testNoChange():
     waiting for its adding replica) and BAZ with nothing to change, ONLINE or UNCLEAN,
     writes no record: with unclean.leader.election.enable the unclean election has
     nothing to do, and a broker outside the partition restarting changes nothing.
-    (BAZ under PREFERRED is preferred leader election.)"""
+    (BAZ under PREFERRED: ``..._testElectLeader_PREFERRED``.)"""
     for sc in (foo((1, 2, 3, 4), unclean=True), bar((1, 2, 3, 4, 5), unclean=True),
                baz((1, 2, 3, 4), unclean=True)):
         before, written = sc.partition, len(changes(sc))

@@ -64,7 +64,6 @@ NOT_EXPRESSIBLE = {
     "testCreatePartitionsFailsWithManualAssignmentWithAllFenced": "partition creation on fenced brokers",
     "testElectUncleanLeaders_WithoutElr": "the ElectLeaders admin request (election type UNCLEAN) with the ELR "
                                           "disabled (metadata version 3.6), and several partitions",
-    "testElectPreferredLeaders": "preferred leader election, controlled shutdown in progress, several partitions",
     "testBalancePartitionLeaders": "several partitions (the leader imbalance the controller balances is over "
                                    "a broker's partitions)",
     "testKRaftClusterDescriber": "directories and the replica placer's usable brokers",
@@ -473,6 +472,33 @@ def test_ReplicationControlManagerTest_testPreferredElectionDoesNotTriggerUnclea
     sc.do(AlterUncleanLeaderElection(True))
     assert "PREFERRED_LEADER_NOT_AVAILABLE" in why_not_enabled(sc.state, ElectPreferredLeader())
     assert why_not_enabled(sc.state, UncleanLeaderElection()) is None
+
+
+def test_ReplicationControlManagerTest_testElectPreferredLeaders():
+    """ReplicationControlManagerTest.testElectPreferredLeaders, one partition at a time
+    (foo-1 and foo-2; foo-0's preferred replica 1 is in controlled shutdown, registered
+    and unfenced, a state the model does not have). foo-1 [2,3,4], led by its
+    preferred replica: ELECTION_NOT_NEEDED. foo-2 [0,2,1] with 0 fenced: 2 leads,
+    PREFERRED_LEADER_NOT_AVAILABLE and no record; once 0 is registered, unfenced and
+    back in the ISR through 2's AlterPartition, the election writes one record holding
+    only leader 0."""
+    sc = kafka_scenario((0, 1, 2, 3, 4), (2, 3, 4))
+    assert sc.partition.leader == 2
+    assert "ELECTION_NOT_NEEDED" in why_not_enabled(sc.state, ElectPreferredLeader())
+    sc = kafka_scenario((0, 1, 2, 3, 4), (0, 2, 1))
+    sc.fence(0)
+    assert_leader_isr_elr(sc, 2, {1, 2})
+    assert "PREFERRED_LEADER_NOT_AVAILABLE" in why_not_enabled(sc.state, ElectPreferredLeader())
+    sc.restart(0)
+    sc.sync_all()
+    sc.deliver_fetch(0)
+    sc.expand(2, 0)
+    sc.sync_all()
+    assert_leader_isr_elr(sc, 2, {0, 1, 2})
+    since = len(sc.state.controller.metadata_log)
+    sc.do(ElectPreferredLeader())
+    assert new_partition_changes(sc, since) == [PartitionChangeRecord(leader=0)]
+    assert_leader_isr_elr(sc, 0, {0, 1, 2})
 
 
 # ------------------------------------------------------------ configuration
