@@ -60,11 +60,11 @@ SUBJECTS: tuple[tuple[str, Subject], ...] = (
 def _instrumented(timings: dict[str, float]) -> Callable[[], None]:
     """Wrap the parts' functions where the machine and the lockstep look them up;
     returns the undo."""
-    originals = [(machine_module, "enabled_actions"), (lockstep, "step"), (lockstep, "enablement_disagreements"),
-                 (sut.Cluster, "apply"), (sut.Cluster, "observe")]
-    saved = [(owner, attr, getattr(owner, attr)) for owner, attr in originals]
-    names = ("enablement", "model step", "probes", "SUT apply", "SUT observe")
-    for (owner, attr, fn), name in zip(saved, names):
+    parts = [(machine_module, "enabled_actions", "enablement"), (lockstep, "step", "model step"),
+             (lockstep, "enablement_disagreements", "probes"), (sut.Cluster, "apply", "SUT apply"),
+             (sut.Cluster, "observe", "SUT observe")]
+    saved = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in parts]
+    for (owner, attr, fn), (_, _, name) in zip(saved, parts):
         setattr(owner, attr, timed(timings, name, fn))
     saved_props = lockstep.properties
     lockstep.properties = type("P", (), {  # type: ignore[assignment]

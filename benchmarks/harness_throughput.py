@@ -41,15 +41,12 @@ def timed(timings: dict[str, float], name: str, fn):
 
 
 def _instrument(timings: dict[str, float]) -> None:
-    def wrap(name, fn):
-        return timed(timings, name, fn)
-
-    hm.enabled_actions = wrap("enabled_actions", hm.enabled_actions)
-    hl.step = wrap("model step", hl.step)
-    hl.properties = type("P", (), {"check_all": staticmethod(wrap("properties", properties.check_all))})
+    hm.enabled_actions = timed(timings, "enabled_actions", hm.enabled_actions)
+    hl.step = timed(timings, "model step", hl.step)
+    hl.properties = type("P", (), {"check_all": staticmethod(timed(timings, "properties", properties.check_all))})
     import sut
-    sut.Cluster.apply = wrap("SUT apply", sut.Cluster.apply)
-    sut.Cluster.observe = wrap("SUT observe", sut.Cluster.observe)
+    sut.Cluster.apply = timed(timings, "SUT apply", sut.Cluster.apply)
+    sut.Cluster.observe = timed(timings, "SUT observe", sut.Cluster.observe)
 
 
 def run_one(args: tuple[bool, int, int, int]) -> tuple[int, float, dict[str, float]]:

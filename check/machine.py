@@ -252,7 +252,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         # every count: _metadata_batch draws the size itself, and the counts were
         # most of the candidates the guards had to decide at every step.
         assert self.state is not None
-        return [a for a in (ReplicateMetadata(b, self.state.pending_metadata(b)) for b in self.state.config.brokers)
+        return [a for a in (catch_up(self.state, b) for b in self.state.config.brokers)
                 if a.count > 0 and why_not_enabled(self.state, a) is None]
 
     def _do(self, family: str, draws: Draws) -> None:
