@@ -23,6 +23,7 @@ looked up again.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import itertools
 import os
 import uuid
@@ -47,6 +48,20 @@ def _ensure_tz(rows: list[dict[str, Any]], columns: Iterable[str]) -> None:
             v = row.get(c)
             if isinstance(v, _dt.datetime) and v.tzinfo is None:
                 row[c] = v.replace(tzinfo=_dt.timezone.utc)
+
+
+@functools.cache
+def load_conversions() -> None:
+    """Convert one timezone-aware timestamp, once per process, so that what
+    pyarrow imports for it on first use (pandas, pytz, dateutil) is imported now,
+    on the calling thread. ``store.writer.CorpusWriter`` calls it when created:
+    its timer thread must not be the first to import them. Importing pandas
+    parses source (``inspect.signature`` on builtins calls ``ast.parse``), and
+    on CPython 3.11 two threads parsing at once can make the other thread's
+    parse raise SystemError ("AST constructor recursion depth mismatch",
+    CPython gh-106905) -- in pytest, the parse that formats a failing machine
+    test's traceback, which then lost its counterexample."""
+    pa.array([_dt.datetime(2000, 1, 1, tzinfo=_dt.timezone.utc)], pa.timestamp("us", tz="UTC"))
 
 
 def table_of(table: str, rows: list[dict[str, Any]]) -> pa.Table:

@@ -38,7 +38,7 @@ from check.finding import RunRecord
 
 from .errors import CorpusWarning
 from .fs import Location, location
-from .part import utcnow, write_part
+from .part import load_conversions, utcnow, write_part
 from .rows import counterexample_rows, run_row
 from .schema import COUNTEREXAMPLES, RUNS
 
@@ -128,6 +128,7 @@ class CorpusWriter:
         self._printed: set[str] = set()
         self._lock = threading.Lock()
         self._timer: Optional[threading.Timer] = None
+        load_conversions()   # here, not first on the timer thread (store.part.load_conversions says why)
 
     def add_counterexamples(self, rows: Iterable[dict[str, Any]]) -> None:
         """Buffer counterexample rows (written by the next write)."""

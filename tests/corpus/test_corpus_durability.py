@@ -13,6 +13,8 @@ import errno
 import io
 import os
 import re
+import subprocess
+import sys
 import time
 import warnings
 
@@ -37,7 +39,7 @@ from store.reader import read_counterexamples, read_runs
 from store.rows import utcnow
 from store.writer import UNWRITTEN_MARK, CorpusWriter, replayable_text, row_from_text
 
-from corpus_support import HWM_CONFIG, HWM_TRACE, findings_for, rows_for
+from corpus_support import HWM_CONFIG, HWM_TRACE, ROOT, findings_for, rows_for
 
 #: Derandomized, no shrinking: the failure is found in well under a second.
 QUICK = settings(max_examples=1000, stateful_step_count=20, derandomize=True, database=None, deadline=None,
@@ -100,6 +102,39 @@ def test_runs_rows_are_written_within_flush_every_s(tmp_path):
     writer.record(stub_run())                       # due: written by the record itself
     assert len(read_runs(tmp_path).rows) == 2
     writer.close()
+
+
+#: A fresh interpreter: a writer's timer writes a buffered ``runs`` row; every
+#: module imported on a thread other than the main one is printed.
+TIMER_IMPORTS = """
+import sys, threading, time
+imported = []
+sys.addaudithook(lambda event, args: imported.append(args[0]) if event == "import"
+                 and threading.current_thread() is not threading.main_thread() else None)
+from check.finding import RunRecord
+from check.subject import Subject
+from store.part import utcnow
+from store.reader import read_runs
+from store.writer import CorpusWriter
+writer = CorpusWriter(sys.argv[1], run_id="r", worker="main", flush_every_s=0.05)
+writer.record(RunRecord("stub", Subject(), "p", None, utcnow(), 0.1, 1, 1, {}, {}, {}, False, ()))
+end = time.monotonic() + 30
+while not writer.written and time.monotonic() < end:
+    time.sleep(0.02)
+print(len(writer.written), sorted(set(imported)))
+"""
+
+
+def test_the_timer_thread_imports_nothing(tmp_path):
+    """A module imported on the writer's timer thread may parse source while the
+    main thread parses too (pandas, imported by pyarrow on the first timestamp
+    it converts, calls ``ast.parse``), which CPython 3.11 can fail with
+    SystemError in the other thread (gh-106905): a machine test's failure lost
+    its counterexample so under load. The writer loads them when it is made."""
+    done = subprocess.run([sys.executable, "-c", TIMER_IMPORTS, str(tmp_path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split(" ", 1) == ["1", "[]\n"], done.stdout
 
 
 def test_a_failed_write_prints_each_counterexample_once_replayable_and_the_run_goes_on(tmp_path, hwm_findings,
