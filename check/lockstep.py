@@ -33,7 +33,7 @@ import attrs
 
 import properties
 from model import (Action, ActionNotEnabled, AlterMinIsr, ElectPreferredLeader, AlterPartitionRequest, AlterPartitionResponse,
-                   AlterUncleanLeaderElection, BrokerStatus, CancelReassignment, ClusterState, Config, Consume,
+                   AlterUncleanLeaderElection, BeginControlledShutdown, BrokerStatus, CancelReassignment, ClusterState, Config, Consume,
                    FenceBroker, FetchRequest, FetchResponse, Flush, Heal, ListOffsets, Observation, Outcome, Produce,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, Rule, SendFetch,
@@ -53,7 +53,7 @@ from .verdict import (Verdict, divergence_verdict, error_verdict, liveness_verdi
 def probe_actions(state: ClusterState) -> list[Action]:
     """Actions whose enablement the model's guards decide for the implementation to
     agree on: per broker the lifecycle (restarts, fencing, a flush) and client
-    actions, per replica its ISR proposals (a leader's to every other broker, a
+    actions (controlled shutdown's start included), per replica its ISR proposals (a leader's to every other broker, a
     follower's to its leader: the implementation must refuse those; under
     Rule.SHRINK_ALL_OUT_OF_SYNC a leader's shrinks of every pair of followers and
     of all of them at once), the delivery of a message to a broker that is not
@@ -67,7 +67,7 @@ def probe_actions(state: ClusterState) -> list[Action]:
     many = state.config.follows(Rule.SHRINK_ALL_OUT_OF_SYNC)
     out: list[Action] = []
     for b in brokers:
-        out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), Flush(b), SendFetch(b),
+        out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), BeginControlledShutdown(b), Flush(b), SendFetch(b),
                 Produce(b, state.history.next_value)]
         replica = state.broker(b).replica
         if replica is None:

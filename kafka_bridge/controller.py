@@ -21,11 +21,11 @@ SUT's record types, with what the model does not have left out:
   dropped: the model has one log directory per broker and no
   LeaderRecoveryState);
 - a ``BrokerRegistrationChangeRecord`` is a ``FenceBrokerRecord`` or
-  ``UnfenceBrokerRecord`` when it changes whether the broker is fenced, and is
-  left out when it does not (entering controlled shutdown, which the model's
-  atomic controlled shutdown has no state for; and the fencing of a fenced
-  broker, which Kafka writes when the session of a broker that shut down cleanly
-  expires and replays as "no-op registration change");
+  ``UnfenceBrokerRecord`` when it changes whether the broker is fenced, a
+  ``ControlledShutdownRecord`` when it puts the broker in controlled shutdown,
+  and is left out when it changes neither (the fencing of a fenced broker, which
+  Kafka writes when the session of a broker that shut down cleanly expires and
+  replays as "no-op registration change");
 - a ``ConfigRecord`` of ``min.insync.replicas`` or ``unclean.leader.election.enable``
   written after the topic's creation is the SUT's ``ConfigRecord``; a
   ``ClearElrRecord`` is a ``PartitionChangeRecord`` emptying the ELR and
@@ -53,8 +53,8 @@ from typing import Any, Callable, Optional
 
 from model import DYNAMIC_CONFIGS, MIN_INSYNC_REPLICAS, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Config
 
-from sut.metadata import (ApiMessage, ConfigRecord, FenceBrokerRecord, PartitionChangeRecord, PartitionRecord,
-                          PartitionRegistration, RegisterBrokerRecord, UnfenceBrokerRecord)
+from sut.metadata import (ApiMessage, ConfigRecord, ControlledShutdownRecord, FenceBrokerRecord, PartitionChangeRecord,
+                          PartitionRecord, PartitionRegistration, RegisterBrokerRecord, UnfenceBrokerRecord)
 from sut.network import InMemoryNetwork
 
 from .calls import Call, CallLog, claim
@@ -97,10 +97,12 @@ def registration_of(p: Any) -> PartitionRegistration:
 class BrokerRegistrationView:
     """The controller's registration of one broker (``epoch`` None: never registered)."""
 
-    __slots__ = ("broker_id", "epoch", "fenced", "record_offset")
+    __slots__ = ("broker_id", "epoch", "fenced", "in_controlled_shutdown", "record_offset")
 
-    def __init__(self, broker_id: int, epoch: Optional[int], fenced: bool, record_offset: Optional[int]) -> None:
+    def __init__(self, broker_id: int, epoch: Optional[int], fenced: bool, record_offset: Optional[int],
+                 in_controlled_shutdown: bool = False) -> None:
         self.broker_id, self.epoch, self.fenced, self.record_offset = broker_id, epoch, fenced, record_offset
+        self.in_controlled_shutdown = in_controlled_shutdown
 
 
 class ClusterControlView:
@@ -119,6 +121,10 @@ class ClusterControlView:
 
     def is_unfenced(self, broker: int) -> bool:
         return not self.registration(broker).fenced
+
+    def is_active(self, broker: int) -> bool:
+        reg = self.registration(broker)
+        return not reg.fenced and not reg.in_controlled_shutdown
 
     def can_register(self, broker: int) -> bool:
         """A broker whose registration is unfenced keeps its session (it heartbeats), and
@@ -263,7 +269,7 @@ class KafkaQuorumController:
             message = record.message()
             kind = type(message)
             broker = int(message.brokerId()) if kind in k.registration_records else None
-            before = self._fencing(broker) if broker is not None else None
+            before = self._registration_state(broker) if broker is not None else None
             offset = len(self.metadata_log)
             clearing = kind is k.ClearElrRecord and self.partition() is not None
             epoch_before = self.partition().partition_epoch if clearing else None   # type: ignore[union-attr]
@@ -276,9 +282,11 @@ class KafkaQuorumController:
             if kind is k.RegisterBrokerRecord:
                 translated = RegisterBrokerRecord(broker, int(message.brokerEpoch()), clean)
             elif broker is not None:
-                after = self._fencing(broker)
-                if after != before:
-                    translated = FenceBrokerRecord(broker) if after else UnfenceBrokerRecord(broker)
+                after = self._registration_state(broker)
+                if after is not None and before is not None and after[0] != before[0]:
+                    translated = FenceBrokerRecord(broker) if after[0] else UnfenceBrokerRecord(broker)
+                elif after is not None and after[1] and not (before is not None and before[1]):
+                    translated = ControlledShutdownRecord(broker)
             elif kind is k.PartitionRecord:
                 translated = PartitionRecord(self.partition())   # type: ignore[arg-type]
             elif kind is k.PartitionChangeRecord:
@@ -292,9 +300,10 @@ class KafkaQuorumController:
             if translated is not None:
                 self.metadata_log.append(translated)
 
-    def _fencing(self, broker: int) -> Optional[bool]:
+    def _registration_state(self, broker: int) -> Optional[tuple[bool, bool]]:
+        """(fenced, in controlled shutdown) of Kafka's registration (None: none)."""
         r = self.shim.registration(broker)
-        return None if r is None else bool(r.fenced())
+        return None if r is None else (bool(r.fenced()), bool(r.inControlledShutdown()))
 
     # ------------------------------------------------------------ state views
 
@@ -319,7 +328,8 @@ class KafkaQuorumController:
                 r = self.shim.registration(b)
                 offset = int(self.shim.registerBrokerRecordOffset(b))
                 out[b] = BrokerRegistrationView(b, None if r is None else int(r.epoch()),
-                                                True if r is None else bool(r.fenced()), None if offset < 0 else offset)
+                                                True if r is None else bool(r.fenced()), None if offset < 0 else offset,
+                                                r is not None and bool(r.inControlledShutdown()))
             self._registrations = out
         return self._registrations
 
@@ -372,6 +382,13 @@ class KafkaQuorumController:
     def fence_broker(self, broker: int) -> None:
         """Session expiry (§2.8): ``broker`` stops heartbeating."""
         self._expire_sessions(expiring=broker)
+
+    def begin_controlled_shutdown(self, broker: int, metadata_offset: int = 0) -> None:
+        """One heartbeat with ``wantShutDown`` (§8.3): Kafka's
+        ``calculateNextBrokerState`` puts a broker that leads in controlled shutdown
+        (``handleBrokerInControlledShutdown``) and fences one that leads nothing
+        (``SHUTDOWN_NOW``, ``handleBrokerFenced``)."""
+        self._heartbeat(broker, metadata_offset, True)
 
     def process_controlled_shutdown(self, broker: int, metadata_offset: int = 0) -> None:
         """Heartbeats with ``wantShutDown`` until Kafka lets the broker go: a broker that

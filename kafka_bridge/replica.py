@@ -11,8 +11,7 @@ between the SUT's broker and that Partition:
 
 - before each call into Kafka, its clock is set from the brokers' ``ManualTime``
   (Kafka ms = ``CLOCK_BASE_MS`` + model ms) and this broker's metadata image
-  (alive broker epochs, fenced; nobody is "shutting down": the SUT's controlled
-  shutdown fences at once) is pushed into the shim's ``MetadataCache``;
+  (alive broker epochs, fenced, in controlled shutdown) is pushed into the shim's ``MetadataCache``;
 - each AlterPartition Kafka submits is one request of the SUT's
   ``AlterPartitionManager`` (its id remembered there); a submission while one is in
   flight is refused by the shim with OPERATION_NOT_ATTEMPTED before ``submit``
@@ -199,10 +198,11 @@ class KafkaReplica:
         kp = self.kafka
         kp.set_now_ms(CLOCK_BASE_MS + self.time.milliseconds())
         image = self.metadata_cache()
-        pushed = tuple((b, image.alive_broker_epoch(b), image.is_broker_fenced(b)) for b in self.config.brokers)
+        pushed = tuple((b, image.alive_broker_epoch(b), image.is_broker_fenced(b), image.is_broker_shutting_down(b))
+                       for b in self.config.brokers)
         if pushed != self._pushed:
-            for b, epoch, fenced in pushed:
-                kp.set_broker(b, epoch, fenced, False)
+            for b, epoch, fenced, shutting_down in pushed:
+                kp.set_broker(b, epoch, fenced, shutting_down)
             self._pushed = pushed
 
     def _after_call(self) -> None:

@@ -22,7 +22,7 @@ from .replica import hwm_quorum
 from .state import (DYNAMIC_CONFIGS, MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, UNCLEAN_LEADER_ELECTION_ENABLE,
                     AckedWrite, AlterPartitionRequest,
                     AlterPartitionResponse, Broker, BrokerRegistration, BrokerStatus, ClusterState,
-                    ConfigRecord, ControllerState, EpochEndOffset, FenceBrokerRecord, FetchRequest, FetchResponse,
+                    ConfigRecord, ControlledShutdownRecord, ControllerState, EpochEndOffset, FenceBrokerRecord, FetchRequest, FetchResponse,
                     FollowerState, History, ListOffsetsAnswer, Message, MetadataRecord, Network,
                     PartitionChangeRecord, PartitionMetadata, PartitionRecord, PendingWrite, Record,
                     RegisterBrokerRecord, Replica, Role, UncleanElectionReport, UnfenceBrokerRecord,

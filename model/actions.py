@@ -36,8 +36,20 @@ class FenceBroker:
 
 
 @attrs.frozen
+class BeginControlledShutdown:
+    """The broker asks to shut down (§8.3: a heartbeat with wantShutDown). The
+    controller answers as Kafka's BrokerHeartbeatManager.calculateNextBrokerState
+    does for an unfenced broker: one that leads enters controlled shutdown (its
+    leadership and ISR membership move away, it stays unfenced); one that leads
+    nothing is fenced at once (SHUTDOWN_NOW). The broker keeps running until
+    ``ControlledShutdown``."""
+    broker: int
+
+
+@attrs.frozen
 class ControlledShutdown:
-    """Leadership moved away and fenced, log flushed, marker written (§5.2, §8.3)."""
+    """Leadership moved away and fenced, log flushed, marker written (§5.2, §8.3):
+    the whole sequence, or its end after ``BeginControlledShutdown``."""
     broker: int
 
 
@@ -220,7 +232,7 @@ class Heal:
 
 
 Action = Union[
-    StartBroker, UnfenceBroker, FenceBroker, ControlledShutdown, UncleanShutdown, Flush,
+    StartBroker, UnfenceBroker, FenceBroker, BeginControlledShutdown, ControlledShutdown, UncleanShutdown, Flush,
     ReplicateMetadata, SendFetch, ReceiveFetchRequest, ReceiveFetchResponse,
     ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
     ReceiveAlterPartitionResponse,
@@ -288,6 +300,8 @@ ACTIONS: tuple[ActionKind, ...] = (
     ActionKind(UnfenceBroker, "lifecycle", broker_fields=("broker",), weight=3.0, family_weight=6, swarm=_SLOW,
                tag="unfence"),
     ActionKind(FenceBroker, "lifecycle", fault=True, broker_fields=("broker",), weight=0.15, swarm=_RARE, tag="FENCED"),
+    ActionKind(BeginControlledShutdown, "lifecycle", fault=True, broker_fields=("broker",), weight=0.1, swarm=_RARE,
+               tag="wants shutdown"),
     ActionKind(ControlledShutdown, "lifecycle", fault=True, broker_fields=("broker",), weight=0.15, swarm=_RARE,
                tag="shutdown"),
     ActionKind(UncleanShutdown, "lifecycle", fault=True, broker_fields=("broker",), weight=0.1, swarm=_RARE,

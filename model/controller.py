@@ -17,8 +17,8 @@ from .log import epoch_entries
 from .profile import Rule
 from .state import (MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, UNCLEAN_LEADER_ELECTION_ENABLE,
                     AlterPartitionRequest, AlterPartitionResponse,
-                    BrokerStatus, ClusterState, ConfigRecord, FenceBrokerRecord, PartitionChangeRecord,
-                    PartitionMetadata, RegisterBrokerRecord, UncleanElectionReport,
+                    BrokerStatus, ClusterState, ConfigRecord, ControlledShutdownRecord, FenceBrokerRecord,
+                    PartitionChangeRecord, PartitionMetadata, RegisterBrokerRecord, UncleanElectionReport,
                     UnfenceBrokerRecord, merge)
 from .update import append_metadata, set_history, set_registration
 
@@ -81,10 +81,14 @@ def commit_partition(state: ClusterState, draft: PartitionMetadata, bump_leader_
 
 
 def _unfenced(state: ClusterState, broker: int) -> bool:
-    """Whether ``broker`` is a registered, unfenced broker (Kafka's isAcceptableLeader,
-    ``ClusterControlManager.isActive``: false for an id no broker has, such as the
-    NoLeader a LastKnownELR can hold under Rule.LAST_KNOWN_LEADER)."""
-    return broker in state.config.brokers and not state.registration(broker).fenced
+    """Whether ``broker`` is a registered, unfenced broker not in controlled shutdown
+    (Kafka's isAcceptableLeader, ``ClusterControlManager.isActive``: false for an
+    id no broker has, such as the NoLeader a LastKnownELR can hold under
+    Rule.LAST_KNOWN_LEADER)."""
+    if broker not in state.config.brokers:
+        return False
+    reg = state.registration(broker)
+    return not reg.fenced and not reg.in_controlled_shutdown
 
 
 def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr: frozenset[int],
@@ -259,7 +263,8 @@ def register_broker(state: ClusterState, broker: int, clean: bool) -> ClusterSta
     the broker epoch is the offset of the first (ClusterControlManager.registerBroker)."""
     cfg = state.config
     epoch = len(state.controller.metadata_log)
-    state = set_registration(state, attrs.evolve(state.registration(broker), broker_epoch=epoch, fenced=True))
+    state = set_registration(state, attrs.evolve(state.registration(broker), broker_epoch=epoch, fenced=True,
+                                                 in_controlled_shutdown=False))
     record_first = not cfg.follows(Rule.METADATA_RECORD_ORDER)
     if record_first:
         state = append_metadata(state, RegisterBrokerRecord(broker, epoch, clean))
@@ -307,6 +312,15 @@ def fence_broker(state: ClusterState, broker: int) -> ClusterState:
     record_first = not state.config.follows(Rule.METADATA_RECORD_ORDER)
     if record_first:
         state = append_metadata(state, FenceBrokerRecord(broker))
+    state = _remove_broker(state, broker)
+    if not record_first:
+        state = append_metadata(state, FenceBrokerRecord(broker))
+    return state
+
+
+def _remove_broker(state: ClusterState, broker: int) -> ClusterState:
+    """The partition change taking ``broker`` out of leadership and the ISR, once it
+    is no longer active (generateLeaderAndIsrUpdates with it as brokerToRemove)."""
     p = state.partition
     if broker in p.isr or broker == p.leader:
         d = attrs.evolve(p, isr=p.isr - {broker}, leader=NO_LEADER if p.leader == broker else p.leader)
@@ -315,9 +329,22 @@ def fence_broker(state: ClusterState, broker: int) -> ClusterState:
             state = commit_partition(state, attrs.evolve(d, isr=p.isr))
         else:
             state = change_partition(state, d)
-    if not record_first:
-        state = append_metadata(state, FenceBrokerRecord(broker))
     return state
+
+
+def begin_controlled_shutdown(state: ClusterState, broker: int) -> ClusterState:
+    """A heartbeat with wantShutDown from an unfenced broker (§8.3;
+    BrokerHeartbeatManager.calculateNextBrokerState, UNFENCED): a broker that
+    leads enters controlled shutdown -- the registration change record, then the
+    partition change moving its leadership and ISR membership away
+    (ReplicationControlManager.handleBrokerInControlledShutdown) -- and stays
+    unfenced; one that leads nothing is fenced at once (SHUTDOWN_NOW,
+    handleBrokerFenced)."""
+    if state.partition.leader != broker:
+        return fence_broker(state, broker)
+    state = set_registration(state, attrs.evolve(state.registration(broker), in_controlled_shutdown=True))
+    state = append_metadata(state, ControlledShutdownRecord(broker))
+    return _remove_broker(state, broker)
 
 
 def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
@@ -366,7 +393,7 @@ def validate_alter_partition(state: ClusterState, req: AlterPartitionRequest) ->
     added_epochs = dict(req.added_broker_epochs)
     for added in req.isr - p.isr:
         areg = state.registration(added)
-        if areg.fenced:
+        if areg.fenced or areg.in_controlled_shutdown:
             return INELIGIBLE_REPLICA
         if areg.broker_epoch != added_epochs.get(added) and \
                 not state.config.has(Variant.ALTER_PARTITION_WITHOUT_BROKER_EPOCH):
@@ -376,9 +403,9 @@ def validate_alter_partition(state: ClusterState, req: AlterPartitionRequest) ->
 
 def _validate_alter_partition_kafka(state: ClusterState, req: AlterPartitionRequest) -> Optional[str]:
     """ReplicationControlManager.validateAlterPartitionData: leader epoch first, a
-    non-leader is an INVALID_REQUEST, every proposed member must be unfenced and in
-    the broker epoch the request names (None, Kafka's -1, skips that check;
-    ineligibleReplicasForIsr). A request ahead of the controller (NOT_CONTROLLER)
+    non-leader is an INVALID_REQUEST, every proposed member must be unfenced, not in
+    controlled shutdown, and in the broker epoch the request names (None, Kafka's
+    -1, skips that check; ineligibleReplicasForIsr). A request ahead of the controller (NOT_CONTROLLER)
     cannot happen with one controller."""
     p = state.partition
     if req.leader_epoch < p.leader_epoch:
@@ -392,7 +419,7 @@ def _validate_alter_partition_kafka(state: ClusterState, req: AlterPartitionRequ
     epochs = dict(req.added_broker_epochs)
     for member in sorted(req.isr):
         reg = state.registration(member)
-        if reg.fenced:
+        if reg.fenced or reg.in_controlled_shutdown:
             return INELIGIBLE_REPLICA
         named = epochs.get(member)
         if named is not None and named != reg.broker_epoch and \

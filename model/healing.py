@@ -6,7 +6,9 @@ From any state, ``schedule(state)`` runs ``rounds(config)`` rounds. A round, in
 this order (each action only where its guard passes, so the schedule never
 forces a step the protocol forbids):
 
-1. the controller fences every broker that is down but still registered as
+1. every broker that asked to shut down (``BeginControlledShutdown``) stops
+   (``ControlledShutdown``: the shutdown it began ends; it restarts next round),
+   the controller fences every broker that is down but still registered as
    unfenced (its session expires: no heartbeat), and every broker that is down
    restarts and registers (``StartBroker``);
 2. every running or starting broker catches up with the metadata log
@@ -22,7 +24,7 @@ forces a step the protocol forbids):
    configuration enables them and the partition is leaderless (§5.3, ch7);
 6. the brokers catch up with the metadata log again.
 
-Faults stop: no fencing of a live broker, no shutdown, no shrink, no reassignment
+Faults stop: no fencing of a live broker, no new shutdown, no shrink, no reassignment
 request or cancellation, no dropped message; clients stop writing. The clock is
 left alone: no healing step waits on it (an expansion needs a follower at the
 leader's HWM, not time).
@@ -42,7 +44,7 @@ from __future__ import annotations
 
 from typing import Iterator, Sequence
 
-from .actions import (Action, FenceBroker, Heal, ProposeIsrExpand, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
+from .actions import (Action, ControlledShutdown, FenceBroker, Heal, ProposeIsrExpand, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                       ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
                       UncleanLeaderElection, UncleanRecovery, UnfenceBroker)
 from .config import Config
@@ -67,7 +69,8 @@ def _deliveries(state: ClusterState, kinds: tuple[type, ...]) -> list[Action]:
 
 def _lifecycle(state: ClusterState) -> list[Action]:
     down = [b.id for b in state.brokers if b.status in _OFFLINE]
-    return [FenceBroker(b) for b in down] + [StartBroker(b) for b in down]
+    stopping = [ControlledShutdown(b.id) for b in state.brokers if b.shutting_down]
+    return stopping + [FenceBroker(b) for b in down] + [StartBroker(b) for b in down]
 
 
 def _catch_up(state: ClusterState) -> list[Action]:

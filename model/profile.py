@@ -194,7 +194,8 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         _META + "ReplicationControlManager.java: alterPartition, validateAlterPartitionData, "
         "ineligibleReplicasForIsr; ClusterControlManager.java: checkBrokerEpoch",
         "STALE_BROKER_EPOCH, then NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, "
-        "INVALID_REQUEST; INELIGIBLE_REPLICA for an added replica fenced or in another broker epoch.",
+        "INVALID_REQUEST; INELIGIBLE_REPLICA for an added replica fenced, in controlled shutdown (§8.3) or in "
+        "another broker epoch.",
         "STALE_BROKER_EPOCH, then FENCED_LEADER_EPOCH (so a deposed leader gets it), INVALID_REQUEST for a "
         "non-leader, INVALID_UPDATE_VERSION, INVALID_REQUEST; INELIGIBLE_REPLICA for any proposed member "
         "fenced, shutting down or in another broker epoch (-1, an epoch the leader does not know, skips the "

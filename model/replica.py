@@ -13,8 +13,8 @@ from .config import Variant
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset
 from .profile import Rule
 from .state import (AckedWrite, AlterPartitionRequest, AlterPartitionResponse, EpochEndOffset, BrokerStatus, ClusterState,
-                    FenceBrokerRecord, FetchRequest, FetchResponse, FollowerState, PartitionMetadata,
-                    RegisterBrokerRecord, Replica, Role)
+                    ControlledShutdownRecord, FenceBrokerRecord, FetchRequest, FetchResponse, FollowerState,
+                    PartitionMetadata, RegisterBrokerRecord, Replica, Role)
 from .update import nack, send, set_follower, set_history, set_replica
 
 NOT_LEADER_OR_FOLLOWER = "NOT_LEADER_OR_FOLLOWER"
@@ -51,16 +51,30 @@ def known_registration(state: ClusterState, observer: int, broker: int) -> tuple
     return None, True
 
 
+def known_in_controlled_shutdown(state: ClusterState, observer: int, broker: int) -> bool:
+    """Whether ``observer``'s metadata has ``broker`` in controlled shutdown: a
+    ControlledShutdownRecord of it after its last registration (Kafka's
+    KRaftMetadataCache.isBrokerShuttingDown)."""
+    log = state.controller.metadata_log
+    for i in range(state.broker(observer).metadata_offset - 1, -1, -1):
+        rec = log[i]
+        if isinstance(rec, ControlledShutdownRecord) and rec.broker == broker:
+            return True
+        if isinstance(rec, RegisterBrokerRecord) and rec.broker == broker:
+            return False
+    return False
+
+
 def isr_eligible(state: ClusterState, leader: int, follower: int) -> bool:
     """Partition.isReplicaIsrEligible (Rule.LEADER_CHECKS_ISR_ELIGIBILITY): in the
-    leader's metadata the follower's broker is unfenced (controlled shutdown is
-    not modelled apart from fencing) and registered in the broker epoch its last
-    fetch carried."""
+    leader's metadata the follower's broker is unfenced, not in controlled
+    shutdown, and registered in the broker epoch its last fetch carried."""
     epoch, fenced = known_registration(state, leader, follower)
     r = state.replica(leader)
     assert r is not None
     fs = r.follower(follower)
-    return not fenced and fs is not None and fs.broker_epoch is not None and fs.broker_epoch == epoch
+    return (not fenced and not known_in_controlled_shutdown(state, leader, follower) and fs is not None
+            and fs.broker_epoch is not None and fs.broker_epoch == epoch)
 
 
 # ----------------------------------------------------------- HWM and produce acks
@@ -490,6 +504,8 @@ def can_join_isr(state: ClusterState, leader: int, follower: int) -> Optional[st
         return f"follower {follower} has not fetched in leader epoch {r.leader_epoch}"
     if cfg.follows(Rule.LEADER_CHECKS_ISR_ELIGIBILITY) and not isr_eligible(state, leader, follower):
         epoch, fenced = known_registration(state, leader, follower)
+        if not fenced and known_in_controlled_shutdown(state, leader, follower):
+            return f"leader {leader}'s metadata has broker {follower} in controlled shutdown"
         return (f"leader {leader}'s metadata has broker {follower} {'fenced' if fenced else f'in broker epoch {epoch}'}"
                 f", its fetches broker epoch {fs.broker_epoch}")
     return None

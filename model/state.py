@@ -121,6 +121,15 @@ class UnfenceBrokerRecord:
 
 
 @attrs.frozen
+class ControlledShutdownRecord:
+    """The broker entered controlled shutdown (§8.3; Kafka's
+    BrokerRegistrationChangeRecord with inControlledShutdown set): registered and
+    unfenced, but no longer a valid leader or ISR member, until it registers again."""
+
+    broker: int
+
+
+@attrs.frozen
 class PartitionRecord:
     """Creation of the partition with its full initial registration."""
 
@@ -160,7 +169,7 @@ class ConfigRecord:
     value: Union[int, bool]
 
 
-MetadataRecord = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord,
+MetadataRecord = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, ControlledShutdownRecord,
                        PartitionRecord, PartitionChangeRecord, ConfigRecord]
 
 
@@ -201,11 +210,16 @@ class BrokerRegistration:
 
     broker_epoch: offset of the broker's latest RegisterBrokerRecord (None: never
     registered). fenced: whether the controller has fenced it.
+    in_controlled_shutdown: whether it entered controlled shutdown while it led
+    (§8.3, Kafka's BrokerRegistration.inControlledShutdown); cleared by its next
+    registration. A broker fenced or in controlled shutdown is not active
+    (ClusterControlManager.isActive): never elected, never added to the ISR.
     """
 
     broker: int
     broker_epoch: Optional[int]
     fenced: bool
+    in_controlled_shutdown: bool = False
 
 
 @attrs.frozen
@@ -340,7 +354,9 @@ class Broker:
     metadata offset (records applied), materialized partition metadata, and the
     replica it hosts (None when it hosts none). ``min_isr``: the MinISR its log
     config holds once it applied a ``ConfigRecord`` (None: the creation's); read
-    it as ``ClusterState.leader_min_isr``."""
+    it as ``ClusterState.leader_min_isr``. ``shutting_down``: the broker asked to
+    shut down (§8.3, PENDING_CONTROLLED_SHUTDOWN: its heartbeats carry
+    wantShutDown, so the controller never unfences it again) and has not stopped."""
 
     id: int
     status: BrokerStatus
@@ -350,6 +366,7 @@ class Broker:
     image: Optional[PartitionMetadata]
     replica: Optional[Replica]
     min_isr: Optional[int] = None
+    shutting_down: bool = False
 
 
 # ------------------------------------------------------------------------- network

@@ -14,7 +14,7 @@ from . import controller as ctl
 from . import replica as rep
 from .actions import (Action, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, CancelReassignment,
                       ElectPreferredLeader,
-                      Consume, ControlledShutdown, DropMessage,
+                      BeginControlledShutdown, Consume, ControlledShutdown, DropMessage,
                       FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
                       ProposeIsrShrinkMany, Produce,
                       Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
@@ -74,6 +74,8 @@ def _g_unfence(s: ClusterState, a: UnfenceBroker) -> Optional[str]:
         return f"broker {a.broker} is {b.status.value}"
     if not reg.fenced:
         return f"broker {a.broker} is not fenced"
+    if b.shutting_down:
+        return f"broker {a.broker} is shutting down: its heartbeats ask for shutdown, not unfencing (§8.3)"
     at = ctl.registration_offset(s, a.broker) if s.config.follows(Rule.METADATA_RECORD_ORDER) else reg.broker_epoch
     if at is None or b.metadata_offset <= at:
         return (f"broker {a.broker} has not replicated its own registration record "
@@ -112,13 +114,35 @@ def _g_active(s: ClusterState, broker: int) -> Optional[str]:
 
 
 def _e_controlled_shutdown(s: ClusterState, a: ControlledShutdown) -> ClusterState:
+    # §8.3 to its end: a leader first enters controlled shutdown (its leadership moves
+    # away), then the broker is fenced (SHUTDOWN_NOW) -- Kafka's heartbeats with wantShutDown.
     if not s.registration(a.broker).fenced:
+        if s.partition.leader == a.broker:
+            s = ctl.begin_controlled_shutdown(s, a.broker)
         s = ctl.fence_broker(s, a.broker)
     s = rep.deactivate(s, a.broker)
     b = s.broker(a.broker)
     r = b.replica if b.replica is None else attrs.evolve(b.replica, flushed=b.replica.leo)
     return set_broker(s, attrs.evolve(b, status=BrokerStatus.OFFLINE_CLEAN, replica=r,
-                                      clean_shutdown_epoch=b.broker_epoch))
+                                      clean_shutdown_epoch=b.broker_epoch, shutting_down=False))
+
+
+def _g_begin_controlled_shutdown(s: ClusterState, a: BeginControlledShutdown) -> Optional[str]:
+    if (e := _unknown_broker(s, a.broker)):
+        return e
+    b = s.broker(a.broker)
+    if b.status != BrokerStatus.RUNNING:
+        return f"broker {a.broker} is {b.status.value}, not running"
+    if b.shutting_down:
+        return f"broker {a.broker} is already shutting down"
+    if s.registration(a.broker).fenced:
+        return f"broker {a.broker} is fenced: it would be let go at once (ControlledShutdown)"
+    return None
+
+
+def _e_begin_controlled_shutdown(s: ClusterState, a: BeginControlledShutdown) -> ClusterState:
+    s = ctl.begin_controlled_shutdown(s, a.broker)
+    return set_broker(s, attrs.evolve(s.broker(a.broker), shutting_down=True))
 
 
 def _e_unclean_shutdown(s: ClusterState, a: UncleanShutdown) -> ClusterState:
@@ -129,7 +153,8 @@ def _e_unclean_shutdown(s: ClusterState, a: UncleanShutdown) -> ClusterState:
         if r is not None:
             r = attrs.evolve(r, log=r.log[:r.flushed], hwm=min(r.hwm, r.flushed))
         s = set_history(s, lossy_shutdowns=s.history.lossy_shutdowns + 1)
-    return set_broker(s, attrs.evolve(b, status=BrokerStatus.OFFLINE_DIRTY, replica=r, clean_shutdown_epoch=None))
+    return set_broker(s, attrs.evolve(b, status=BrokerStatus.OFFLINE_DIRTY, replica=r, clean_shutdown_epoch=None,
+                                      shutting_down=False))
 
 
 def _g_unclean_shutdown(s: ClusterState, a: UncleanShutdown) -> Optional[str]:
@@ -498,6 +523,7 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     StartBroker: (_g_start, _e_start),
     UnfenceBroker: (_g_unfence, _e_unfence),
     FenceBroker: (_g_fence, _e_fence),
+    BeginControlledShutdown: (_g_begin_controlled_shutdown, _e_begin_controlled_shutdown),
     ControlledShutdown: (lambda s, a: _g_active(s, a.broker), _e_controlled_shutdown),
     UncleanShutdown: (_g_unclean_shutdown, _e_unclean_shutdown),
     Flush: (_g_flush, _e_flush),
@@ -579,6 +605,7 @@ def _candidates(state: ClusterState, classes: Optional[AbstractSet[type]] = None
         else:
             yield UnfenceBroker(b.id)
             yield FenceBroker(b.id)
+            yield BeginControlledShutdown(b.id)
             yield ControlledShutdown(b.id)
             yield UncleanShutdown(b.id, False)
             yield UncleanShutdown(b.id, True)

@@ -32,7 +32,8 @@ from sut.bugs import Bug
 #: Classes tagged with "_type" in state JSON: the members of the union-typed
 #: fields (the metadata log and the network).
 _TAGGED: frozenset[type] = frozenset({
-    model.RegisterBrokerRecord, model.FenceBrokerRecord, model.UnfenceBrokerRecord, model.PartitionRecord,
+    model.RegisterBrokerRecord, model.FenceBrokerRecord, model.UnfenceBrokerRecord, model.ControlledShutdownRecord,
+    model.PartitionRecord,
     model.PartitionChangeRecord, model.FetchRequest, model.FetchResponse, model.AlterPartitionRequest,
     model.AlterPartitionResponse,
 })

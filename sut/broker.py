@@ -25,11 +25,14 @@ OFFLINE = (BrokerStatus.OFFLINE_CLEAN, BrokerStatus.OFFLINE_DIRTY)
 
 
 class BrokerLifecycleManager:
-    """The broker's lifecycle state and the broker epoch of its current session."""
+    """The broker's lifecycle state, the broker epoch of its current session, and
+    whether it asked to shut down (Kafka's PENDING_CONTROLLED_SHUTDOWN: its
+    heartbeats then carry wantShutDown)."""
 
     def __init__(self) -> None:
         self.state = BrokerStatus.OFFLINE_DIRTY   # never started: no clean-shutdown marker
         self.broker_epoch: Optional[int] = None
+        self.wants_shutdown = False
 
     @property
     def is_active(self) -> bool:
@@ -68,6 +71,7 @@ class BrokerServer:
         epoch, _ = self.controller.register_broker(self.broker_id, self.clean_shutdown_marker)
         self.lifecycle.state = BrokerStatus.STARTING
         self.lifecycle.broker_epoch = epoch
+        self.lifecycle.wants_shutdown = False
         self.clean_shutdown_marker = None
 
     def heartbeat(self) -> None:
@@ -78,6 +82,12 @@ class BrokerServer:
             self.lifecycle.state = BrokerStatus.RUNNING
             self.replica_manager.apply_image(self.image.partition)
 
+    def begin_controlled_shutdown(self) -> None:
+        """§8.3: the broker asks to shut down (a heartbeat with wantShutDown) and
+        keeps running; the controller moves its leadership away or fences it."""
+        self.controller.begin_controlled_shutdown(self.broker_id, self.image.offset)
+        self.lifecycle.wants_shutdown = True
+
     def controlled_shutdown(self) -> None:
         """§8.3: leadership moves away and the broker is fenced, the replica stops,
         the log is flushed and the clean-shutdown marker written (§5.2)."""
@@ -85,12 +95,14 @@ class BrokerServer:
         self.replica_manager.shutdown(flush=Bug.CONTROLLED_SHUTDOWN_WITHOUT_FLUSH not in self.bugs)
         self.clean_shutdown_marker = self.lifecycle.broker_epoch
         self.lifecycle.state = BrokerStatus.OFFLINE_CLEAN
+        self.lifecycle.wants_shutdown = False
 
     def unclean_shutdown(self, lossy: bool) -> None:
         """Abrupt termination (§5.1.1); ``lossy`` loses the unflushed suffix."""
         self.replica_manager.shutdown(lossy=lossy)
         self.clean_shutdown_marker = None
         self.lifecycle.state = BrokerStatus.OFFLINE_DIRTY
+        self.lifecycle.wants_shutdown = False
 
     def flush(self) -> None:
         p = self.replica_manager.partition

@@ -126,6 +126,12 @@ CATALOGUE: tuple[tuple, ...] = (
      "§5.2, §8.3", "sut/broker.py BrokerServer.controlled_shutdown",
      "A controlled shutdown flushes the log before writing the clean-shutdown marker; the buggy broker writes the "
      "marker without flushing, so a later lossy crash of the next life can lose records the marker vouched for."),
+    ("CONTROLLED_SHUTDOWN_BROKER_ELECTED",
+     "§8.3", "sut/replication_control.py ReplicationControlManager._builder",
+     "A broker in controlled shutdown is no acceptable leader (ClusterControlManager.isActive: unfenced and not in "
+     "controlled shutdown): the point of the shutdown is to move leadership off it before it stops. The buggy "
+     "controller asks only whether it is unfenced, so an ELR member in controlled shutdown is elected when the ISR "
+     "empties, and leads until it stops moments later."),
     ("MIN_ISR_CHANGE_NOT_APPLIED_TO_LOG",
      "§2.6, §2.7", "sut/replica_manager.py ReplicaManager.update_min_isr",
      "A topic's new min.insync.replicas reaches the hosted log's config once the broker applies its ConfigRecord "

@@ -11,7 +11,7 @@ by the ``Enablement`` mixin (``enablement.py``). It keeps no ghost history.
 from __future__ import annotations
 
 from model import (ActionNotEnabled, AdvanceTime, ElectPreferredLeader, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection,
-                   CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
+                   BeginControlledShutdown, CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
                    FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
@@ -45,6 +45,7 @@ class Cluster(Enablement):
         StartBroker: ("_g_start", "_e_start"),
         UnfenceBroker: ("_g_unfence", "_e_unfence"),
         FenceBroker: ("_g_fence", "_e_fence"),
+        BeginControlledShutdown: ("_g_begin_controlled_shutdown", "_e_begin_controlled_shutdown"),
         ControlledShutdown: ("_g_controlled_shutdown", "_e_controlled_shutdown"),
         UncleanShutdown: ("_g_unclean_shutdown", "_e_unclean_shutdown"),
         Flush: ("_g_flush", "_e_flush"),
@@ -164,6 +165,9 @@ class Cluster(Enablement):
 
     def _e_fence(self, a: FenceBroker) -> None:
         self.controller.fence_broker(a.broker)
+
+    def _e_begin_controlled_shutdown(self, a: BeginControlledShutdown) -> None:
+        self.brokers[a.broker].begin_controlled_shutdown()
 
     def _e_controlled_shutdown(self, a: ControlledShutdown) -> None:
         self.brokers[a.broker].controlled_shutdown()

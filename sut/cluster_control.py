@@ -9,16 +9,18 @@ from .errors import StaleBrokerEpochException
 
 
 class BrokerRegistration:
-    __slots__ = ("broker_id", "epoch", "fenced", "record_offset")
+    __slots__ = ("broker_id", "epoch", "fenced", "in_controlled_shutdown", "record_offset")
 
     def __init__(self, broker_id: int) -> None:
         self.broker_id = broker_id
         self.epoch: Optional[int] = None   # offset of the latest registration batch
         self.fenced = True
+        self.in_controlled_shutdown = False   # §8.3; cleared by the next registration
         self.record_offset: Optional[int] = None   # offset of the latest RegisterBrokerRecord
 
     def __repr__(self) -> str:
-        return f"BrokerRegistration({self.broker_id}, epoch={self.epoch}, fenced={self.fenced})"
+        return (f"BrokerRegistration({self.broker_id}, epoch={self.epoch}, fenced={self.fenced}, "
+                f"in_controlled_shutdown={self.in_controlled_shutdown})")
 
 
 class ClusterControlManager:
@@ -33,6 +35,12 @@ class ClusterControlManager:
         LastKnownELR can hold)."""
         reg = self.registrations.get(broker)
         return reg is not None and not reg.fenced
+
+    def is_active(self, broker: int) -> bool:
+        """Kafka's ``ClusterControlManager.isActive`` (the builder's acceptable leader):
+        registered, unfenced and not in controlled shutdown."""
+        reg = self.registrations.get(broker)
+        return reg is not None and not reg.fenced and not reg.in_controlled_shutdown
 
     def can_register(self, broker: int) -> bool:
         """A new broker epoch is only handed out once the previous one is fenced (§6.5.1, §8.1)."""
@@ -62,9 +70,13 @@ class ClusterControlManager:
         reg = self.registrations[broker]
         reg.epoch = epoch
         reg.fenced = True
+        reg.in_controlled_shutdown = False
 
     def fence(self, broker: int) -> None:
         self.registrations[broker].fenced = True
+
+    def enter_controlled_shutdown(self, broker: int) -> None:
+        self.registrations[broker].in_controlled_shutdown = True
 
     def unfence(self, broker: int) -> None:
         self.registrations[broker].fenced = False

@@ -19,7 +19,7 @@ from .partition import Partition
 class Components:
     """controller: a factory ``(config, network, bugs, change_builder) -> controller``
     with ``QuorumController``'s calls and its ``cluster`` and ``replication`` views
-    (``registrations``, ``is_unfenced``, ``can_register``; ``partition``,
+    (``registrations``, ``is_unfenced``, ``is_active``, ``can_register``; ``partition``,
     ``create_partition``, ``can_cancel_reassignment``, ``recovery_candidates``,
     ``unclean_leader_election_candidate``).
     change_builder: a class built and used as ``PartitionChangeBuilder`` is (by the

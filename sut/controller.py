@@ -13,7 +13,7 @@ from .change_builder import PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
 from .errors import Errors
 from .network import InMemoryNetwork
-from .metadata import (MIN_INSYNC_REPLICAS, ApiMessage, ConfigRecord, FenceBrokerRecord, RegisterBrokerRecord,
+from .metadata import (MIN_INSYNC_REPLICAS, ApiMessage, ConfigRecord, ControlledShutdownRecord, FenceBrokerRecord, RegisterBrokerRecord,
                        UnfenceBrokerRecord)
 from .replication_control import LogInfo, ReplicationControlManager
 
@@ -87,10 +87,28 @@ class QuorumController:
         if self.records_last:
             self._append(FenceBrokerRecord(broker))
 
+    def begin_controlled_shutdown(self, broker: int, metadata_offset: int = 0) -> None:
+        """A heartbeat with wantShutDown from an unfenced broker (§8.3; Kafka's
+        ``BrokerHeartbeatManager.calculateNextBrokerState``): a broker that leads
+        enters controlled shutdown (the registration change record, then
+        ``handleBrokerInControlledShutdown``'s partition change) and stays unfenced;
+        one that leads nothing is fenced at once (SHUTDOWN_NOW)."""
+        p = self.replication.partition
+        if p is None or p.leader != broker:
+            self.fence_broker(broker)
+            return
+        self.cluster.enter_controlled_shutdown(broker)
+        self._append(ControlledShutdownRecord(broker))
+        self.replication.handle_broker_in_controlled_shutdown(broker)
+
     def process_controlled_shutdown(self, broker: int, metadata_offset: int = 0) -> None:
-        """Leadership moves away and the broker is fenced (§8.3). ``metadata_offset``
-        (the records the broker has applied) is what its heartbeat carries; the
-        atomic shutdown here does not read it."""
+        """Heartbeats with wantShutDown until the broker may go (§8.3): a leader first
+        enters controlled shutdown (``begin_controlled_shutdown``), then the broker is
+        fenced (SHUTDOWN_NOW). ``metadata_offset`` (the records the broker has
+        applied) is what its heartbeat carries; the shutdown here does not read it."""
+        p = self.replication.partition
+        if self.cluster.is_unfenced(broker) and p is not None and p.leader == broker:
+            self.begin_controlled_shutdown(broker, metadata_offset)
         if self.cluster.is_unfenced(broker):
             self.fence_broker(broker)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 from model import (NO_LEADER, AdvanceTime, ElectPreferredLeader, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config,
                    Consume,
-                   ControlledShutdown, DropMessage, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
+                   BeginControlledShutdown, ControlledShutdown, DropMessage, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
@@ -85,6 +85,8 @@ class Enablement:
     def _g_unfence(self, a: UnfenceBroker) -> Reason:
         if (e := self._g_active(a.broker)):
             return e
+        if self.brokers[a.broker].lifecycle.wants_shutdown:
+            return f"broker {a.broker} is shutting down: its heartbeats carry wantShutDown"
         if not self.controller.can_unfence(a.broker, self.brokers[a.broker].image.offset):
             return f"the controller does not unfence broker {a.broker} (already unfenced, or behind its registration)"
         return None
@@ -94,6 +96,18 @@ class Enablement:
             return e
         if not self.controller.cluster.is_unfenced(a.broker):
             return f"broker {a.broker} is already fenced"
+        return None
+
+    def _g_begin_controlled_shutdown(self, a: BeginControlledShutdown) -> Reason:
+        if (e := self._known(a.broker)):
+            return e
+        b = self.brokers[a.broker]
+        if not b.lifecycle.is_running:
+            return f"broker {a.broker} is {b.lifecycle.state.value}, not running"
+        if b.lifecycle.wants_shutdown:
+            return f"broker {a.broker} is already shutting down"
+        if not self.controller.cluster.is_unfenced(a.broker):
+            return f"broker {a.broker} is fenced: it would be let go at once (ControlledShutdown)"
         return None
 
     def _g_controlled_shutdown(self, a: ControlledShutdown) -> Reason:

@@ -86,6 +86,15 @@ class UnfenceBrokerRecord:
         self.broker_id = broker_id
 
 
+class ControlledShutdownRecord:
+    """The broker entered controlled shutdown (§8.3; Kafka's
+    BrokerRegistrationChangeRecord with inControlledShutdown set)."""
+    __slots__ = ("broker_id",)
+
+    def __init__(self, broker_id: int) -> None:
+        self.broker_id = broker_id
+
+
 class PartitionRecord:
     """Creation of the partition with its full registration."""
     __slots__ = ("registration",)
@@ -132,20 +141,22 @@ class ConfigRecord:
         self.name, self.value = name, value
 
 
-ApiMessage = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, PartitionRecord,
+ApiMessage = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, ControlledShutdownRecord,
+                   PartitionRecord,
                    PartitionChangeRecord, ConfigRecord]
 
 
 # ----------------------------------------------------------------- image and delta
 
 class BrokerImage:
-    """A broker registration as another broker's metadata has it: its broker epoch
-    and whether it is fenced (Kafka's ``BrokerRegistration`` in the cluster image)."""
+    """A broker registration as another broker's metadata has it: its broker epoch,
+    whether it is fenced and whether it is in controlled shutdown (Kafka's
+    ``BrokerRegistration`` in the cluster image)."""
 
-    __slots__ = ("epoch", "fenced")
+    __slots__ = ("epoch", "fenced", "in_controlled_shutdown")
 
-    def __init__(self, epoch: int, fenced: bool) -> None:
-        self.epoch, self.fenced = epoch, fenced
+    def __init__(self, epoch: int, fenced: bool, in_controlled_shutdown: bool = False) -> None:
+        self.epoch, self.fenced, self.in_controlled_shutdown = epoch, fenced, in_controlled_shutdown
 
 
 class MetadataImage:
@@ -172,6 +183,11 @@ class MetadataImage:
     def is_broker_fenced(self, broker: int) -> bool:
         b = self.brokers.get(broker)
         return b is None or b.fenced
+
+    def is_broker_shutting_down(self, broker: int) -> bool:
+        """Kafka's ``isBrokerShuttingDown``: the registration is in controlled shutdown."""
+        b = self.brokers.get(broker)
+        return b is not None and b.in_controlled_shutdown
 
 
 class MetadataDelta:
@@ -213,7 +229,13 @@ class MetadataDelta:
             brokers = self._broker_changes()
             known = brokers.get(record.broker_id)
             if known is not None:
-                brokers[record.broker_id] = BrokerImage(known.epoch, isinstance(record, FenceBrokerRecord))
+                brokers[record.broker_id] = BrokerImage(known.epoch, isinstance(record, FenceBrokerRecord),
+                                                        known.in_controlled_shutdown)
+        elif isinstance(record, ControlledShutdownRecord):
+            brokers = self._broker_changes()
+            known = brokers.get(record.broker_id)
+            if known is not None:
+                brokers[record.broker_id] = BrokerImage(known.epoch, known.fenced, True)
 
     def apply(self) -> MetadataImage:
         return MetadataImage(self.partition, self.image.offset + self.records,

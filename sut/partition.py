@@ -480,10 +480,12 @@ class Partition:
 
     def is_replica_isr_eligible(self, follower: int) -> bool:
         """Kafka's ``isReplicaIsrEligible``: the broker's metadata has the follower
-        unfenced, in the broker epoch its fetches carry."""
+        unfenced, not in controlled shutdown, in the broker epoch its fetches carry."""
         remote = self.remote_replicas.get(follower)
-        epoch = self.metadata_cache().alive_broker_epoch(follower)
-        return remote is not None and remote.broker_epoch is not None and epoch == remote.broker_epoch
+        cache = self.metadata_cache()
+        epoch = cache.alive_broker_epoch(follower)
+        return (remote is not None and remote.broker_epoch is not None and epoch == remote.broker_epoch
+                and not cache.is_broker_shutting_down(follower))
 
     @property
     def in_flight_request(self) -> Optional[int]:

@@ -80,7 +80,10 @@ class ReplicationControlManager:
 
     def _builder(self) -> PartitionChangeBuilder:
         assert self.partition is not None
-        return self.change_builder(self.partition, self.cluster.is_unfenced, self.config, self.bugs, self.min_isr,
+        acceptable = self.cluster.is_active
+        if Bug.CONTROLLED_SHUTDOWN_BROKER_ELECTED in self.bugs:
+            acceptable = self.cluster.is_unfenced   # BUG: a broker in controlled shutdown may lead
+        return self.change_builder(self.partition, acceptable, self.config, self.bugs, self.min_isr,
                                    self.unclean_leader_election_enable)
 
     def _replay(self, builder: PartitionChangeBuilder, record: PartitionChangeRecord) -> None:
@@ -199,6 +202,11 @@ class ReplicationControlManager:
             b.target_leader = NO_LEADER
         self._change(b)
 
+    def handle_broker_in_controlled_shutdown(self, broker: int) -> None:
+        """Kafka's ``handleBrokerInControlledShutdown``: the same change as a fencing
+        (the broker is no longer an acceptable leader)."""
+        self.handle_broker_fenced(broker)
+
     def handle_broker_unfenced(self, broker: int) -> None:
         """With no leader, an unfenced ISR or ELR member may now be elected (§2.8).
         Kafka tries every leaderless partition, whichever broker was unfenced."""
@@ -300,6 +308,8 @@ class ReplicationControlManager:
             requested = given.get(member)
             if registration.fenced:
                 out.append((member, "fenced"))
+            elif registration.in_controlled_shutdown:
+                out.append((member, "in controlled shutdown"))
             elif member not in partition.isr and Bug.ALTER_PARTITION_IGNORES_BROKER_EPOCH in self.bugs:
                 continue   # BUG: an added replica's broker epoch goes unchecked
             elif (requested is not None or not kafka) and requested != registration.epoch:
@@ -393,7 +403,7 @@ class ReplicationControlManager:
         strategy = self.unclean_recovery_strategy
 
         def answers(b: int) -> bool:
-            return self.cluster.is_unfenced(b) and log_info(b) is not None
+            return self.cluster.is_active(b) and log_info(b) is not None
 
         if strategy == "balanced":
             if p.elr or not p.last_known_elr or not all(answers(b) for b in p.last_known_elr):
@@ -460,7 +470,7 @@ class ReplicationControlManager:
         if p.isr:
             return None
         for r in p.replicas:
-            if self.cluster.is_unfenced(r):
+            if self.cluster.is_active(r):
                 return r
         return None
 

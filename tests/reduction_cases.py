@@ -66,14 +66,14 @@ LESO_TRACE = (SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2), Sen
 # one, more can (33 steps, against 41 without merging).
 LESO_JOIN = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, variants=frozenset({Variant.ISR_JOIN_WITHOUT_LESO}))
 LESO_JOIN_TRACE = (
-    ControlledShutdown(1), StartBroker(1), ReplicateMetadata(1, 3), ReplicateMetadata(2, 3), UnfenceBroker(1),
-    ReplicateMetadata(3, 2), ReplicateMetadata(2, 1), ReplicateMetadata(1, 1), ReplicateMetadata(3, 1), SendFetch(1),
+    ControlledShutdown(1), StartBroker(1), ReplicateMetadata(1, 4), ReplicateMetadata(2, 4), UnfenceBroker(1),
+    ReplicateMetadata(3, 3), ReplicateMetadata(2, 1), ReplicateMetadata(1, 1), ReplicateMetadata(3, 1), SendFetch(1),
     ReceiveFetchRequest(1), ReplicateMetadata(3, 1), ProposeIsrExpand(2, 1), ReceiveAlterPartition(3),
     ReplicateMetadata(2, 1), ReplicateMetadata(1, 1), ReplicateMetadata(3, 1), Produce(2, 1), ControlledShutdown(2),
-    StartBroker(2), ReplicateMetadata(2, 3), UnfenceBroker(2), ReplicateMetadata(1, 3), ReplicateMetadata(3, 3),
+    StartBroker(2), ReplicateMetadata(2, 4), UnfenceBroker(2), ReplicateMetadata(1, 4), ReplicateMetadata(3, 4),
     ControlledShutdown(2), StartBroker(2), ReplicateMetadata(2, 3), UnfenceBroker(2), ReplicateMetadata(3, 1),
-    ReplicateMetadata(2, 1), ReplicateMetadata(3, 3), ControlledShutdown(1), StartBroker(1), ReplicateMetadata(1, 7),
-    UnfenceBroker(1), ReplicateMetadata(2, 4), Reassign((1, 2, 3)), ReplicateMetadata(3, 5), ReplicateMetadata(2, 1),
+    ReplicateMetadata(2, 1), ReplicateMetadata(3, 3), ControlledShutdown(1), StartBroker(1), ReplicateMetadata(1, 8),
+    UnfenceBroker(1), ReplicateMetadata(2, 5), Reassign((1, 2, 3)), ReplicateMetadata(3, 6), ReplicateMetadata(2, 1),
     SendFetch(3), ReceiveFetchRequest(5), ReceiveFetchResponse(6), SendFetch(3), ReceiveFetchRequest(7),
     ProposeIsrExpand(2, 3), ReceiveAlterPartition(9), Reassign((1, 2)), ReplicateMetadata(2, 2),
     ReplicateMetadata(3, 2), FenceBroker(2), UnfenceBroker(2), ReplicateMetadata(3, 3), ReplicateMetadata(1, 7),

@@ -138,11 +138,11 @@ def test_an_explorer_run_is_recorded_as_a_machine_run_is(tmp_path):
 
 
 def test_shortening_returns_a_shorter_failure_found_after_the_first():
-    first = Explorer(NO_ELR, seed=5).run(60)
-    # The same first failure (the seed decides it), then search for shorter ones, bounded by
-    # bursts rather than seconds so that a loaded machine finds the same: 23 steps at 30
-    # bursts, 60 given.
-    explorer = Explorer(NO_ELR, seed=5)
+    first = Explorer(NO_ELR, seed=2).run(60)
+    # The same first failure (the seed decides it: 114 steps), then search for shorter ones,
+    # bounded by bursts rather than seconds so that a loaded machine finds the same: 30 steps
+    # at 35 bursts, 60 given.
+    explorer = Explorer(NO_ELR, seed=2)
     shortened = explorer.run(600, stop=lambda: explorer.bursts >= 60, shorten_s=600)
     assert shortened.first_failure_s is not None and len(first.verdict.trace) >= 40
     assert len(shortened.verdict.trace) < len(first.verdict.trace) / 2

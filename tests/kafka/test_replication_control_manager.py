@@ -24,7 +24,8 @@ from __future__ import annotations
 import pytest
 
 from model import (KAFKA, NO_LEADER, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse,
-                   AlterUncleanLeaderElection, CancelReassignment, Config, ElectPreferredLeader, PartitionChangeRecord, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
+                   AlterUncleanLeaderElection, BeginControlledShutdown, CancelReassignment, Config,
+                   ControlledShutdownRecord, ElectPreferredLeader, PartitionChangeRecord, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReplicateMetadata, UncleanLeaderElection,
                    Variant, why_not_enabled)
 
@@ -58,8 +59,10 @@ NOT_EXPRESSIBLE = {
     "testAlterPartitionDisallowReplicationFactorChange": "the allowReplicationFactorChange flag of "
                                                          "AlterPartitionReassignments, and a new reassignment "
                                                          "replacing an ongoing one",
-    "testAlterPartitionShouldRejectShuttingDownBrokers": "controlled shutdown in progress (a broker in controlled "
-                                                         "shutdown but not yet fenced)",
+    "testAlterPartitionShouldRejectShuttingDownBrokers": "a follower in controlled shutdown that never led, still "
+                                                         "in the ISR (Kafka's test context writes the registration "
+                                                         "change itself; a broker that leads nothing is fenced at "
+                                                         "once, SHUTDOWN_NOW)",
     "testManualPartitionAssignmentOnAllFencedBrokers": "topic creation on fenced brokers",
     "testCreatePartitionsFailsWithManualAssignmentWithAllFenced": "partition creation on fenced brokers",
     "testElectUncleanLeaders_WithoutElr": "the ElectLeaders admin request (election type UNCLEAN) with the ELR "
@@ -166,16 +169,16 @@ def test_ReplicationControlManagerTest_testFenceMultipleBrokers():
 
 def test_ReplicationControlManagerTest_testProcessBrokerHeartbeatInControlledShutdown():
     """ReplicationControlManagerTest.testProcessBrokerHeartbeatInControlledShutdown:
-    leader 0 asks to shut down; the controller's one partition change moves the
-    leadership to 1 with ISR [1,2].
-
-    Kafka first records broker 0 "in controlled shutdown" and fences it later; the
-    model's ControlledShutdown fences at once, so the fence record stands in for that
-    record. Only the partition change is compared."""
+    leader 0's heartbeat asks to shut down; the controller writes the registration
+    change putting 0 in controlled shutdown, then one partition change moving the
+    leadership to 1 with ISR [1,2]. Broker 0 stays unfenced."""
     sc = kafka_scenario((0, 1, 2), (0, 1, 2))
     since = len(sc.state.controller.metadata_log)
-    sc.stop(0)
-    assert new_partition_changes(sc, since) == [PartitionChangeRecord(leader=1, isr=frozenset({1, 2}))]
+    sc.do(BeginControlledShutdown(0))
+    assert sc.state.controller.metadata_log[since:] == (
+        ControlledShutdownRecord(0), PartitionChangeRecord(leader=1, isr=frozenset({1, 2})))
+    reg = sc.state.registration(0)
+    assert reg.in_controlled_shutdown and not reg.fenced
 
 
 # ------------------------------------------------------------------------ ELR
@@ -475,13 +478,19 @@ def test_ReplicationControlManagerTest_testPreferredElectionDoesNotTriggerUnclea
 
 
 def test_ReplicationControlManagerTest_testElectPreferredLeaders():
-    """ReplicationControlManagerTest.testElectPreferredLeaders, one partition at a time
-    (foo-1 and foo-2; foo-0's preferred replica 1 is in controlled shutdown, registered
-    and unfenced, a state the model does not have). foo-1 [2,3,4], led by its
-    preferred replica: ELECTION_NOT_NEEDED. foo-2 [0,2,1] with 0 fenced: 2 leads,
-    PREFERRED_LEADER_NOT_AVAILABLE and no record; once 0 is registered, unfenced and
-    back in the ISR through 2's AlterPartition, the election writes one record holding
-    only leader 0."""
+    """ReplicationControlManagerTest.testElectPreferredLeaders, one partition at a time.
+    foo-0 [1,2,3] with its preferred replica 1 in controlled shutdown (registered and
+    unfenced; here 1 led and asked to shut down, which moved the leadership to 2):
+    PREFERRED_LEADER_NOT_AVAILABLE; once 1 has registered again, is unfenced and back
+    in the ISR through 2's AlterPartition, the election writes one record holding
+    only leader 1. foo-1 [2,3,4], led by its preferred replica: ELECTION_NOT_NEEDED.
+    foo-2 [0,2,1] with 0 fenced: 2 leads, PREFERRED_LEADER_NOT_AVAILABLE and no
+    record; once 0 is registered, unfenced and back in the ISR, leader 0 alone."""
+    sc = kafka_scenario((0, 1, 2, 3, 4), (1, 2, 3))
+    sc.do(BeginControlledShutdown(1))
+    assert_leader_isr_elr(sc, 2, {2, 3})
+    assert "PREFERRED_LEADER_NOT_AVAILABLE" in why_not_enabled(sc.state, ElectPreferredLeader())
+    _preferred_back(sc, 1, 2)
     sc = kafka_scenario((0, 1, 2, 3, 4), (2, 3, 4))
     assert sc.partition.leader == 2
     assert "ELECTION_NOT_NEEDED" in why_not_enabled(sc.state, ElectPreferredLeader())
@@ -489,16 +498,23 @@ def test_ReplicationControlManagerTest_testElectPreferredLeaders():
     sc.fence(0)
     assert_leader_isr_elr(sc, 2, {1, 2})
     assert "PREFERRED_LEADER_NOT_AVAILABLE" in why_not_enabled(sc.state, ElectPreferredLeader())
-    sc.restart(0)
+    _preferred_back(sc, 0, 2)
+
+
+def _preferred_back(sc: Scenario, preferred: int, leader: int) -> None:
+    """``preferred`` registers again and rejoins the ISR through ``leader``'s
+    AlterPartition; the preferred election then writes one record, its leadership."""
+    sc.restart(preferred)
     sc.sync_all()
-    sc.deliver_fetch(0)
-    sc.expand(2, 0)
+    sc.deliver_fetch(preferred)
+    sc.expand(leader, preferred)
     sc.sync_all()
-    assert_leader_isr_elr(sc, 2, {0, 1, 2})
+    isr = set(sc.partition.isr)
+    assert preferred in isr and sc.partition.leader == leader
     since = len(sc.state.controller.metadata_log)
     sc.do(ElectPreferredLeader())
-    assert new_partition_changes(sc, since) == [PartitionChangeRecord(leader=0)]
-    assert_leader_isr_elr(sc, 0, {0, 1, 2})
+    assert new_partition_changes(sc, since) == [PartitionChangeRecord(leader=preferred)]
+    assert_leader_isr_elr(sc, preferred, isr)
 
 
 # ------------------------------------------------------------ configuration

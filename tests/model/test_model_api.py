@@ -86,7 +86,7 @@ def test_enabled_actions_of_some_classes_are_the_others_left_out_in_the_same_ord
                frozenset(t for t in model.ACTION_TYPES if not model.KINDS[t].fault),
                frozenset({model.ProposeIsrShrinkMany, model.SendFetch, model.ReceiveFetchResponse})]
     seen: set[type] = set()
-    for _, s in random_walk(config, 300, seed=4, policy="weighted"):
+    for _, s in random_walk(config, 300, seed=1, policy="weighted"):   # a walk that reaches the three
         every = enabled_actions(s)
         seen |= {type(a) for a in every}
         for classes in subsets:

@@ -17,7 +17,7 @@ from typing import Callable, Optional
 import pytest
 
 import model
-from model import (AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse,
+from model import (AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, BeginControlledShutdown,
                    Config, ControlledShutdown, ElectPreferredLeader, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
@@ -327,6 +327,12 @@ def epoch_assign_keeps_later_offsets(t: Trio) -> None:
     t.serve(t.send_fetch(3))           # the leader's End Offset for that epoch
 
 
+def controlled_shutdown_broker_elected(t: Trio) -> None:
+    t.alter_isr(1, 3, expand=False)           # ISR [1, 2]
+    t.do(BeginControlledShutdown(1))           # leader 2, ISR [2], ELR [1] (below MinISR)
+    t.do(FenceBroker(2))                       # ISR empty: 1 is no acceptable leader, nobody leads
+
+
 def preferred_election_ignores_isr(t: Trio) -> None:
     t.produce(1)
     t.do(FenceBroker(1))               # leader 2, ISR [2, 3]; 1 holds an unreplicated write
@@ -359,6 +365,7 @@ SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.PENDING_WRITES_KEPT_ON_STEP_DOWN: (C3, pending_writes_kept_on_step_down),
     Bug.MIN_ISR_CHANGE_NOT_APPLIED_TO_LOG: (C3, min_isr_change_not_applied_to_log),
     Bug.PREFERRED_ELECTION_IGNORES_ISR: (C3, preferred_election_ignores_isr),
+    Bug.CONTROLLED_SHUTDOWN_BROKER_ELECTED: (C3, controlled_shutdown_broker_elected),
 }
 
 

@@ -179,8 +179,7 @@ public final class ReplicheckControllerShim {
      * tracked, then ReplicationControlManager.processBrokerHeartbeat). The controlled
      * shutdown offset is never set, so a broker in controlled shutdown that leads
      * nothing is let go at its next heartbeat, not once the other brokers have
-     * replicated its leadership moves (liveness the model's atomic controlled
-     * shutdown abstracts).
+     * replicated its leadership moves (liveness the model leaves out).
      */
     public ControllerResult<BrokerHeartbeatReply> heartbeat(int brokerId, long brokerEpoch, long currentMetadataOffset,
                                                             boolean wantFence, boolean wantShutDown) {
