@@ -33,48 +33,38 @@ def is_leader(state: ClusterState, broker: int) -> bool:
     return b.status == BrokerStatus.RUNNING and b.replica is not None and b.replica.role == Role.LEADER
 
 
-def known_registration(state: ClusterState, observer: int, broker: int) -> tuple[Optional[int], bool]:
-    """(broker epoch, fenced) of ``broker`` as ``observer``'s metadata has it: the
-    registration and fencing records among the metadata records it applied
-    (Kafka's KRaftMetadataCache.getAliveBrokerEpoch, isBrokerFenced). (None, True)
-    when it has applied no registration of that broker."""
+def known_registration(state: ClusterState, observer: int, broker: int) -> tuple[Optional[int], bool, bool]:
+    """(broker epoch, fenced, in controlled shutdown) of ``broker`` as
+    ``observer``'s metadata has it: its registration and the registration changes
+    after it among the metadata records it applied (Kafka's
+    KRaftMetadataCache.getAliveBrokerEpoch, isBrokerFenced, isBrokerShuttingDown).
+    (None, True, False) when it has applied no registration of that broker."""
     log = state.controller.metadata_log
     fenced: Optional[bool] = None
+    shutting_down = False
     for i in range(state.broker(observer).metadata_offset - 1, -1, -1):
         rec = log[i]
         if getattr(rec, "broker", None) != broker:
             continue
         if isinstance(rec, RegisterBrokerRecord):
-            return rec.broker_epoch, True if fenced is None else fenced
-        if fenced is None:
+            return rec.broker_epoch, True if fenced is None else fenced, shutting_down
+        if isinstance(rec, ControlledShutdownRecord):
+            shutting_down = True
+        elif fenced is None:
             fenced = isinstance(rec, FenceBrokerRecord)
-    return None, True
-
-
-def known_in_controlled_shutdown(state: ClusterState, observer: int, broker: int) -> bool:
-    """Whether ``observer``'s metadata has ``broker`` in controlled shutdown: a
-    ControlledShutdownRecord of it after its last registration (Kafka's
-    KRaftMetadataCache.isBrokerShuttingDown)."""
-    log = state.controller.metadata_log
-    for i in range(state.broker(observer).metadata_offset - 1, -1, -1):
-        rec = log[i]
-        if isinstance(rec, ControlledShutdownRecord) and rec.broker == broker:
-            return True
-        if isinstance(rec, RegisterBrokerRecord) and rec.broker == broker:
-            return False
-    return False
+    return None, True, False
 
 
 def isr_eligible(state: ClusterState, leader: int, follower: int) -> bool:
     """Partition.isReplicaIsrEligible (Rule.LEADER_CHECKS_ISR_ELIGIBILITY): in the
     leader's metadata the follower's broker is unfenced, not in controlled
     shutdown, and registered in the broker epoch its last fetch carried."""
-    epoch, fenced = known_registration(state, leader, follower)
+    epoch, fenced, shutting_down = known_registration(state, leader, follower)
     r = state.replica(leader)
     assert r is not None
     fs = r.follower(follower)
-    return (not fenced and not known_in_controlled_shutdown(state, leader, follower) and fs is not None
-            and fs.broker_epoch is not None and fs.broker_epoch == epoch)
+    return (not fenced and not shutting_down and fs is not None and fs.broker_epoch is not None
+            and fs.broker_epoch == epoch)
 
 
 # ----------------------------------------------------------- HWM and produce acks
@@ -396,7 +386,7 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
         if epochs_differ or eoe.end_offset < req.fetch_offset:
             return respond(state, diverging_epoch=eoe, hwm=r.hwm)
     if cfg.follows(Rule.STALE_BROKER_EPOCH_FETCH_FENCED):
-        known, fenced = known_registration(state, leader, req.src)
+        known, fenced, _ = known_registration(state, leader, req.src)
         if not fenced and known is not None and known > req.broker_epoch:
             return respond(state, error=NOT_LEADER_OR_FOLLOWER)
     state = _note_caught_up(state, req)
@@ -503,8 +493,8 @@ def can_join_isr(state: ClusterState, leader: int, follower: int) -> Optional[st
     if fs.last_fetch_leader_epoch is None and not cfg.has(Variant.ISR_JOIN_WITHOUT_CURRENT_EPOCH_FETCH):
         return f"follower {follower} has not fetched in leader epoch {r.leader_epoch}"
     if cfg.follows(Rule.LEADER_CHECKS_ISR_ELIGIBILITY) and not isr_eligible(state, leader, follower):
-        epoch, fenced = known_registration(state, leader, follower)
-        if not fenced and known_in_controlled_shutdown(state, leader, follower):
+        epoch, fenced, shutting_down = known_registration(state, leader, follower)
+        if not fenced and shutting_down:
             return f"leader {leader}'s metadata has broker {follower} in controlled shutdown"
         return (f"leader {leader}'s metadata has broker {follower} {'fenced' if fenced else f'in broker epoch {epoch}'}"
                 f", its fetches broker epoch {fs.broker_epoch}")

@@ -114,11 +114,11 @@ def _g_active(s: ClusterState, broker: int) -> Optional[str]:
 
 
 def _e_controlled_shutdown(s: ClusterState, a: ControlledShutdown) -> ClusterState:
-    # §8.3 to its end: a leader first enters controlled shutdown (its leadership moves
-    # away), then the broker is fenced (SHUTDOWN_NOW) -- Kafka's heartbeats with wantShutDown.
+    # §8.3 to its end, as Kafka's heartbeats with wantShutDown go: the first puts a leader
+    # in controlled shutdown (or fences a broker leading nothing), the next fences it.
     if not s.registration(a.broker).fenced:
-        if s.partition.leader == a.broker:
-            s = ctl.begin_controlled_shutdown(s, a.broker)
+        s = ctl.begin_controlled_shutdown(s, a.broker)
+    if not s.registration(a.broker).fenced:
         s = ctl.fence_broker(s, a.broker)
     s = rep.deactivate(s, a.broker)
     b = s.broker(a.broker)

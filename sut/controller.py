@@ -106,8 +106,7 @@ class QuorumController:
         enters controlled shutdown (``begin_controlled_shutdown``), then the broker is
         fenced (SHUTDOWN_NOW). ``metadata_offset`` (the records the broker has
         applied) is what its heartbeat carries; the shutdown here does not read it."""
-        p = self.replication.partition
-        if self.cluster.is_unfenced(broker) and p is not None and p.leader == broker:
+        if self.cluster.is_unfenced(broker):
             self.begin_controlled_shutdown(broker, metadata_offset)
         if self.cluster.is_unfenced(broker):
             self.fence_broker(broker)
