@@ -50,7 +50,7 @@ from typing import Optional
 import pytest
 
 from model import (KAFKA, REPLICA_LAG_TIME_MAX_MS, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse,
-                   Config, EpochEndOffset, FetchResponse, ListOffsets, ProposeIsrShrink, ProposeIsrShrinkMany,
+                   BeginControlledShutdown, Config, EpochEndOffset, FetchResponse, ListOffsets, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse, Role,
                    end_offset_for_epoch, epoch_entries, is_caught_up, why_not_enabled)
 from scenario import Scenario
@@ -79,7 +79,6 @@ NOT_EXPRESSIBLE = {
                                                       "requester that is not the leader in the current leader "
                                                       "epoch or an ISR outside the replicas, which the model's "
                                                       "leaders never send",
-    "testIsrNotExpandedIfReplicaIsInControlledShutdown": "controlled shutdown in progress",
     "testAlterIsrUnknownTopic": "topic deletion (UNKNOWN_TOPIC_OR_PARTITION)",
     "testUseCheckpointToInitializeHighWatermark": "HWM checkpoint file",
     "testTopicIdAndPartitionMetadataFileForLeader": "topic IDs (partition metadata file)",
@@ -323,6 +322,29 @@ def test_PartitionTest_testMakeLeaderUpdatesEpochCache():
     r = sc.replica(LEADER)
     assert r.leo == 4
     assert end_offset_for_epoch(r.log, r.leader_epoch, (r.leader_epoch, r.leso)) == EpochEndOffset(r.leader_epoch, 4)
+
+
+def test_PartitionTest_testIsrNotExpandedIfReplicaIsInControlledShutdown():
+    """PartitionTest.testIsrNotExpandedIfReplicaIsInControlledShutdown, its second
+    half: a follower that fetched up to the leader's LEO in its leader epoch is not
+    proposed for the ISR while the leader's metadata has its broker in controlled
+    shutdown (``isBrokerShuttingDown``). Here broker 2 led [2, 1] and asked to shut
+    down, which made 1 leader with ISR [1]. The first half (the leader not knowing
+    yet, the controller answering INELIGIBLE_REPLICA, the leader rolling back) is
+    not reached: 1 learns of the controlled shutdown in the batch that makes it
+    leader."""
+    sc = Scenario(Config(brokers=(0, 1, 2), assignment=(2, 1), min_isr=1, profile=KAFKA))
+    sc.produce(2, 3)
+    sc.deliver_fetch(1)
+    sc.do(BeginControlledShutdown(2))
+    sc.sync_all()
+    assert (sc.partition.leader, sc.partition.isr) == (1, {1})
+    assert sc.replica(2).role == Role.FOLLOWER
+    assert sc.fetch_proposing(2) is None
+    assert sc.fetch_proposing(2) is None
+    leader = sc.replica(1)
+    assert leader.follower(2).fetch_offset == leader.leo
+    assert (leader.isr, leader.maximal_isr) == ({1}, {1})
 
 
 def test_PartitionTest_testReplicaFetchToFollower():
@@ -605,8 +627,9 @@ def test_PartitionTest_testHighWatermarkIncreasesWithFencedOrShutdownFollower(br
     caught up to the LEO is removed from the ISR while the leader has appended
     more. If the leader's metadata has it unfenced it still holds the HWM (it is
     caught up and ISR-eligible); if fenced, the HWM moves to the LEO. (Kafka's
-    "shutdown" case, a broker in controlled shutdown but not fenced, is not
-    expressible.) The controller removes it from the ISR when fencing it; in the
+    "shutdown" case, a broker in controlled shutdown but not fenced, is not restated:
+    in the model only a leader enters controlled shutdown, and this follower never
+    led.) The controller removes it from the ISR when fencing it; in the
     "unfenced" case it is unfenced again before the leader applies the changes."""
     sc = _seeded((2,), fetched={2: 10})
     assert _isr(sc) == ({LEADER, 2}, {LEADER, 2})
