@@ -40,6 +40,29 @@ class Draws(Protocol):
         ...
 
 
+def draw_nothing_from_local_source() -> None:
+    """Make Hypothesis draw no constant found in the project's own source.
+
+    Hypothesis (6.131 on) draws, now and then, an integer or string taken from
+    the source of every local module imported so far. Which modules are imported
+    depends on what ran before in the process (pytest-xdist's worksteal hands
+    each worker other tests), so a derandomized run, or a seeded campaign, drew
+    other examples in another process, and any literal added anywhere in the
+    project moved every stream. Hypothesis has no setting for it: the pool it
+    reads (``providers._get_local_constants``) is made empty. Hypothesis's own
+    built-in constants (boundaries, nasty floats) still come. Called when this
+    module is imported, before any draw of ours; idempotent."""
+    from hypothesis.internal.conjecture import providers
+    if getattr(providers, "_get_local_constants", None) is None:
+        return  # a Hypothesis without the pool: nothing to pin
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()  # drawn before the pin: forget the local part
+
+
+draw_nothing_from_local_source()
+
+
 class HypothesisDraws:
     """``Draws`` from Hypothesis: ``draw`` is a ``DataObject``'s ``draw`` or a
     composite strategy's ``draw`` function."""
