@@ -17,9 +17,9 @@ election allowed (``Election.UNCLEAN``) when the change allows one and
 ``Config.unclean_leader_election`` is on, ``Election.PREFERRED`` for a preferred
 election, else ``Election.ONLINE``; replicas back
 from an unclean shutdown are ``setUncleanShutdownReplicas``. Directories are all
-``DirectoryId.UNASSIGNED`` (the model has one log directory per broker) and the
-record's leader recovery state is dropped: the model has no LeaderRecoveryState
-(the Kafka profile's "not expressible" list).
+``DirectoryId.UNASSIGNED`` (the model has one log directory per broker); the
+leader recovery state goes both ways by name (``LeaderRecoveryState``), the
+change's target (``setTargetLeaderRecoveryState``) being the SUT builder's.
 
 Only the changes ``build_change`` makes are Kafka's; the chapters' paths and
 the SUT's own ``build()`` (cancelling a reassignment, the legacy unclean
@@ -35,11 +35,22 @@ from sut.metadata import PartitionChangeRecord, PartitionRegistration
 
 from .java import kafka
 
+
+def recovery_state_name(value: int) -> Optional[str]:
+    """A ``PartitionChangeRecord.leaderRecoveryState`` byte as the model's name
+    (RECOVERED or RECOVERING); None for -1, Kafka's "no change"."""
+    return None if value == -1 else str(kafka().LeaderRecoveryState.of(value).name())
+
+
+def recovery_state(name: str) -> Any:
+    """The model's leader recovery state name as Kafka's ``LeaderRecoveryState``."""
+    return kafka().LeaderRecoveryState.valueOf(name)
+
 def change_record_of(m: Any) -> PartitionChangeRecord:
     """Kafka's ``PartitionChangeRecord`` message as the SUT's: the fields Kafka left
-    unset (null) stay None, and Kafka's leader -2 is NO_LEADER_CHANGE too; the
-    directories and the leader recovery state are dropped (the model has one log
-    directory per broker and no LeaderRecoveryState)."""
+    unset (null) stay None, and Kafka's leader -2 is NO_LEADER_CHANGE too, as is
+    the leader recovery state -1; the directories are dropped (the model has one
+    log directory per broker)."""
     def members(values: Optional[Any]) -> Optional[frozenset[int]]:
         return None if values is None else frozenset(int(v) for v in values)
     replicas = m.replicas()
@@ -47,7 +58,8 @@ def change_record_of(m: Any) -> PartitionChangeRecord:
         leader=int(m.leader()), isr=members(m.isr()), elr=members(m.eligibleLeaderReplicas()),
         last_known_elr=members(m.lastKnownElr()),
         replicas=None if replicas is None else tuple(int(r) for r in replicas),
-        adding=members(m.addingReplicas()), removing=members(m.removingReplicas()))
+        adding=members(m.addingReplicas()), removing=members(m.removingReplicas()),
+        leader_recovery_state=recovery_state_name(int(m.leaderRecoveryState())))
 
 
 def in_replica_order(members: frozenset[int], replicas: tuple[int, ...]) -> list[int]:
@@ -61,8 +73,8 @@ def in_replica_order(members: frozenset[int], replicas: tuple[int, ...]) -> list
 
 def registration_of(p: PartitionRegistration) -> Any:
     """The SUT's ``PartitionRegistration`` ``p`` as Kafka's: directories all
-    ``DirectoryId.UNASSIGNED``, leader recovery state RECOVERED, ISR members outside
-    the replicas kept (``in_replica_order``)."""
+    ``DirectoryId.UNASSIGNED``, ISR members outside the replicas kept
+    (``in_replica_order``)."""
     k = kafka()
     return (k.RegistrationBuilder()
             .setReplicas(k.ints(p.replicas))
@@ -73,7 +85,7 @@ def registration_of(p: PartitionRegistration) -> Any:
             .setElr(k.ints(sorted(p.elr)))
             .setLastKnownElr(k.ints(sorted(p.last_known_elr)))
             .setLeader(k.Integer(p.leader))
-            .setLeaderRecoveryState(k.RECOVERED)
+            .setLeaderRecoveryState(recovery_state(p.leader_recovery_state))
             .setLeaderEpoch(k.Integer(p.leader_epoch))
             .setPartitionEpoch(k.Integer(p.partition_epoch))
             .build())
@@ -104,6 +116,7 @@ class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
             builder.setUncleanShutdownReplicas(k.int_list(sorted(unclean_shutdown)))
         builder.setElection(k.Election.PREFERRED if preferred else
                             k.Election.UNCLEAN if unclean and self.unclean_leader_election else k.Election.ONLINE)
+        builder.setTargetLeaderRecoveryState(recovery_state(self.target_leader_recovery_state))
         builder.setDefaultDirProvider(lambda broker: k.UNASSIGNED)
         built = builder.build()
         if not built.isPresent():

@@ -17,9 +17,8 @@ observation read its ``cluster`` and ``replication`` views.
 The metadata log the brokers replicate is Kafka's, record for record, in the
 SUT's record types, with what the model does not have left out:
 - ``RegisterBrokerRecord``, ``PartitionRecord`` and ``PartitionChangeRecord``
-  are translated field for field (directories and the leader recovery state are
-  dropped: the model has one log directory per broker and no
-  LeaderRecoveryState);
+  are translated field for field (directories are dropped: the model has one
+  log directory per broker);
 - a ``BrokerRegistrationChangeRecord`` is a ``FenceBrokerRecord`` or
   ``UnfenceBrokerRecord`` when it changes whether the broker is fenced, a
   ``ControlledShutdownRecord`` when it puts the broker in controlled shutdown,
@@ -58,7 +57,7 @@ from sut.metadata import (ApiMessage, ConfigRecord, ControlledShutdownRecord, Fe
 from sut.network import InMemoryNetwork
 
 from .calls import Call, CallLog, claim
-from .change_builder import change_record_of
+from .change_builder import change_record_of, recovery_state
 from .java import kafka
 
 
@@ -91,7 +90,8 @@ def registration_of(p: Any) -> PartitionRegistration:
         replicas=tuple(int(r) for r in p.replicas), isr=frozenset(int(r) for r in p.isr), leader=int(p.leader),
         leader_epoch=int(p.leaderEpoch) + 1, partition_epoch=int(p.partitionEpoch) + 1,
         elr=frozenset(int(r) for r in p.elr), last_known_elr=frozenset(int(r) for r in p.lastKnownElr),
-        adding=frozenset(int(r) for r in p.addingReplicas), removing=frozenset(int(r) for r in p.removingReplicas))
+        adding=frozenset(int(r) for r in p.addingReplicas), removing=frozenset(int(r) for r in p.removingReplicas),
+        leader_recovery_state=str(p.leaderRecoveryState.name()))
 
 
 class BrokerRegistrationView:
@@ -413,7 +413,8 @@ class KafkaQuorumController:
         given = dict(req.added_broker_epochs)
         epochs = [-1 if given.get(r) is None else given[r] for r in isr]
         result = self.request("alterPartition", req.src, req.broker_epoch, req.leader_epoch - 1,
-                              req.partition_epoch - 1, k.ints(isr), k.longs(epochs))
+                              req.partition_epoch - 1, k.ints(isr), k.longs(epochs),
+                              recovery_state(req.leader_recovery_state).value())
         self.commit(result.records())
         response = result.response()
         error = k.error_name(response.errorCode())

@@ -58,7 +58,8 @@ class Kafka:
         self.RegistrationBuilder = JClass("org.apache.kafka.metadata.PartitionRegistration$Builder")
         self.Uuid = JClass("org.apache.kafka.common.Uuid")
         self.UNASSIGNED = JClass("org.apache.kafka.common.DirectoryId").UNASSIGNED
-        self.RECOVERED = JClass("org.apache.kafka.metadata.LeaderRecoveryState").RECOVERED
+        self.LeaderRecoveryState = JClass("org.apache.kafka.metadata.LeaderRecoveryState")
+        self.RECOVERED = self.LeaderRecoveryState.RECOVERED
         self.metadata_version = JClass("org.apache.kafka.server.common.MetadataVersion").latestProduction()
         self.Builder = JClass("org.apache.kafka.controller.PartitionChangeBuilder")
         self.Election = JClass("org.apache.kafka.controller.PartitionChangeBuilder$Election")

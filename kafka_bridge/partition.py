@@ -122,12 +122,14 @@ class FollowerState(NamedTuple):
 
 class AlterPartitionProposal(NamedTuple):
     """An AlterPartition the leader submitted: the proposed ISR with each member's
-    broker epoch (-1: unknown; ``Partition.addBrokerEpochToIsr``), and the leader
-    and partition epochs it was sent in."""
+    broker epoch (-1: unknown; ``Partition.addBrokerEpochToIsr``), the leader
+    and partition epochs it was sent in, and the leader recovery state it carries
+    (RECOVERED or RECOVERING)."""
 
     isr: tuple[tuple[int, int], ...]
     leader_epoch: int
     partition_epoch: int
+    leader_recovery_state: str
 
 
 class KafkaPartition:
@@ -448,7 +450,7 @@ class KafkaPartition:
             sent = s.leaderAndIsr
             out.append(AlterPartitionProposal(
                 tuple(sorted((int(b.brokerId()), int(b.brokerEpoch())) for b in sent.isrWithBrokerEpoch())),
-                int(sent.leaderEpoch()), int(sent.partitionEpoch())))
+                int(sent.leaderEpoch()), int(sent.partitionEpoch()), str(sent.leaderRecoveryState().name())))
         return out
 
     @_logged

@@ -219,7 +219,7 @@ class KafkaReplica:
                                    f"while request {manager.in_flight} is unanswered")
             manager.submit(proposal.leader_epoch, proposal.partition_epoch,
                            frozenset(b for b, _ in proposal.isr),
-                           tuple((b, None if e < 0 else e) for b, e in proposal.isr))
+                           tuple((b, None if e < 0 else e) for b, e in proposal.isr), proposal.leader_recovery_state)
             self._waiting += 1
         if kp.is_leader:
             self.delayed_produce.check_and_complete(kp.high_watermark)

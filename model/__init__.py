@@ -19,7 +19,8 @@ from .observation import (BrokerObservation, ListOffsetsResult, Observation, Out
                       observe_replica, outcome)
 from .clock import REPLICA_LAG_TIME_MAX_MS, is_caught_up
 from .replica import hwm_quorum
-from .state import (DYNAMIC_CONFIGS, MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, UNCLEAN_LEADER_ELECTION_ENABLE,
+from .state import (DYNAMIC_CONFIGS, LEADER_RECOVERY_STATES, MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, RECOVERED,
+                    RECOVERING, UNCLEAN_LEADER_ELECTION_ENABLE,
                     AckedWrite, AlterPartitionRequest,
                     AlterPartitionResponse, Broker, BrokerRegistration, BrokerStatus, ClusterState,
                     ConfigRecord, ControlledShutdownRecord, ControllerState, EpochEndOffset, FenceBrokerRecord, FetchRequest, FetchResponse,

@@ -15,7 +15,7 @@ import attrs
 from .config import Variant
 from .log import epoch_entries
 from .profile import Rule
-from .state import (MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, UNCLEAN_LEADER_ELECTION_ENABLE,
+from .state import (MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, RECOVERED, RECOVERING, UNCLEAN_LEADER_ELECTION_ENABLE,
                     AlterPartitionRequest, AlterPartitionResponse,
                     BrokerStatus, ClusterState, ConfigRecord, ControlledShutdownRecord, FenceBrokerRecord,
                     PartitionChangeRecord, PartitionMetadata, RegisterBrokerRecord, UncleanElectionReport,
@@ -74,6 +74,8 @@ def commit_partition(state: ClusterState, draft: PartitionMetadata, bump_leader_
         replicas=draft.replicas if draft.replicas != p.replicas else None,
         adding=draft.adding if draft.adding != p.adding else None,
         removing=draft.removing if draft.removing != p.removing else None,
+        leader_recovery_state=(draft.leader_recovery_state if draft.leader_recovery_state != p.leader_recovery_state
+                               else None),
     )
     if rec == PartitionChangeRecord():
         return state
@@ -116,6 +118,17 @@ def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr:
     return attrs.evolve(d, elr=elr, last_known_elr=d.last_known_elr if lke_rule else d.last_known_elr - d.isr)
 
 
+def marked_recovering(state: ClusterState, d: PartitionMetadata) -> PartitionMetadata:
+    """``d``, the draft of an unclean election, marked RECOVERING under
+    Rule.LEADER_RECOVERY_STATE (``PartitionChangeBuilder.electLeader``), unless the
+    change names a leader recovery state of its own (an AlterPartition's target,
+    ``setTargetLeaderRecoveryState``, which ``build`` writes over the election's)."""
+    if not state.config.follows(Rule.LEADER_RECOVERY_STATE) or \
+            d.leader_recovery_state != state.partition.leader_recovery_state:
+        return d
+    return attrs.evolve(d, leader_recovery_state=RECOVERING)
+
+
 def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, ...]] = None,
           unclean: bool = True, preferred: bool = False) -> tuple[PartitionMetadata, Optional[str]]:
     """With ``preferred`` (ElectLeaders PREFERRED, ``PartitionChangeBuilder.
@@ -133,7 +146,8 @@ def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, 
     unfenced (PartitionChangeBuilder.canElectLastKnownLeader); then, under
     Rule.UNCLEAN_ELECTION_IN_CHANGES with unclean.leader.election.enable and
     ``unclean``, the first unfenced replica (electAnyLeader, Election.UNCLEAN).
-    Either sets ISR = [leader] and empties the ELR (maybeUpdateRecordElr)."""
+    Either sets ISR = [leader] and empties the ELR (maybeUpdateRecordElr), and
+    marks the draft RECOVERING (``marked_recovering``)."""
     order = d.replicas if order is None else order
     first = d.replicas[0] if d.replicas else NO_LEADER
     valid_first = first in d.isr or (not d.isr and first in d.elr)   # isValidNewLeader
@@ -153,11 +167,12 @@ def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, 
     if cfg.follows(Rule.LAST_KNOWN_LEADER) and not d.isr and not d.elr and len(known) == 1:
         (last,) = known
         if _unfenced(state, last):
-            return attrs.evolve(d, leader=last, isr=frozenset({last}), elr=frozenset()), LAST_KNOWN_LEADER
+            return (marked_recovering(state, attrs.evolve(d, leader=last, isr=frozenset({last}), elr=frozenset())),
+                    LAST_KNOWN_LEADER)
     if unclean and cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES) and state.unclean_leader_election:
         for r in order:
             if _unfenced(state, r):
-                return (attrs.evolve(d, leader=r, isr=frozenset({r}), elr=frozenset()),
+                return (marked_recovering(state, attrs.evolve(d, leader=r, isr=frozenset({r}), elr=frozenset())),
                         UNCLEAN_LEADER_ELECTION)
     return attrs.evolve(d, leader=NO_LEADER), None
 
@@ -388,7 +403,7 @@ def validate_alter_partition(state: ClusterState, req: AlterPartitionRequest) ->
         return FENCED_LEADER_EPOCH
     if req.partition_epoch != p.partition_epoch:
         return INVALID_UPDATE_VERSION
-    if not req.isr <= frozenset(p.replicas) or req.src not in req.isr:
+    if not req.isr <= frozenset(p.replicas) or req.src not in req.isr or _recovery_state_refused(state, req):
         return INVALID_REQUEST
     added_epochs = dict(req.added_broker_epochs)
     for added in req.isr - p.isr:
@@ -401,11 +416,20 @@ def validate_alter_partition(state: ClusterState, req: AlterPartitionRequest) ->
     return None
 
 
+def _recovery_state_refused(state: ClusterState, req: AlterPartitionRequest) -> bool:
+    """Under Rule.LEADER_RECOVERY_STATE, a request marked RECOVERING with more than
+    the leader in its ISR, or marked RECOVERING while the partition is RECOVERED
+    (``validateAlterPartitionData``, INVALID_REQUEST)."""
+    return state.config.follows(Rule.LEADER_RECOVERY_STATE) and req.leader_recovery_state == RECOVERING and (
+        len(req.isr) > 1 or state.partition.leader_recovery_state == RECOVERED)
+
+
 def _validate_alter_partition_kafka(state: ClusterState, req: AlterPartitionRequest) -> Optional[str]:
     """ReplicationControlManager.validateAlterPartitionData: leader epoch first, a
     non-leader is an INVALID_REQUEST, every proposed member must be unfenced, not in
     controlled shutdown, and in the broker epoch the request names (None, Kafka's
-    -1, skips that check; ineligibleReplicasForIsr). A request ahead of the controller (NOT_CONTROLLER)
+    -1, skips that check; ineligibleReplicasForIsr), after the leader recovery
+    state (``_recovery_state_refused``). A request ahead of the controller (NOT_CONTROLLER)
     cannot happen with one controller."""
     p = state.partition
     if req.leader_epoch < p.leader_epoch:
@@ -415,6 +439,8 @@ def _validate_alter_partition_kafka(state: ClusterState, req: AlterPartitionRequ
     if req.partition_epoch < p.partition_epoch:
         return INVALID_UPDATE_VERSION
     if not req.isr <= frozenset(p.replicas) or p.leader not in req.isr:
+        return INVALID_REQUEST
+    if _recovery_state_refused(state, req):
         return INVALID_REQUEST
     epochs = dict(req.added_broker_epochs)
     for member in sorted(req.isr):
@@ -430,13 +456,17 @@ def _validate_alter_partition_kafka(state: ClusterState, req: AlterPartitionRequ
 
 def alter_partition(state: ClusterState, req: AlterPartitionRequest) -> tuple[ClusterState, AlterPartitionResponse]:
     """Handle an AlterPartition request; the response carries no id yet (0). Under
-    Rule.REASSIGNMENT_COMPLETION a change that completes a reassignment and moves
+    Rule.LEADER_RECOVERY_STATE the change takes the request's leader recovery state
+    (RECOVERED from a leader: the first ISR change after an unclean election ends
+    RECOVERING). Under Rule.REASSIGNMENT_COMPLETION a change that completes a reassignment and moves
     leadership away from the requester is committed and answered
     NEW_LEADER_ELECTED (ReplicationControlManager.alterPartition)."""
     error = validate_alter_partition(state, req)
     if error is not None:
         return state, AlterPartitionResponse(0, req.src, req.id, error)
     p = state.partition
+    if state.config.follows(Rule.LEADER_RECOVERY_STATE):  # setTargetLeaderRecoveryState
+        p = attrs.evolve(p, leader_recovery_state=req.leader_recovery_state)
     if state.config.follows(Rule.REASSIGNMENT_COMPLETION):
         state = change_partition(state, attrs.evolve(p, isr=req.isr))
         if state.partition.leader != req.src:
@@ -628,8 +658,8 @@ def unclean_recovery(state: ClusterState) -> ClusterState:
     else:
         best = max(candidates, key=lambda b: (log_rank(state, b), -candidates.index(b)))
     p = state.partition
-    d = attrs.evolve(p, leader=best, isr=frozenset({best}), elr=p.elr - {best},
-                     last_known_elr=p.last_known_elr - {best})
+    d = marked_recovering(state, attrs.evolve(p, leader=best, isr=frozenset({best}), elr=p.elr - {best},
+                                              last_known_elr=p.last_known_elr - {best}))
     state = commit_partition(state, apply_elr_rules(state, d, frozenset()))
     return _report(state, state.config.unclean_recovery, best)
 
@@ -670,7 +700,7 @@ def unclean_leader_election(state: ClusterState) -> ClusterState:
     assert leader is not None
     if state.config.follows(Rule.PERIODIC_UNCLEAN_ELECTION):
         return change_partition(state, state.partition)
-    d = attrs.evolve(state.partition, leader=leader, isr=frozenset({leader}),
-                     elr=frozenset(), last_known_elr=frozenset())
+    d = marked_recovering(state, attrs.evolve(state.partition, leader=leader, isr=frozenset({leader}),
+                                              elr=frozenset(), last_known_elr=frozenset()))
     state = commit_partition(state, d)
     return _report(state, UNCLEAN_LEADER_ELECTION, leader)

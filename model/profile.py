@@ -47,6 +47,7 @@ class Rule(enum.Enum):
     METADATA_RECORD_ORDER = "ClusterControlManager.registerBroker, ReplicationControlManager.handleBrokerFenced"
     ELR_ELECTION_ONLY_WITH_EMPTY_ISR = "PartitionChangeBuilder.isValidNewLeader"
     PERIODIC_UNCLEAN_ELECTION = "ReplicationControlManager.maybeElectUncleanLeaders, electLeader"
+    LEADER_RECOVERY_STATE = "PartitionChangeBuilder.electLeader, build (LeaderRecoveryState)"
     # --- the broker: Partition, Replica, AlterPartitionManager, AbstractFetcherThread
     ALTER_PARTITION_ERRORS_KEEP_PENDING = "Partition.handleAlterPartitionError, handleAlterPartitionUpdate"
     ONE_ALTER_PARTITION_IN_FLIGHT = "DefaultAlterPartitionManager.submit"
@@ -408,6 +409,19 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "A leaderless partition gets its unclean election when a broker of the cleared ELR restarts, not at the "
         "next periodic check (finding 7: an index out of step with the registrations it indexes).",
         requires=(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE, Rule.LAST_KNOWN_LEADER)),
+    Rule.LEADER_RECOVERY_STATE: RuleDoc(
+        "§5.3.2 (the chapters report an unclean election; they keep no state for it)",
+        _META + "PartitionChangeBuilder.java: electLeader, setTargetLeaderRecoveryState, build; "
+        "ReplicationControlManager.java: validateAlterPartitionData; " + _CORE + "cluster/Partition.scala: "
+        "makeLeader (LeaderRecoveryState: KIP-704, Kafka 3.2.0)",
+        "An unclean election is reported as potential data loss; the registration does not record it.",
+        "An unclean election (the last known leader, or any replica with unclean.leader.election.enable) marks "
+        "the registration RECOVERING, unless it already is; it stays RECOVERING through leader changes until "
+        "the leader's next accepted AlterPartition, which carries the RECOVERED the leader marked itself with "
+        "when it became leader. The controller refuses (INVALID_REQUEST) an AlterPartition proposing more than "
+        "one ISR member while RECOVERING, or going back from RECOVERED to RECOVERING.",
+        "While RECOVERING the ISR has at most one member (ValidPartitionMetadata); a partition that stays "
+        "RECOVERING names the unclean election its registration comes from."),
 }
 
 #: Rules in force per profile.

@@ -69,6 +69,13 @@ class EpochEndOffset:
 
 # ----------------------------------------------------------------- partition metadata
 
+#: Kafka's LeaderRecoveryState (KIP-704): a partition whose leader was elected
+#: uncleanly is RECOVERING until the leader's next accepted AlterPartition.
+RECOVERED = "RECOVERED"
+RECOVERING = "RECOVERING"
+LEADER_RECOVERY_STATES = (RECOVERED, RECOVERING)
+
+
 @attrs.frozen
 class PartitionMetadata:
     """The controller's partition registration (§2.3), as materialized on a broker.
@@ -76,6 +83,9 @@ class PartitionMetadata:
     replicas: ordered replica set (during a reassignment the union, §4.2).
     leader: broker id or NO_LEADER. isr, elr, last_known_elr: frozensets of broker ids.
     adding, removing: replicas being added/removed by an ongoing reassignment (ch4).
+    leader_recovery_state: RECOVERED, or RECOVERING from an unclean election until
+    the leader's next accepted AlterPartition (Kafka's LeaderRecoveryState, KIP-704;
+    under Rule.LEADER_RECOVERY_STATE only: the chapters have none, so RECOVERED).
     """
 
     replicas: tuple[int, ...]
@@ -87,6 +97,7 @@ class PartitionMetadata:
     last_known_elr: frozenset[int] = frozenset()
     adding: frozenset[int] = frozenset()
     removing: frozenset[int] = frozenset()
+    leader_recovery_state: str = RECOVERED
 
     @property
     def reassigning(self) -> bool:
@@ -150,6 +161,7 @@ class PartitionChangeRecord:
     replicas: Optional[tuple[int, ...]] = None
     adding: Optional[frozenset[int]] = None
     removing: Optional[frozenset[int]] = None
+    leader_recovery_state: Optional[str] = None
 
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
@@ -191,6 +203,8 @@ def merge(partition: Optional[PartitionMetadata], record: MetadataRecord) -> Opt
         last_known_elr=p.last_known_elr if record.last_known_elr is None else record.last_known_elr,
         adding=p.adding if record.adding is None else record.adding,
         removing=p.removing if record.removing is None else record.removing,
+        leader_recovery_state=(p.leader_recovery_state if record.leader_recovery_state is None
+                               else record.leader_recovery_state),
     )
 
 
@@ -405,7 +419,9 @@ class FetchResponse:
 @attrs.frozen
 class AlterPartitionRequest:
     """Leader → controller (§2.9.2): proposed ISR, with the broker epochs of the
-    replicas it adds."""
+    replicas it adds, and the leader recovery state the leader holds (Kafka's
+    ``AlterPartitionRequestData.PartitionData.leaderRecoveryState``: a leader marks
+    itself RECOVERED when it becomes leader, ``Partition.makeLeader``)."""
 
     id: int
     src: int
@@ -414,6 +430,7 @@ class AlterPartitionRequest:
     partition_epoch: int
     isr: frozenset[int]
     added_broker_epochs: tuple[tuple[int, Optional[int]], ...]
+    leader_recovery_state: str = RECOVERED
 
 
 @attrs.frozen

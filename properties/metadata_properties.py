@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from model import (NO_LEADER, ClusterState, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, Rule,
+from model import (NO_LEADER, RECOVERING, ClusterState, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, Rule,
                    Variant, hwm_quorum, merge)
 
 from .base import (LastValueMemo, Property, Violation, budget_min_isr, current_leader, fmt_set, guarantees_apply,
@@ -202,6 +202,9 @@ def _valid_partition_metadata(state: ClusterState) -> tuple[Violation, ...]:
                         f"with replicas {list(p.replicas)}")
     if len(set(p.replicas)) != len(p.replicas):
         problems.append(f"replicas {list(p.replicas)} repeat a broker")
+    if p.leader_recovery_state == RECOVERING and len(p.isr) > 1:
+        # KIP-704: only the uncleanly elected leader is in sync until it marks itself RECOVERED
+        problems.append(f"the leader recovery state is RECOVERING with ISR {fmt_set(p.isr)}")
     return tuple(Violation("ValidPartitionMetadata", msg, tuple(p.replicas), (), (p.leader_epoch,))
                  for msg in problems)
 
@@ -270,7 +273,8 @@ METADATA_LOG_MATCHING = Property(
 VALID_PARTITION_METADATA = Property(
     "ValidPartitionMetadata", "ch2, ch4",
     "ISR, ELR, LastKnownELR within replicas; ISR and ELR disjoint; ELR empty once ISR >= MinISR; "
-    "no fenced broker in the ISR; leader in the ISR or NoLeader; adding/removing consistent.",
+    "no fenced broker in the ISR; leader in the ISR or NoLeader; adding/removing consistent; at most "
+    "one ISR member while the leader recovery state is RECOVERING (Kafka's profile, KIP-704).",
     _valid_partition_metadata)
 EPOCH_MONOTONICITY = Property(
     "EpochMonotonicity", "§2.3.1, §6.5.1",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from model import AlterPartitionRequest
+from model import RECOVERED, AlterPartitionRequest
 
 from .network import InMemoryNetwork
 
@@ -32,11 +32,14 @@ class AlterPartitionManager:
         self.in_flight = None
 
     def submit(self, leader_epoch: int, partition_epoch: int, new_isr: frozenset[int],
-               added_broker_epochs: tuple[tuple[int, Optional[int]], ...]) -> int:
-        """Send the request; returns its id."""
+               added_broker_epochs: tuple[tuple[int, Optional[int]], ...],
+               leader_recovery_state: str = RECOVERED) -> int:
+        """Send the request (``leader_recovery_state``: the leader's own, RECOVERED
+        or RECOVERING); returns its id."""
         broker_epoch = self.lifecycle.broker_epoch
         assert broker_epoch is not None
         msg = self.network.send(lambda i: AlterPartitionRequest(
-            i, self.broker_id, broker_epoch, leader_epoch, partition_epoch, new_isr, added_broker_epochs))
+            i, self.broker_id, broker_epoch, leader_epoch, partition_epoch, new_isr, added_broker_epochs,
+            leader_recovery_state))
         self.in_flight = msg.id
         return msg.id

@@ -148,6 +148,14 @@ CATALOGUE: tuple[tuple, ...] = (
      "§2.6, §2.10.4", "sut/replica_manager.py ReplicaManager.apply_image",
      "A leader that becomes a follower fails its waiting acks=all writes (NOT_LEADER_OR_FOLLOWER); the buggy "
      "broker leaves them in purgatory, where a later HWM can acknowledge a write the new leader truncated."),
+    ("LEADER_STAYS_RECOVERING",
+     "§5.3.2", "sut/partition.py Partition.make_leader",
+     "A leader elected uncleanly finds its registration RECOVERING and marks itself RECOVERED when it becomes "
+     "leader (Kafka's Partition.makeLeader, KIP-704), so its next AlterPartition ends the recovery. The buggy "
+     "leader keeps the registration's RECOVERING and proposes every follower's return with it: the controller "
+     "refuses a RECOVERING ISR of more than the leader (INVALID_REQUEST), and the partition never leaves an ISR "
+     "of one after an unclean election.",
+     frozenset({Rule.LEADER_RECOVERY_STATE})),
 )
 
 

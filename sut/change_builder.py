@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Optional
 
-from model import NO_LEADER, NO_LEADER_CHANGE, Config, Rule
+from model import NO_LEADER, NO_LEADER_CHANGE, RECOVERING, Config, Rule
 
 from .bugs import Bug
 from .metadata import PartitionChangeRecord, PartitionRegistration
@@ -40,6 +40,7 @@ class PartitionChangeBuilder:
         self.target_adding: frozenset[int] = partition.adding
         self.target_removing: frozenset[int] = partition.removing
         self.target_leader: int = partition.leader
+        self.target_leader_recovery_state: str = partition.leader_recovery_state
         self.bump_leader_epoch = False
 
     # ------------------------------------------------------------- elections (§2.8)
@@ -185,13 +186,19 @@ class PartitionChangeBuilder:
     def build(self) -> Optional[PartitionChangeRecord]:
         """The record of the changed fields, or None when nothing changed, set field
         by field in the order of Kafka's ``PartitionChangeBuilder.build`` once the
-        targets are final: the leader, the ELR, the ISR, the LastKnownELR, then the
-        assignment (``setAssignmentChanges``)."""
+        targets are final: the leader (an unclean election marks the record
+        RECOVERING, ``electLeader``), the ELR, the ISR, the LastKnownELR, the
+        assignment (``setAssignmentChanges``), then the target leader recovery
+        state when it differs from the partition's (``setTargetLeaderRecoveryState``,
+        written over the election's)."""
         p = self.partition
         record = PartitionChangeRecord()
         self._trigger_leader_epoch_bump_for_replica_reassignment_if_needed()
         if self.target_leader != p.leader or self.bump_leader_epoch:
             record.leader = self.target_leader
+        recovery = self.config.follows(Rule.LEADER_RECOVERY_STATE)
+        if recovery and self.election is not None and p.leader_recovery_state != RECOVERING:
+            record.leader_recovery_state = RECOVERING
         if self.target_elr != p.elr:   # maybeUpdateRecordElr
             record.elr = self.target_elr
         if self.target_isr != p.isr:
@@ -203,6 +210,8 @@ class PartitionChangeBuilder:
             record.removing = self.target_removing
         if self.target_adding != p.adding:
             record.adding = self.target_adding
+        if recovery and self.target_leader_recovery_state != p.leader_recovery_state:
+            record.leader_recovery_state = self.target_leader_recovery_state
         return None if record.is_empty() else record
 
     def _trigger_leader_epoch_bump_for_replica_reassignment_if_needed(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-from model import NO_LEADER_CHANGE
+from model import NO_LEADER_CHANGE, RECOVERED
 
 from .bugs import Bug
 
@@ -17,16 +17,18 @@ from .bugs import Bug
 class PartitionRegistration:
     """The controller's registration of the partition (§2.3): replicas in order
     (the union during a reassignment, ch4), ISR, leader (or NO_LEADER), leader
-    epoch, partition epoch, ELR, LastKnownELR, adding and removing replicas."""
+    epoch, partition epoch, ELR, LastKnownELR, adding and removing replicas, and
+    the leader recovery state (Kafka's ``LeaderRecoveryState``: RECOVERED, or
+    RECOVERING after an unclean election)."""
 
     __slots__ = ("replicas", "isr", "leader", "leader_epoch", "partition_epoch", "elr",
-                 "last_known_elr", "adding", "removing", "_abstract")
+                 "last_known_elr", "adding", "removing", "leader_recovery_state", "_abstract")
     FIELDS = __slots__[:-1]   # the registration's fields, without the memo
 
     def __init__(self, replicas: tuple[int, ...], isr: frozenset[int], leader: int, leader_epoch: int,
                  partition_epoch: int, elr: frozenset[int] = frozenset(),
                  last_known_elr: frozenset[int] = frozenset(), adding: frozenset[int] = frozenset(),
-                 removing: frozenset[int] = frozenset()) -> None:
+                 removing: frozenset[int] = frozenset(), leader_recovery_state: str = RECOVERED) -> None:
         self.replicas = tuple(replicas)
         self.isr = frozenset(isr)
         self.leader = leader
@@ -36,6 +38,7 @@ class PartitionRegistration:
         self.last_known_elr = frozenset(last_known_elr)
         self.adding = frozenset(adding)
         self.removing = frozenset(removing)
+        self.leader_recovery_state = leader_recovery_state
         self._abstract = None  # memo of the observed value
 
     @property
@@ -59,7 +62,8 @@ class PartitionRegistration:
         return (f"PartitionRegistration(replicas={list(self.replicas)}, isr={sorted(self.isr)}, "
                 f"leader={self.leader}, le={self.leader_epoch}, pe={self.partition_epoch}, "
                 f"elr={sorted(self.elr)}, lkelr={sorted(self.last_known_elr)}, "
-                f"adding={sorted(self.adding)}, removing={sorted(self.removing)})")
+                f"adding={sorted(self.adding)}, removing={sorted(self.removing)}, "
+                f"leader_recovery_state={self.leader_recovery_state})")
 
 
 # ------------------------------------------------------------------------ records
@@ -107,14 +111,15 @@ class PartitionChangeRecord:
     """A delta of the partition registration (§2.3.2; Kafka's ``PartitionChangeRecord``
     message): a field left unset is unchanged (None; the leader NO_LEADER_CHANGE).
     ``PartitionChangeBuilder.build`` sets the fields one by one, as Kafka's does."""
-    __slots__ = ("leader", "isr", "elr", "last_known_elr", "replicas", "adding", "removing")
+    __slots__ = ("leader", "isr", "elr", "last_known_elr", "replicas", "adding", "removing", "leader_recovery_state")
 
     def __init__(self, leader: int = NO_LEADER_CHANGE, isr: Optional[frozenset[int]] = None,
                  elr: Optional[frozenset[int]] = None, last_known_elr: Optional[frozenset[int]] = None,
                  replicas: Optional[tuple[int, ...]] = None, adding: Optional[frozenset[int]] = None,
-                 removing: Optional[frozenset[int]] = None) -> None:
+                 removing: Optional[frozenset[int]] = None, leader_recovery_state: Optional[str] = None) -> None:
         self.leader, self.isr, self.elr, self.last_known_elr = leader, isr, elr, last_known_elr
         self.replicas, self.adding, self.removing = replicas, adding, removing
+        self.leader_recovery_state = leader_recovery_state
 
     def changed_fields(self) -> list[tuple[str, object]]:
         """(field, new value) of every field the record sets, the leader included."""

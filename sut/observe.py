@@ -30,7 +30,7 @@ def registration(reg: Optional[PartitionRegistration]) -> Optional[PartitionMeta
         reg._abstract = PartitionMetadata(
             replicas=reg.replicas, isr=reg.isr, leader=reg.leader, leader_epoch=reg.leader_epoch,
             partition_epoch=reg.partition_epoch, elr=reg.elr, last_known_elr=reg.last_known_elr,
-            adding=reg.adding, removing=reg.removing)
+            adding=reg.adding, removing=reg.removing, leader_recovery_state=reg.leader_recovery_state)
     return reg._abstract
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Callable, Optional
 
-from model import NO_LEADER, Config, EpochEndOffset, Rule
+from model import NO_LEADER, RECOVERED, Config, EpochEndOffset, Rule
 
 from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
@@ -196,6 +196,9 @@ class Partition:
         self.partition_epoch = -1
         self.leader_epoch_start_offset: Optional[int] = None
         self.partition_state: PartitionState = NO_STATE
+        #: The leader recovery state the leader proposes its ISR changes with
+        #: (``CommittedPartitionState.leaderRecoveryState``).
+        self.leader_recovery_state = RECOVERED
         self.assignment: tuple[int, ...] = ()
         self.remote_replicas: dict[int, Replica] = {}
 
@@ -235,8 +238,12 @@ class Partition:
         Under Kafka's caught-up rule the ISR members count as caught up
         (``resetReplicaState``); with the clock they caught up and fetched now,
         the others never. Returns whether it acted on ``reg`` (Kafka skips an
-        older partition epoch)."""
+        older partition epoch). The leader marks itself RECOVERED whatever the
+        registration says (``updateAssignmentAndIsr(..., RECOVERED)``)."""
         was_leader = self.is_leader
+        self.leader_recovery_state = RECOVERED
+        if Bug.LEADER_STAYS_RECOVERING in self.bugs:
+            self.leader_recovery_state = reg.leader_recovery_state   # BUG: keeps the registration's RECOVERING
         self._update_assignment(reg.replicas)
         caught = self.config.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS)
         clock = self.config.follows(Rule.REPLICA_LAG_TIME)
@@ -574,7 +581,7 @@ class Partition:
         named = state.proposed_isr if cfg.follows(Rule.ALTER_PARTITION_VALIDATION) else state.proposed_isr - state.isr
         epochs = tuple(sorted((b, self._broker_epoch(b)) for b in named))
         state.request_id = self.alter_partition_manager.submit(
-            self.leader_epoch, self.partition_epoch, state.proposed_isr, epochs)
+            self.leader_epoch, self.partition_epoch, state.proposed_isr, epochs, self.leader_recovery_state)
         self.partition_state = state
         if cfg.follows(Rule.REPLICA_LAG_TIME):
             return   # prepareIsrExpand / prepareIsrShrink leave the HWM alone; the clock says who is caught up

@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 from typing import Callable, Collection, Optional
 
-from model import NO_LEADER, NO_LEADER_CHANGE, AlterPartitionRequest, Config, Rule
+from model import NO_LEADER, NO_LEADER_CHANGE, RECOVERED, RECOVERING, AlterPartitionRequest, Config, Rule
 
 from .bugs import Bug
-from .change_builder import PartitionChangeBuilder
+from .change_builder import UNCLEAN_LEADER_ELECTION, PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
 from .errors import ApiException, Errors, InvalidReplicaAssignmentException
 from .metadata import ApiMessage, PartitionChangeRecord, PartitionRecord, PartitionRegistration
@@ -242,6 +242,7 @@ class ReplicationControlManager:
             return error, None
         builder = self._builder()
         builder.target_isr = request.isr
+        builder.target_leader_recovery_state = request.leader_recovery_state
         if not self.config.follows(Rule.REASSIGNMENT_COMPLETION):
             builder.apply_elr_rules(partition.isr - request.isr)
             self._maybe_complete_reassignment(builder)
@@ -265,7 +266,10 @@ class ReplicationControlManager:
         (NOT_LEADER_OR_FOLLOWER) and wants both epochs to be the partition's; Kafka's
         (Rule.ALTER_PARTITION_VALIDATION) fences an older leader epoch before it
         answers a non-leader INVALID_REQUEST, and refuses only older epochs (a newer
-        one would be NOT_CONTROLLER, which one controller never sees)."""
+        one would be NOT_CONTROLLER, which one controller never sees). Under
+        Rule.LEADER_RECOVERY_STATE a request marked RECOVERING is refused
+        (INVALID_REQUEST) with more than the leader in its ISR, or while the
+        partition is RECOVERED."""
         kafka = self.config.follows(Rule.ALTER_PARTITION_VALIDATION)
         if not kafka and broker_id != partition.leader:
             return _rejecting(Errors.NOT_LEADER_OR_FOLLOWER, broker_id, f"the current leader is {partition.leader}")
@@ -284,6 +288,13 @@ class ReplicationControlManager:
         if partition.leader not in data.isr:
             return _rejecting(Errors.INVALID_REQUEST, broker_id, f"it specified an invalid ISR {sorted(data.isr)} "
                               "that doesn't include itself")
+        if self.config.follows(Rule.LEADER_RECOVERY_STATE) and data.leader_recovery_state == RECOVERING:
+            if len(data.isr) > 1:
+                return _rejecting(Errors.INVALID_REQUEST, broker_id, "the ISR had more than one replica while the "
+                                  "leader was still recovering from an unclean leader election")
+            if partition.leader_recovery_state == RECOVERED:
+                return _rejecting(Errors.INVALID_REQUEST, broker_id, "the leader recovery state cannot change "
+                                  "from RECOVERED to RECOVERING")
         ineligible = self.ineligible_replicas_for_isr(partition, data)
         if ineligible:
             return _rejecting(Errors.INELIGIBLE_REPLICA, broker_id, f"it specified ineligible replicas "
@@ -433,6 +444,7 @@ class ReplicationControlManager:
         b.target_isr = frozenset({best})
         b.target_elr = p.elr - {best}
         b.target_last_known_elr = p.last_known_elr - {best}
+        b.election = self.unclean_recovery_strategy   # an unclean election (RECOVERING)
         b.apply_elr_rules()
         self._commit(b)
 
@@ -488,4 +500,5 @@ class ReplicationControlManager:
         b.target_isr = frozenset({leader})
         b.target_elr = frozenset()
         b.target_last_known_elr = frozenset()
+        b.election = UNCLEAN_LEADER_ELECTION   # RECOVERING
         self._commit(b)

@@ -656,6 +656,29 @@ def test_a_cleared_elr_member_stays_indexed(follows: bool):
     assert sc.partition.partition_epoch == epoch + len(changes) and sc.partition.elr == set()
 
 
+@ON_OFF
+def test_an_unclean_election_leaves_the_partition_recovering_until_the_leaders_first_isr_change(follows: bool):
+    """unclean.leader.election.enable, RF 2, MinISR 1: follower 2 left the ISR and
+    fencing leader 1 elects 2 uncleanly. Kafka marks the registration RECOVERING;
+    1 comes back, catches up, and 2's expansion, which carries the RECOVERED 2
+    marked itself with on becoming leader, ends it. Without the rule nothing records
+    the unclean election."""
+    sc = Scenario(config(Rule.LEADER_RECOVERY_STATE, follows, brokers=(1, 2, 3), assignment=(1, 2),
+                         min_isr=1, unclean_leader_election=True))
+    sc.shrink(1, 2)
+    sc.fence(1)
+    assert (sc.partition.leader, sc.partition.isr) == (2, {2})
+    assert sc.partition.leader_recovery_state == ("RECOVERING" if follows else "RECOVERED")
+    sc.unfence(1)
+    sc.sync_all()
+    sc.deliver_fetch(1)
+    sc.deliver_fetch(1)
+    sc.expand(2, 1)
+    change = [r for r in sc.state.controller.metadata_log if isinstance(r, PartitionChangeRecord)][-1]
+    assert sc.partition.isr == {1, 2} and sc.partition.leader_recovery_state == "RECOVERED"
+    assert change.leader_recovery_state == ("RECOVERED" if follows else None)
+
+
 def test_every_rule_has_a_test():
     """One test per rule above (by the rule named in its ``config`` call)."""
     import inspect

@@ -577,6 +577,8 @@ VIOLATING: list[tuple[str, Callable[[], ClusterState], tuple[Expect, ...]]] = [
     (VPM, _four("adding_and_removing_overlap", replicas=(1, 2, 3, 4), adding={4}, removing={4}),
      (expect("adding [4] / removing [4] inconsistent with replicas [1, 2, 3, 4]", replicas=(1, 2, 3, 4)),)),
     (VPM, _four("replicas_repeat", replicas=(1, 2, 3, 3)), (expect("replicas [1, 2, 3, 3] repeat a broker"),)),
+    (VPM, _four("recovering_with_followers", leader_recovery_state="RECOVERING"),
+     (expect("the leader recovery state is RECOVERING with ISR [1, 2, 3]"),)),
     (VPM, v_fenced_broker_outside_replicas_in_isr, (
         expect("ISR [1, 2, 3, 4] is not within replicas [1, 2, 3]"),
         expect("fenced broker(s) [4] in the ISR [1, 2, 3, 4]"))),

@@ -28,6 +28,9 @@ from difftools import expect_agreement, lockstep
 
 C3 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, unclean_recovery="balanced")
 C3_MIN1 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1, unclean_recovery="balanced")
+#: Kafka's profile with unclean.leader.election.enable: a fencing elects uncleanly.
+KAFKA_ULE = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, unclean_leader_election=True,
+                   profile=model.KAFKA)
 C4 = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, unclean_recovery="balanced")
 #: RF 2 of 3 brokers, with the one Kafka rule the code path of EPOCH_ASSIGN_KEEPS_LATER_OFFSETS needs.
 C3_UNWRITTEN = Config(brokers=(1, 2, 3), assignment=(2, 3), min_isr=2, rules=DOCS[Bug.EPOCH_ASSIGN_KEEPS_LATER_OFFSETS].needs)
@@ -333,6 +336,20 @@ def controlled_shutdown_broker_elected(t: Trio) -> None:
     t.do(FenceBroker(2))                       # ISR empty: 1 is no acceptable leader, nobody leads
 
 
+def leader_stays_recovering(t: Trio) -> None:
+    t.do(FenceBroker(3))
+    t.sync(3)
+    t.do(UnfenceBroker(3))             # 3 back, out of the ISR
+    t.do(FenceBroker(2))               # ISR [1], ELR [2]
+    t.do(FenceBroker(1))               # no ISR or ELR member is acceptable: 3 elected uncleanly, RECOVERING
+    t.sync(3)
+    t.sync(2)
+    t.do(UnfenceBroker(2))
+    t.sync(3)
+    t.sync(2)
+    t.serve(t.send_fetch(2))           # 3 proposes [2, 3], marked RECOVERED by a correct leader
+
+
 def preferred_election_ignores_isr(t: Trio) -> None:
     t.produce(1)
     t.do(FenceBroker(1))               # leader 2, ISR [2, 3]; 1 holds an unreplicated write
@@ -366,6 +383,7 @@ SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.MIN_ISR_CHANGE_NOT_APPLIED_TO_LOG: (C3, min_isr_change_not_applied_to_log),
     Bug.PREFERRED_ELECTION_IGNORES_ISR: (C3, preferred_election_ignores_isr),
     Bug.CONTROLLED_SHUTDOWN_BROKER_ELECTED: (C3, controlled_shutdown_broker_elected),
+    Bug.LEADER_STAYS_RECOVERING: (KAFKA_ULE, leader_stays_recovering),
 }
 
 

@@ -30,7 +30,8 @@ def _classes_of(module: object) -> set[str]:
             if inspect.isclass(value) and value.__module__ == module.__name__}  # type: ignore[attr-defined]
 
 
-STATE_NAMES = _classes_of(model.state) | {"NO_LEADER", "NO_LEADER_CHANGE", "MetadataRecord", "Message"}
+STATE_NAMES = _classes_of(model.state) | {"NO_LEADER", "NO_LEADER_CHANGE", "RECOVERED", "RECOVERING", "MetadataRecord",
+                                         "Message"}
 ACTION_NAMES = _classes_of(model.actions) | {"Action"}
 OBSERVATION_NAMES = _classes_of(model.observation)
 OTHER_NAMES = {"Config", "Variant", "Rule", "ActionNotEnabled"}

@@ -212,11 +212,13 @@ public final class ReplicheckControllerShim {
     /**
      * AlterPartition from {@code brokerId} in {@code brokerEpoch}: the proposed ISR with
      * each member's broker epoch (-1: not checked), at the leader and partition epochs
-     * the leader holds. A stale broker epoch is answered as QuorumController answers
+     * the leader holds, with the leader recovery state the leader holds
+     * ({@code LeaderRecoveryState.value()}). A stale broker epoch is answered as QuorumController answers
      * the whole request (STALE_BROKER_EPOCH, no records).
      */
     public ControllerResult<AlterPartitionResponseData> alterPartition(int brokerId, long brokerEpoch, int leaderEpoch,
-                                                                        int partitionEpoch, int[] isr, long[] isrEpochs) {
+                                                                        int partitionEpoch, int[] isr, long[] isrEpochs,
+                                                                        byte leaderRecoveryState) {
         List<AlterPartitionRequestData.BrokerState> states = new ArrayList<>();
         for (int i = 0; i < isr.length; i++) {
             states.add(new AlterPartitionRequestData.BrokerState().setBrokerId(isr[i]).setBrokerEpoch(isrEpochs[i]));
@@ -227,7 +229,7 @@ public final class ReplicheckControllerShim {
                 .setTopicId(replicationControl.getTopicId(TOPIC))
                 .setPartitions(List.of(new AlterPartitionRequestData.PartitionData()
                     .setPartitionIndex(0).setLeaderEpoch(leaderEpoch).setPartitionEpoch(partitionEpoch)
-                    .setNewIsrWithEpochs(states)))));
+                    .setLeaderRecoveryState(leaderRecoveryState).setNewIsrWithEpochs(states)))));
         lastRequest = request;
         return fixture.alterPartition(request);
     }
