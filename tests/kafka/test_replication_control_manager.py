@@ -272,8 +272,10 @@ def test_ReplicationControlManagerTest_testInvalidAlterPartitionRequests():
     Not expressible: a request from a replica that is not the leader in the current
     leader epoch (INVALID_REQUEST; any leader change bumps the leader epoch), leader
     or partition epochs ahead of the controller's (NOT_CONTROLLER), an ISR naming a
-    non-replica or leaving the leader out (leaders propose one follower at a time),
-    and leader recovery states."""
+    non-replica or leaving the leader out (leaders propose one follower at a time).
+    Its two leader recovery cases (requests marked RECOVERING, which no leader
+    sends) are handed to the controllers directly in
+    ``tests/sut/test_leader_recovery_validation.py``, Kafka's included."""
     sc = kafka_scenario((0, 1, 2), (0, 1, 2))
     sc.lag_behind(0, 1)
     sc.lag_out(0, 1)  # 1 out of sync, 2 caught up
