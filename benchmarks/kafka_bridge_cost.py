@@ -29,6 +29,7 @@ from collections import defaultdict
 from check.implementations import bundled_sut
 from check.lockstep import LockStep
 from check.random_walk import random_walk
+from check.subject import Subject
 from model import KAFKA, Config
 
 CONFIG = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)

@@ -81,18 +81,44 @@ def _logged(method: Any) -> Any:
 
     @functools.wraps(method)
     def logged(self: "KafkaPartition", *args: Any, **kwargs: Any) -> Any:
-        if self.calls is None:
-            return method(self, *args, **kwargs)
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()   # logged with every argument, in order: the Java writes each
-        call = Call(method.__name__, tuple(bound.arguments.values())[1:], broker=self.broker_id)
-        self.calls.request(call)
+        self._reads.clear()
         try:
-            return method(self, *args, **kwargs)
-        except KafkaPartitionError as e:
-            call.thrown = e.java
-            raise
+            return _logged_call(self, method, signature, args, kwargs)
+        finally:
+            self._reads.clear()   # the call changed what the reads see
     return logged
+
+
+def _logged_call(self: "KafkaPartition", method: Any, signature: inspect.Signature, args: tuple,
+                 kwargs: dict) -> Any:
+    if self.calls is None:
+        return method(self, *args, **kwargs)
+    bound = signature.bind(self, *args, **kwargs)
+    bound.apply_defaults()   # logged with every argument, in order: the Java writes each
+    call = Call(method.__name__, tuple(bound.arguments.values())[1:], broker=self.broker_id)
+    self.calls.request(call)
+    try:
+        return method(self, *args, **kwargs)
+    except KafkaPartitionError as e:
+        call.thrown = e.java
+        raise
+
+
+def _read(method: Any) -> Any:
+    """``method`` of ``KafkaPartition``, a read of Kafka's state: its value is kept
+    until the next call that changes the replica (every such call is ``_logged``,
+    which forgets the reads), so the many reads of one step (the enablement probes,
+    the observation) cross into the JVM once each. Values are immutable."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def read(self: "KafkaPartition", *args: Any) -> Any:
+        key = (name, args)
+        reads = self._reads
+        if key not in reads:
+            reads[key] = method(self, *args)
+        return reads[key]
+    return read
 
 
 class FetchAnswer(NamedTuple):
@@ -142,6 +168,7 @@ class KafkaPartition:
 
     def __init__(self, broker_id: int, broker_epoch: int, min_isr: int) -> None:
         k = self._k = kafka()
+        self._reads: dict[tuple, Any] = {}   # reads of Kafka's state since the last change (``_read``)
         self.folder = tempfile.mkdtemp(prefix="replicheck-partition-", dir=FOLDER_ROOT)
         self.broker_id = broker_id
         # the log's scheduled tasks run at once, on the caller's thread (the shim's ImmediateScheduler)
@@ -205,6 +232,7 @@ class KafkaPartition:
         self._shim.setMinIsr(min_isr)
 
     @property
+    @_read
     def min_isr(self) -> int:
         """The ``min.insync.replicas`` Kafka's log config holds (``UnifiedLog.config``)."""
         return int(self._shim.minIsr())
@@ -431,6 +459,7 @@ class KafkaPartition:
         return self._partition is not None
 
     @property
+    @_read
     def last_shutdown_clean(self) -> bool:
         """Whether the last read of the log from its folder found the clean-shutdown
         marker (True for a new replica)."""
@@ -468,6 +497,7 @@ class KafkaPartition:
         submitted = self._shim.submitted().removeFirst()
         self._call(submitted.future.completeExceptionally, self._k.Errors.valueOf(error).exception())
 
+    @_read
     def out_of_sync_replicas(self) -> frozenset[int]:
         """The followers the periodic ISR check would remove now
         (``Partition.getOutOfSyncReplicas(replica.lag.time.max.ms)``: none while a
@@ -499,6 +529,7 @@ class KafkaPartition:
         return int(held.timestampAndOffsetOpt().get().offset)
 
     @property
+    @_read
     def pending_isr(self) -> Optional[frozenset[int]]:
         """The ISR the pending change proposes (``PendingExpandIsr`` /
         ``PendingShrinkIsr``: ``sentLeaderAndIsr.isr``), None when the state is
@@ -517,27 +548,32 @@ class KafkaPartition:
     # state).
 
     @property
+    @_read
     def log_end_offset(self) -> int:
         """The log end offset (exclusive: the next record's offset)."""
         return int(self._shim.log().logEndOffset())
 
     @property
+    @_read
     def high_watermark(self) -> int:
         """The replica's HWM (exclusive end)."""
         return int(self._shim.log().highWatermark())
 
     @property
+    @_read
     def recovery_point(self) -> int:
         """The recovery point (exclusive end): records below it are flushed and
         survive a lossy crash (the model's ``flushed``). ``UnifiedLog.recoveryPoint``."""
         return int(self._shim.log().recoveryPoint())
 
     @property
+    @_read
     def log_start_offset(self) -> int:
         """The log start offset (``UnifiedLog.logStartOffset``; 0 here: nothing deletes records)."""
         return int(self._shim.log().logStartOffset())
 
     @property
+    @_read
     def records(self) -> tuple[tuple[int, int, int], ...]:
         """The log's records as (offset, leader epoch, value), from the log start
         offset to the log end offset (``UnifiedLog.read``); a record's leader epoch
@@ -564,12 +600,14 @@ class KafkaPartition:
         return tuple(out)
 
     @property
+    @_read
     def epoch_entries(self) -> tuple[tuple[int, int], ...]:
         """The leader epoch cache as (epoch, start offset), oldest first
         (``LeaderEpochFileCache.epochEntries``)."""
         return tuple((int(e), int(o)) for e, o in self._shim.epochEntries())
 
     @property
+    @_read
     def latest_epoch(self) -> Optional[int]:
         """The epoch cache's latest epoch (``UnifiedLog.latestEpoch``), None when
         empty: the last fetched epoch a follower's fetcher puts in its first request
@@ -578,6 +616,7 @@ class KafkaPartition:
         epoch = self._shim.log().latestEpoch()
         return int(epoch.get()) if epoch.isPresent() else None
 
+    @_read
     def end_offset_for_epoch(self, epoch: int) -> Optional[tuple[int, int]]:
         """``UnifiedLog.endOffsetForEpoch``: (the largest epoch at most ``epoch`` in
         the cache, its end offset, exclusive: the next epoch's start offset, or the
@@ -592,11 +631,13 @@ class KafkaPartition:
         return int(answer.epoch()), int(answer.offset())
 
     @property
+    @_read
     def is_leader(self) -> bool:
         """Whether this broker leads the partition (``Partition.isLeader``)."""
         return self._partition is not None and bool(self._partition.isLeader())
 
     @property
+    @_read
     def leader(self) -> Optional[int]:
         """The leader this replica acts on (``Partition.leaderReplicaIdOpt``), None
         for none (a new Partition, or the broker down)."""
@@ -606,18 +647,21 @@ class KafkaPartition:
         return int(leader.get()) if leader.isDefined() else None
 
     @property
+    @_read
     def leader_epoch(self) -> int:
         """The leader epoch the replica acts on (``Partition.getLeaderEpoch``; -1
         before its first makeLeader / makeFollower, and while the broker is down)."""
         return -1 if self._partition is None else int(self._partition.getLeaderEpoch())
 
     @property
+    @_read
     def partition_epoch(self) -> int:
         """The partition epoch the replica acts on (``Partition.getPartitionEpoch``;
         0 before its first makeLeader / makeFollower, and while the broker is down)."""
         return 0 if self._partition is None else int(self._partition.getPartitionEpoch())
 
     @property
+    @_read
     def isr(self) -> frozenset[int]:
         """The committed ISR (``partitionState.isr``; a follower's is empty)."""
         if self._partition is None:
@@ -625,12 +669,14 @@ class KafkaPartition:
         return frozenset(int(b) for b in self._partition.partitionState().isr())
 
     @property
+    @_read
     def maximal_isr(self) -> frozenset[int]:
         """The Maximal ISR: the committed ISR and a pending expansion (§6.5.2)."""
         if self._partition is None:
             return frozenset()
         return frozenset(int(b) for b in self._partition.partitionState().maximalIsr())
 
+    @_read
     def follower_state(self, follower: int) -> Optional[FollowerState]:
         """The leader's record of ``follower`` (``Partition.getReplica``), None for a
         broker outside the replicas (or while the broker is down)."""
@@ -645,6 +691,7 @@ class KafkaPartition:
                              int(state.lastFetchTimeMs()), int(state.lastCaughtUpTimeMs()),
                              int(epoch.get()) if epoch.isPresent() else None)
 
+    @_read
     def is_caught_up(self, follower: int) -> bool:
         """Kafka's ``ReplicaState.isCaughtUp`` now: at the leader's LEO, or caught up
         within replica.lag.time.max.ms on the partition's clock."""
@@ -655,12 +702,14 @@ class KafkaPartition:
             self.log_end_offset, self.now_ms, REPLICA_LAG_TIME_MAX_MS))
 
     @property
+    @_read
     def now_ms(self) -> int:
         """The partition's clock (absolute Kafka time, ms; model time ``t`` is
         ``CLOCK_BASE_MS + t``)."""
         return int(self._shim.time().milliseconds())
 
     @property
+    @_read
     def leader_epoch_start_offset(self) -> Optional[int]:
         """The leader's Leader Epoch Start Offset (``leaderEpochStartOffsetOpt``: its
         log end offset when it took its leader epoch), None on a follower."""
