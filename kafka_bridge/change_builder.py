@@ -46,6 +46,7 @@ def recovery_state(name: str) -> Any:
     """The model's leader recovery state name as Kafka's ``LeaderRecoveryState``."""
     return kafka().LeaderRecoveryState.valueOf(name)
 
+
 def change_record_of(m: Any) -> PartitionChangeRecord:
     """Kafka's ``PartitionChangeRecord`` message as the SUT's: the fields Kafka left
     unset (null) stay None, and Kafka's leader -2 is NO_LEADER_CHANGE too, as is

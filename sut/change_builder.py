@@ -86,16 +86,18 @@ class PartitionChangeBuilder:
         if cfg.follows(Rule.LAST_KNOWN_LEADER) and not self.target_isr and not self.target_elr and len(known) == 1:
             (last,) = known
             if ok(last):
-                self._elect_uncleanly(last, LAST_KNOWN_LEADER)
+                self.elect_uncleanly(last, LAST_KNOWN_LEADER)
                 return
         if unclean and cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES) and self.unclean_leader_election:
             for r in order:
                 if ok(r):
-                    self._elect_uncleanly(r, UNCLEAN_LEADER_ELECTION)
+                    self.elect_uncleanly(r, UNCLEAN_LEADER_ELECTION)
                     return
         self.target_leader = NO_LEADER
 
-    def _elect_uncleanly(self, leader: int, how: str) -> None:
+    def elect_uncleanly(self, leader: int, how: str) -> None:
+        """``leader`` elected uncleanly (``how``: the mechanism reported): ISR = [it],
+        the ELR emptied; ``build`` marks the record RECOVERING (Rule.LEADER_RECOVERY_STATE)."""
         self.target_leader = leader
         self.target_isr = frozenset({leader})
         self.target_elr = frozenset()

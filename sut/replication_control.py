@@ -496,9 +496,6 @@ class ReplicationControlManager:
             self._change(self._builder())
             return
         b = self._builder()
-        b.target_leader = leader
-        b.target_isr = frozenset({leader})
-        b.target_elr = frozenset()
+        b.elect_uncleanly(leader, UNCLEAN_LEADER_ELECTION)
         b.target_last_known_elr = frozenset()
-        b.election = UNCLEAN_LEADER_ELECTION   # RECOVERING
         self._commit(b)
