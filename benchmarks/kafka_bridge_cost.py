@@ -55,7 +55,7 @@ print(t1 - t0, t2 - t1)
 
 
 #: The controller's requests, as the SUT's brokers and cluster call them.
-REQUESTS = ("register_broker", "process_broker_heartbeat", "fence_broker", "process_controlled_shutdown",
+REQUESTS = ("register_broker", "process_broker_heartbeat", "expire_session", "process_controlled_shutdown",
             "handle_alter_partition", "alter_partition_reassignments", "cancel_partition_reassignment",
             "unclean_leader_election")
 

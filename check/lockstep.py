@@ -32,7 +32,7 @@ from typing import Any, Iterable, Optional, Sequence
 import attrs
 
 import properties
-from model import (Action, ActionNotEnabled, AlterMinIsr, ElectPreferredLeader, AlterPartitionRequest, AlterPartitionResponse,
+from model import (Action, ActionNotEnabled, AlterClusterMinIsr, AlterMinIsr, ElectPreferredLeader, AlterPartitionRequest, AlterPartitionResponse,
                    AlterUncleanLeaderElection, BeginControlledShutdown, BrokerStatus, CancelReassignment, ClusterState, Config, Consume,
                    FenceBroker, FetchRequest, FetchResponse, Flush, Heal, ListOffsets, Observation, Outcome, Produce,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, ReceiveAlterPartition,
@@ -85,6 +85,7 @@ def probe_actions(state: ClusterState) -> list[Action]:
     out += [_RECEIVE[type(m)](m.id) for m in state.network.messages if getattr(m, "dst", None) not in running
             and not isinstance(m, AlterPartitionRequest)]
     out += [AlterMinIsr(state.min_isr), AlterMinIsr(len(state.partition.target_replicas) + 1),
+            AlterClusterMinIsr(len(state.partition.target_replicas) + 1),
             AlterUncleanLeaderElection(state.unclean_leader_election)]
     out += [UncleanRecovery(), UncleanLeaderElection(), ElectPreferredLeader(), CancelReassignment(), Consume(),
             ListOffsets()]

@@ -40,9 +40,12 @@ Epochs: Kafka numbers leader and partition epochs from 0, the model (the
 chapters) from 1; the views add one, and an AlterPartition's epochs lose one on
 the way in.
 
-Time: sessions expire only on ``FenceBroker`` (the model's session expiry) and
-before a registration (a restarted broker registers once its previous session
-is over); brokers the controller holds unfenced keep heartbeating meanwhile.
+Time: a session expires only on ``FenceBroker`` (the model's session expiry) and
+before its broker's registration (a restarted broker registers once its previous
+session is over); every other broker with a session keeps heartbeating meanwhile.
+A broker's session starts with its registration (its first heartbeat) and lasts
+through a controlled shutdown's fencing, as Kafka's ``BrokerHeartbeatManager``
+keeps it (Rule.FENCED_BROKER_SESSION_EXPIRES).
 """
 
 from __future__ import annotations
@@ -74,10 +77,12 @@ def preferred_election_error(result: Any) -> Optional[str]:
 
 
 def config_record_of(message: Any) -> ConfigRecord:
-    """Kafka's ``ConfigRecord`` of a dynamic topic config as the SUT's (its value
-    parsed: an int MinISR, a bool for unclean leader election)."""
+    """Kafka's ``ConfigRecord`` of a dynamic topic config, or of the cluster-level
+    default (resource type BROKER, empty name), as the SUT's (its value parsed: an
+    int MinISR, a bool for unclean leader election)."""
     name, value = str(message.name()), str(message.value())
-    return ConfigRecord(name, int(value) if name == MIN_INSYNC_REPLICAS else value == "true")
+    cluster_default = int(message.resourceType()) == int(kafka().broker_resource_type)
+    return ConfigRecord(name, int(value) if name == MIN_INSYNC_REPLICAS else value == "true", cluster_default)
 
 
 class KafkaRejected(RuntimeError):
@@ -97,12 +102,12 @@ def registration_of(p: Any) -> PartitionRegistration:
 class BrokerRegistrationView:
     """The controller's registration of one broker (``epoch`` None: never registered)."""
 
-    __slots__ = ("broker_id", "epoch", "fenced", "in_controlled_shutdown", "record_offset")
+    __slots__ = ("broker_id", "epoch", "fenced", "in_controlled_shutdown", "record_offset", "session")
 
     def __init__(self, broker_id: int, epoch: Optional[int], fenced: bool, record_offset: Optional[int],
-                 in_controlled_shutdown: bool = False) -> None:
+                 in_controlled_shutdown: bool = False, session: bool = False) -> None:
         self.broker_id, self.epoch, self.fenced, self.record_offset = broker_id, epoch, fenced, record_offset
-        self.in_controlled_shutdown = in_controlled_shutdown
+        self.in_controlled_shutdown, self.session = in_controlled_shutdown, session
 
 
 class ClusterControlView:
@@ -329,17 +334,19 @@ class KafkaQuorumController:
                 offset = int(self.shim.registerBrokerRecordOffset(b))
                 out[b] = BrokerRegistrationView(b, None if r is None else int(r.epoch()),
                                                 True if r is None else bool(r.fenced()), None if offset < 0 else offset,
-                                                r is not None and bool(r.inControlledShutdown()))
+                                                r is not None and bool(r.inControlledShutdown()),
+                                                bool(self.shim.hasSession(b)))
             self._registrations = out
         return self._registrations
 
     # ------------------------------------------------------------ brokers (ch8)
 
-    def _expire_sessions(self, expiring: Optional[int] = None) -> None:
-        """Time passes: every broker the controller holds unfenced but ``expiring``
-        keeps heartbeating; ``maybeFenceOneStaleBroker`` fences the rest, one at a time."""
+    def _expire_sessions(self, expiring: int) -> None:
+        """Time passes: every broker with a session but ``expiring`` keeps heartbeating;
+        ``maybeFenceOneStaleBroker`` fences ``expiring`` (again, if a controlled
+        shutdown fenced it: ``handleBrokerFenced`` runs all the same)."""
         k = kafka()
-        alive = [b for b, r in self.registrations().items() if not r.fenced and b != expiring]
+        alive = [b for b, r in self.registrations().items() if r.session and b != expiring]
         self.request("expireSessions", k.ints(alive))
         while True:
             result = self.request("fenceOneStaleBroker")
@@ -352,12 +359,14 @@ class KafkaQuorumController:
         (``previous_broker_epoch``, None: none); returns (broker epoch, clean), clean
         as ``ClusterControlManager.registerBroker`` decides it (the marker names the
         registered broker epoch)."""
-        self._expire_sessions()
+        self._expire_sessions(expiring=broker)
         previous = self.registrations()[broker].epoch
         clean = previous is not None and previous_broker_epoch == previous
         result = self.request("registerBroker", broker, self.end_offset,
                               -1 if previous_broker_epoch is None else previous_broker_epoch)
         self.commit(result.records(), clean)
+        self.request("trackSession", broker)
+        self._registrations = None
         return int(result.response().epoch()), clean
 
     def can_unfence(self, broker: int, metadata_offset: int) -> bool:
@@ -379,7 +388,7 @@ class KafkaQuorumController:
         assert not want_fence
         return bool(self._heartbeat(broker, metadata_offset, False).isFenced())
 
-    def fence_broker(self, broker: int) -> None:
+    def expire_session(self, broker: int) -> None:
         """Session expiry (§2.8): ``broker`` stops heartbeating."""
         self._expire_sessions(expiring=broker)
 
@@ -474,14 +483,17 @@ class KafkaQuorumController:
 
     # ---------------------------------------------------------- configuration
 
-    def incremental_alter_configs(self, name: str, value: object) -> None:
+    def incremental_alter_configs(self, name: str, value: object, cluster_default: bool = False) -> None:
         """IncrementalAlterConfigs of the topic config ``name`` (one of
-        ``model.DYNAMIC_CONFIGS``) through Kafka's ``ConfigurationControlManager``: its
-        ``ConfigRecord`` and, for ``min.insync.replicas`` with ELR on, the
-        ``ClearElrRecord`` it adds (``createClearElrRecordsAsNeeded``), replayed."""
+        ``model.DYNAMIC_CONFIGS``), or with ``cluster_default`` of the cluster-level
+        default (resource BROKER, empty name), through Kafka's
+        ``ConfigurationControlManager``: its ``ConfigRecord`` and, for
+        ``min.insync.replicas`` with ELR on, the ``ClearElrRecord`` it adds
+        (``createClearElrRecordsAsNeeded``: the topic's, or every topic's), replayed.
+        Raises KafkaRejected with Kafka's error."""
         k = kafka()
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        result = self.request("alterTopicConfig", name, text)
+        result = self.request("alterClusterConfig" if cluster_default else "alterTopicConfig", name, text)
         error = k.error_name(result.response().error().code())
         if error is not None:
             raise KafkaRejected(f"IncrementalAlterConfigs({name}={text}): {error}: {result.response().message()}")

@@ -84,6 +84,8 @@ class Kafka:
         self.PartitionChangeRecord = JClass(metadata + "PartitionChangeRecord")
         self.ConfigRecord = JClass(metadata + "ConfigRecord")
         self.ClearElrRecord = JClass(metadata + "ClearElrRecord")
+        #: a ConfigRecord's resourceType for a broker-level or cluster-level config
+        self.broker_resource_type = JClass("org.apache.kafka.common.config.ConfigResource$Type").BROKER.id()
         #: the records that change a broker's registration
         self.registration_records = frozenset(JClass(metadata + name) for name in (
             "RegisterBrokerRecord", "BrokerRegistrationChangeRecord", "FenceBrokerRecord", "UnfenceBrokerRecord"))

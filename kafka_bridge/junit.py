@@ -28,6 +28,7 @@ _RESPONSES = {
     "alterPartition": "org.apache.kafka.common.message.AlterPartitionResponseData",
     "alterPartitionReassignment": "org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData",
     "alterTopicConfig": None,
+    "alterClusterConfig": None,
     "electUncleanLeaders": "java.lang.Boolean",
     "electPreferredLeader": "org.apache.kafka.common.message.ElectLeadersResponseData",
 }
@@ -81,13 +82,14 @@ def _invocation(call: Call, request: str, out: JavaSource, release: tuple[int, .
                f"{out.use('java.util.Set')}.of(TOPIC){', false' if _since(release, 'createTopics') else ''})"
     if m == "registerBroker":
         return f"clusterControl.registerBroker({request}, {int(a[1])}L, controller.finalizedFeatures(), true)"
-    if m == "alterTopicConfig":
+    if m in ("alterTopicConfig", "alterClusterConfig"):
         resource = out.use("org.apache.kafka.common.config.ConfigResource")
         entry = out.use("java.util.AbstractMap") + ".SimpleImmutableEntry"
         op = out.use("org.apache.kafka.clients.admin.AlterConfigOp")
         map_ = out.use("java.util.Map")
+        target = "Type.TOPIC, TOPIC" if m == "alterTopicConfig" else 'Type.BROKER, ""'
         return (f"configurationControl.incrementalAlterConfigs({map_}.of(\n"
-                f"        new {resource}({resource}.Type.TOPIC, TOPIC),\n"
+                f"        new {resource}({resource}.{target}),\n"
                 f"        {map_}.of({string_literal(a[0])}, new {entry}<>({op}.OpType.SET, {string_literal(a[1])}))),\n"
                 f"    false{', false' if _since(release, 'incrementalAlterConfigs') else ''})")
     raise ValueError(f"no Java for the controller request {m!r}")
@@ -95,7 +97,7 @@ def _invocation(call: Call, request: str, out: JavaSource, release: tuple[int, .
 
 def _result_type(call: Call, out: JavaSource) -> str:
     response = _RESPONSES[call.method]
-    if response is None:   # alterTopicConfig
+    if response is None:   # alterTopicConfig, alterClusterConfig
         return (f"ControllerResult<{out.use('java.util.Map')}<"
                 f"{out.use('org.apache.kafka.common.config.ConfigResource')}, "
                 f"{out.use('org.apache.kafka.common.requests.ApiError')}>>")
@@ -114,6 +116,8 @@ def call_statements(call: Call, n: int, out: JavaSource, release: tuple[int, ...
         alive = ", ".join(str(int(b)) for b in call.args[0])
         who = f"brokers {alive} heartbeat" if alive else "no broker heartbeats"
         return [f"controller.expireSessions({alive});   // the session timeout passes: {who}"]
+    if call.method == "trackSession":
+        return [f"controller.trackSession({int(call.args[0])});   // its first heartbeat once registered"]
     if call.thrown is None and call.method in _PERIODIC and not list(call.result.records()):
         return []
     lines: list[str] = []

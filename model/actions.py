@@ -31,7 +31,10 @@ class UnfenceBroker:
 
 @attrs.frozen
 class FenceBroker:
-    """The controller fences a broker (missed heartbeats), with §2.8 election rules."""
+    """The broker's session expires (missed heartbeats): the controller fences it,
+    with §2.8 election rules. Under Rule.FENCED_BROKER_SESSION_EXPIRES also a
+    broker its controlled shutdown fenced, whose session still runs: the fencing's
+    partition change again (``model.controller.expire_session``)."""
     broker: int
 
 
@@ -184,6 +187,21 @@ class AlterMinIsr:
 
 
 @attrs.frozen
+class AlterClusterMinIsr:
+    """IncrementalAlterConfigs setting the cluster-level ``min.insync.replicas``
+    (resource BROKER with the empty name: the default of every topic without its
+    own) to ``min_isr``. The topic was created with its own MinISR, which
+    overrides the default, so its MinISR does not change; under
+    Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR (Kafka 4.0.0) its ELR and LastKnownELR
+    are cleared all the same (a ``ClearElrRecord`` with no topic name,
+    ``ReplicationControlManager.replayClearAllElrs``). Enabled only under that
+    rule (the chapters have no cluster-level default), for any value in 1..the
+    size of the target replica set, the one in force included (Kafka writes a
+    BROKER resource's ``ConfigRecord`` even when unchanged)."""
+    min_isr: int
+
+
+@attrs.frozen
 class AlterUncleanLeaderElection:
     """IncrementalAlterConfigs setting the topic's ``unclean.leader.election.enable``
     (ch7) to ``enable``: a ``ConfigRecord``; the controller's next unclean election
@@ -237,7 +255,7 @@ Action = Union[
     ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
     ReceiveAlterPartitionResponse,
     Reassign, CancelReassignment, ElectPreferredLeader, UncleanRecovery, UncleanLeaderElection, AlterMinIsr,
-    AlterUncleanLeaderElection, DropMessage,
+    AlterClusterMinIsr, AlterUncleanLeaderElection, DropMessage,
     Produce, Consume, ListOffsets, Heal,
 ]
 
@@ -340,6 +358,9 @@ ACTIONS: tuple[ActionKind, ...] = (
     # walk over families does not spend a share of its own on it. A fault: it can
     # empty the ELR a leaderless partition waits on.
     ActionKind(AlterMinIsr, "reassignment", fault=True, weight=0.15, swarm=_RARE, tag="min.insync.replicas={min_isr}"),
+    # Not swarmed, as ProposeIsrShrinkMany: only the Kafka profile has a cluster-level default.
+    ActionKind(AlterClusterMinIsr, "reassignment", fault=True, weight=0.15,
+               tag="cluster min.insync.replicas={min_isr}"),
     # Not a fault: it disturbs nothing by itself; turned on, it lets the unclean election in.
     ActionKind(AlterUncleanLeaderElection, "reassignment", weight=0.15, swarm=_RARE,
                tag="unclean.leader.election.enable={enable:true|false}"),

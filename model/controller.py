@@ -279,7 +279,7 @@ def register_broker(state: ClusterState, broker: int, clean: bool) -> ClusterSta
     cfg = state.config
     epoch = len(state.controller.metadata_log)
     state = set_registration(state, attrs.evolve(state.registration(broker), broker_epoch=epoch, fenced=True,
-                                                 in_controlled_shutdown=False))
+                                                 in_controlled_shutdown=False, session=True))
     record_first = not cfg.follows(Rule.METADATA_RECORD_ORDER)
     if record_first:
         state = append_metadata(state, RegisterBrokerRecord(broker, epoch, clean))
@@ -318,11 +318,31 @@ def _unclean_shutdown_changes(state: ClusterState, broker: int) -> ClusterState:
     return state
 
 
+def expire_session(state: ClusterState, broker: int) -> ClusterState:
+    """Session expiry (§2.8; ``ReplicationControlManager.maybeFenceOneStaleBroker``):
+    an unfenced broker is fenced (``fence_broker``). Under
+    Rule.FENCED_BROKER_SESSION_EXPIRES a broker already fenced by its controlled
+    shutdown still has a session, and its expiry runs the fencing's partition
+    change again (``handleBrokerFenced``; its registration change is a no-op, left
+    out of the log). The session ends either way."""
+    if state.registration(broker).fenced:
+        state = _remove_broker(state, broker)
+    else:
+        state = fence_broker(state, broker)
+    return set_registration(state, attrs.evolve(state.registration(broker), session=False))
+
+
+def renew_session(state: ClusterState, broker: int) -> ClusterState:
+    """A heartbeat renews the broker's session (``BrokerHeartbeatManager``), fenced or not."""
+    return set_registration(state, attrs.evolve(state.registration(broker), session=True))
+
+
 def fence_broker(state: ClusterState, broker: int) -> ClusterState:
     """Fence a broker (§2.8, §2.9.1): remove it from leadership and the ISR, elect a
     new leader, and move it to the ELR when the new ISR is below MinISR. Under
     Rule.METADATA_RECORD_ORDER the partition change precedes the fence record
-    (ReplicationControlManager.handleBrokerFenced)."""
+    (ReplicationControlManager.handleBrokerFenced). The session stays (a
+    controlled shutdown's fencing; ``expire_session`` ends it)."""
     state = set_registration(state, attrs.evolve(state.registration(broker), fenced=True))
     record_first = not state.config.follows(Rule.METADATA_RECORD_ORDER)
     if record_first:
@@ -367,7 +387,8 @@ def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
     (§2.8; not under Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE). Kafka runs this election for a leaderless partition whichever broker
     is unfenced (ReplicationControlManager.handleBrokerUnfenced), which is what
     lets the last known leader or an unclean candidate in."""
-    state = set_registration(state, attrs.evolve(state.registration(broker), fenced=False))
+    # the heartbeat renews the session (after an expiry, a running broker's next one starts it again)
+    state = set_registration(state, attrs.evolve(state.registration(broker), fenced=False, session=True))
     state = append_metadata(state, UnfenceBrokerRecord(broker))
     p = state.partition
     cfg = state.config
@@ -592,15 +613,39 @@ def alter_min_isr(state: ClusterState, min_isr: int) -> ClusterState:
     p = state.partition
     if state.config.has(Variant.MIN_ISR_CHANGE_KEEPS_ELR):
         return state
-    kafka = state.config.follows(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE)
-    if kafka and not (p.elr or p.last_known_elr):
-        return state
-    if kafka or len(p.isr) >= min_isr:
+    if state.config.follows(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE):
+        return remove_topic_elrs(state)
+    if len(p.isr) >= min_isr:
         rec = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
     else:
         rec = PartitionChangeRecord(elr=p.elr, last_known_elr=p.last_known_elr)
-    # Kafka's removeTopicElrs merges without updating its ELR index (Rule.CLEARED_ELR_STAYS_INDEXED)
-    return append_metadata(state, rec, merge(p, rec), index=not kafka)
+    return append_metadata(state, rec, merge(p, rec))
+
+
+def alter_cluster_min_isr(state: ClusterState, min_isr: int) -> ClusterState:
+    """IncrementalAlterConfigs of the cluster-level ``min.insync.replicas``
+    (resource BROKER with the empty name), Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR:
+    its ``ConfigRecord``, then Kafka's ``ClearElrRecord`` with no topic name
+    (``createClearElrRecordsAsNeeded``), replayed as ``replayClearAllElrs``: the
+    topic's ELR and LastKnownELR emptied although its own MinISR, which overrides
+    the default, is unchanged. The topic's MinISR and the fault budget's floor
+    stay. Under Variant.MIN_ISR_CHANGE_KEEPS_ELR only the ConfigRecord is written."""
+    state = append_metadata(state, ConfigRecord(MIN_INSYNC_REPLICAS, min_isr, cluster_default=True))
+    if state.config.has(Variant.MIN_ISR_CHANGE_KEEPS_ELR):
+        return state
+    return remove_topic_elrs(state)
+
+
+def remove_topic_elrs(state: ClusterState) -> ClusterState:
+    """Kafka's replay of a ``ClearElrRecord`` (``ReplicationControlManager.removeTopicElrs``):
+    a partition with an ELR or LastKnownELR has both emptied (a merge, so the
+    partition epoch moves); one with neither is left as it is."""
+    p = state.partition
+    if not (p.elr or p.last_known_elr):
+        return state
+    rec = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
+    # removeTopicElrs merges without updating Kafka's ELR index (Rule.CLEARED_ELR_STAYS_INDEXED)
+    return append_metadata(state, rec, merge(p, rec), index=False)
 
 
 def alter_unclean_leader_election(state: ClusterState, enable: bool) -> ClusterState:

@@ -45,6 +45,7 @@ class Rule(enum.Enum):
     CANCEL_WITH_ANY_ISR = "PartitionReassignmentRevert, ReplicationControlManager.cancelPartitionReassignment"
     ALTER_PARTITION_VALIDATION = "ReplicationControlManager.validateAlterPartitionData, ineligibleReplicasForIsr"
     METADATA_RECORD_ORDER = "ClusterControlManager.registerBroker, ReplicationControlManager.handleBrokerFenced"
+    FENCED_BROKER_SESSION_EXPIRES = "ReplicationControlManager.maybeFenceOneStaleBroker (a fenced broker's session)"
     ELR_ELECTION_ONLY_WITH_EMPTY_ISR = "PartitionChangeBuilder.isValidNewLeader"
     PERIODIC_UNCLEAN_ELECTION = "ReplicationControlManager.maybeElectUncleanLeaders, electLeader"
     LEADER_RECOVERY_STATE = "PartitionChangeBuilder.electLeader, build (LeaderRecoveryState)"
@@ -67,6 +68,7 @@ class Rule(enum.Enum):
     CLEAR_ELR_ON_MIN_ISR_CHANGE = "ConfigurationControlManager.createClearElrRecordsAsNeeded, removeTopicElrs"
     CONFIG_APPLIED_AFTER_PARTITION_CHANGES = "BrokerMetadataPublisher.onMetadataUpdate (DynamicConfigPublisher last)"
     CLEARED_ELR_STAYS_INDEXED = "ReplicationControlManager.removeTopicElrs (brokersToElrs not updated)"
+    CLUSTER_MIN_ISR_CLEARS_EVERY_ELR = "ConfigurationControlManager.createClearElrRecordsAsNeeded, replayClearAllElrs"
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
@@ -213,6 +215,20 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "record. An unfence record precedes its partition changes, as in the chapters.",
         "A broker applying the metadata log one record at a time sees the partition change before it sees "
         "the fencing or the registration."),
+    Rule.FENCED_BROKER_SESSION_EXPIRES: RuleDoc(
+        "§2.8, §8.3",
+        _META + "BrokerHeartbeatManager.java: touch, fence (the session tracker keeps a fenced broker's session); "
+        "ReplicationControlManager.java: maybeFenceOneStaleBroker, handleBrokerFenced, generateLeaderAndIsrUpdates; "
+        "ClusterControlManager.java: registerBroker (hasValidSession)",
+        "A broker is fenced once, by its session's expiry or by its controlled shutdown; a fenced broker has no "
+        "session left to expire.",
+        "A broker fenced by its controlled shutdown (SHUTDOWN_NOW, as the heartbeat asking to shut down is "
+        "answered) keeps the session that heartbeat renewed. When it expires (FenceBroker), or before the broker's "
+        "next registration, the controller runs the fencing again: the broker leaves any ISR it is in, which a "
+        "reassignment's revert can have put it back in (PartitionReassignmentRevert takes the first original "
+        "replica when no ISR member is left, fenced or not); the registration change it writes is a no-op.",
+        "A fenced replica put back in the ISR of a leaderless partition leaves it at its session's expiry, for the "
+        "ELR when the ISR falls below MinISR, where the chapters keep it in the ISR until it is elected."),
     Rule.ALTER_PARTITION_ERRORS_KEEP_PENDING: RuleDoc(
         "§2.9.2, §6.3",
         _CORE + "cluster/Partition.scala: handleAlterPartitionError, handleAlterPartitionUpdate",
@@ -409,6 +425,20 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "A leaderless partition gets its unclean election when a broker of the cleared ELR restarts, not at the "
         "next periodic check (finding 7: an index out of step with the registrations it indexes).",
         requires=(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE, Rule.LAST_KNOWN_LEADER)),
+    Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR: RuleDoc(
+        "§2.6 (the chapters know one MinISR, the topic's; no cluster-level default)",
+        _META + "ConfigurationControlManager.java: incrementalAlterConfigResource (a BROKER resource's "
+        "ConfigRecord is written even when unchanged), createClearElrRecordsAsNeeded (a ClearElrRecord with no "
+        "topic name); ReplicationControlManager.java: replay(ClearElrRecord), replayClearAllElrs (Kafka 4.0.0)",
+        "A topic's MinISR is its own; nothing else changes it or its ELR.",
+        "The cluster-level min.insync.replicas (the default of every topic without its own; resource BROKER with "
+        "the empty name) can be set at run time (AlterClusterMinIsr). The topic keeps its own MinISR, which "
+        "overrides the default, yet the controller writes a ClearElrRecord for every topic: the ELR and "
+        "LastKnownELR are emptied (moving the partition epoch when either was set), also when the value set is "
+        "the one already in force.",
+        "A leaderless partition waiting on its ELR loses every clean candidate on a change to a default it does "
+        "not read: with the last known leader cleared too, it stays leaderless until an unclean election.",
+        requires=(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE,)),
     Rule.LEADER_RECOVERY_STATE: RuleDoc(
         "§5.3.2 (the chapters report an unclean election; they keep no state for it)",
         _META + "PartitionChangeBuilder.java: electLeader, setTargetLeaderRecoveryState, build; "

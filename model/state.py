@@ -172,13 +172,17 @@ DYNAMIC_CONFIGS = (MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE)
 
 @attrs.frozen
 class ConfigRecord:
-    """A topic config set (Kafka's ``ConfigRecord`` of resource type TOPIC):
-    ``name`` one of ``DYNAMIC_CONFIGS``, ``value`` an int (MinISR) or a bool. It
-    changes no partition registration; a broker's log takes a new MinISR once it
+    """A config set (Kafka's ``ConfigRecord``): ``name`` one of
+    ``DYNAMIC_CONFIGS``, ``value`` an int (MinISR) or a bool. ``cluster_default``:
+    False for the topic's own config (resource type TOPIC), True for the
+    cluster-level default (resource type BROKER with the empty name,
+    ``AlterClusterMinIsr``), which the topic's own overrides. It changes no
+    partition registration; a broker's log takes a new topic MinISR once it
     applies the record (``Broker.min_isr``)."""
 
     name: str
     value: Union[int, bool]
+    cluster_default: bool = False
 
 
 MetadataRecord = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, ControlledShutdownRecord,
@@ -228,12 +232,16 @@ class BrokerRegistration:
     (§8.3, Kafka's BrokerRegistration.inControlledShutdown); cleared by its next
     registration. A broker fenced or in controlled shutdown is not active
     (ClusterControlManager.isActive): never elected, never added to the ISR.
+    session: whether the controller still tracks a heartbeat session for the
+    broker epoch (Kafka's ``BrokerHeartbeatManager``): from its registration until
+    it expires (``FenceBroker``); a fencing by controlled shutdown keeps it.
     """
 
     broker: int
     broker_epoch: Optional[int]
     fenced: bool
     in_controlled_shutdown: bool = False
+    session: bool = True
 
 
 @attrs.frozen

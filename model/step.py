@@ -12,7 +12,7 @@ import attrs
 from . import clock
 from . import controller as ctl
 from . import replica as rep
-from .actions import (Action, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, CancelReassignment,
+from .actions import (Action, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, AlterUncleanLeaderElection, CancelReassignment,
                       ElectPreferredLeader,
                       BeginControlledShutdown, Consume, ControlledShutdown, DropMessage,
                       FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
@@ -57,6 +57,9 @@ def _g_start(s: ClusterState, a: StartBroker) -> Optional[str]:
 
 
 def _e_start(s: ClusterState, a: StartBroker) -> ClusterState:
+    if s.registration(a.broker).session and s.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES):
+        # a new incarnation's registration waits for the previous session to expire (hasValidSession)
+        s = ctl.expire_session(s, a.broker)
     b = s.broker(a.broker)
     clean = b.clean_shutdown_epoch is not None and b.clean_shutdown_epoch == s.registration(a.broker).broker_epoch
     s = ctl.register_broker(s, a.broker, clean)
@@ -97,13 +100,14 @@ def _e_unfence(s: ClusterState, a: UnfenceBroker) -> ClusterState:
 def _g_fence(s: ClusterState, a: FenceBroker) -> Optional[str]:
     if (e := _unknown_broker(s, a.broker)):
         return e
-    if s.registration(a.broker).fenced:
+    reg = s.registration(a.broker)
+    if reg.fenced and not (reg.session and s.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES)):
         return f"broker {a.broker} is already fenced"
     return None
 
 
 def _e_fence(s: ClusterState, a: FenceBroker) -> ClusterState:
-    return ctl.fence_broker(s, a.broker)
+    return ctl.expire_session(s, a.broker)
 
 
 def _g_active(s: ClusterState, broker: int) -> Optional[str]:
@@ -116,6 +120,7 @@ def _g_active(s: ClusterState, broker: int) -> Optional[str]:
 def _e_controlled_shutdown(s: ClusterState, a: ControlledShutdown) -> ClusterState:
     # §8.3 to its end, as Kafka's heartbeats with wantShutDown go: the first puts a leader
     # in controlled shutdown (or fences a broker leading nothing), the next fences it.
+    s = ctl.renew_session(s, a.broker)
     if not s.registration(a.broker).fenced:
         s = ctl.begin_controlled_shutdown(s, a.broker)
     if not s.registration(a.broker).fenced:
@@ -196,7 +201,7 @@ def _e_replicate(s: ClusterState, a: ReplicateMetadata) -> ClusterState:
     min_isr = b.min_isr
     for rec in s.controller.metadata_log[b.metadata_offset:end]:
         image = merge(image, rec)
-        if isinstance(rec, ConfigRecord) and rec.name == MIN_INSYNC_REPLICAS:
+        if isinstance(rec, ConfigRecord) and rec.name == MIN_INSYNC_REPLICAS and not rec.cluster_default:
             min_isr = rec.value  # type: ignore[assignment]
     # The batch is one image, its MinISR included; under Rule.CONFIG_APPLIED_AFTER_PARTITION_CHANGES
     # the replica acts on the batch's partition changes before the MinISR reaches its log.
@@ -438,6 +443,17 @@ def _g_alter_min_isr(s: ClusterState, a: AlterMinIsr) -> Optional[str]:
     return None
 
 
+def _g_alter_cluster_min_isr(s: ClusterState, a: AlterClusterMinIsr) -> Optional[str]:
+    # Kafka writes a BROKER resource's ConfigRecord even for the value in force
+    # (incrementalAlterConfigResource), so every value in range is a change worth drawing.
+    if not s.config.follows(Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR):
+        return "the chapters know one MinISR, the topic's: no cluster-level default (Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR)"
+    size = len(s.partition.target_replicas)
+    if isinstance(a.min_isr, bool) or not isinstance(a.min_isr, int) or not 1 <= a.min_isr <= size:
+        return f"min_isr must be an int in 1..{size} (the target replica set's size), got {a.min_isr!r}"
+    return None
+
+
 def _g_alter_unclean(s: ClusterState, a: AlterUncleanLeaderElection) -> Optional[str]:
     if not isinstance(a.enable, bool):
         return f"enable must be True or False, got {a.enable!r}"
@@ -544,6 +560,7 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     UncleanLeaderElection: (_g_unclean_election, lambda s, a: ctl.unclean_leader_election(s)),
     ElectPreferredLeader: (_g_preferred_election, lambda s, a: ctl.elect_preferred_leader(s)),
     AlterMinIsr: (_g_alter_min_isr, lambda s, a: ctl.alter_min_isr(s, a.min_isr)),
+    AlterClusterMinIsr: (_g_alter_cluster_min_isr, lambda s, a: ctl.alter_cluster_min_isr(s, a.min_isr)),
     AlterUncleanLeaderElection: (_g_alter_unclean, lambda s, a: ctl.alter_unclean_leader_election(s, a.enable)),
     DropMessage: (_g_drop, lambda s, a: remove_message(s, a.msg)),
     Produce: (_g_produce, _e_produce),
@@ -654,6 +671,8 @@ def _candidates(state: ClusterState, classes: Optional[AbstractSet[type]] = None
     yield UncleanLeaderElection()
     for m in range(1, len(state.partition.target_replicas) + 1):
         yield AlterMinIsr(m)
+    for m in range(1, len(state.partition.target_replicas) + 1):
+        yield AlterClusterMinIsr(m)
     yield AlterUncleanLeaderElection(not state.unclean_leader_election)
     for m in msgs:
         if isinstance(m, (FetchRequest, FetchResponse)):

@@ -156,6 +156,13 @@ CATALOGUE: tuple[tuple, ...] = (
      "refuses a RECOVERING ISR of more than the leader (INVALID_REQUEST), and the partition never leaves an ISR "
      "of one after an unclean election.",
      frozenset({Rule.LEADER_RECOVERY_STATE})),
+    ("CLUSTER_MIN_ISR_OVERRIDES_TOPIC",
+     "§2.6", "sut/metadata.py MetadataDelta.replay",
+     "A topic's own min.insync.replicas overrides the cluster-level default (KafkaConfigSchema."
+     "resolveEffectiveTopicConfig: the topic's config first); the buggy broker applies a cluster-level "
+     "ConfigRecord as its topic's MinISR, so after the default is lowered its leader advances the HWM and "
+     "acknowledges acks=all writes with fewer ISR members than the topic asks for.",
+     frozenset({Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR, Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE})),
 )
 
 

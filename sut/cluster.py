@@ -10,7 +10,7 @@ by the ``Enablement`` mixin (``enablement.py``). It keeps no ghost history.
 
 from __future__ import annotations
 
-from model import (ActionNotEnabled, AdvanceTime, ElectPreferredLeader, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection,
+from model import (ActionNotEnabled, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection,
                    BeginControlledShutdown, CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
                    FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
@@ -65,6 +65,7 @@ class Cluster(Enablement):
         UncleanLeaderElection: ("_g_unclean_election", "_e_unclean_election"),
         ElectPreferredLeader: ("_g_preferred_election", "_e_preferred_election"),
         AlterMinIsr: ("_g_alter_min_isr", "_e_alter_min_isr"),
+        AlterClusterMinIsr: ("_g_alter_cluster_min_isr", "_e_alter_cluster_min_isr"),
         AlterUncleanLeaderElection: ("_g_alter_unclean", "_e_alter_unclean"),
         DropMessage: ("_g_drop", "_e_drop"),
         Produce: ("_g_produce", "_e_produce"),
@@ -164,7 +165,7 @@ class Cluster(Enablement):
         self.brokers[a.broker].heartbeat()
 
     def _e_fence(self, a: FenceBroker) -> None:
-        self.controller.fence_broker(a.broker)
+        self.controller.expire_session(a.broker)
 
     def _e_begin_controlled_shutdown(self, a: BeginControlledShutdown) -> None:
         self.brokers[a.broker].begin_controlled_shutdown()
@@ -246,6 +247,9 @@ class Cluster(Enablement):
 
     def _e_alter_min_isr(self, a: AlterMinIsr) -> None:
         self.controller.incremental_alter_configs(MIN_INSYNC_REPLICAS, a.min_isr)
+
+    def _e_alter_cluster_min_isr(self, a: AlterClusterMinIsr) -> None:
+        self.controller.incremental_alter_configs(MIN_INSYNC_REPLICAS, a.min_isr, cluster_default=True)
 
     def _e_alter_unclean(self, a: AlterUncleanLeaderElection) -> None:
         self.controller.incremental_alter_configs(UNCLEAN_LEADER_ELECTION_ENABLE, a.enable)

@@ -9,7 +9,7 @@ from .errors import StaleBrokerEpochException
 
 
 class BrokerRegistration:
-    __slots__ = ("broker_id", "epoch", "fenced", "in_controlled_shutdown", "record_offset")
+    __slots__ = ("broker_id", "epoch", "fenced", "in_controlled_shutdown", "record_offset", "session")
 
     def __init__(self, broker_id: int) -> None:
         self.broker_id = broker_id
@@ -17,6 +17,9 @@ class BrokerRegistration:
         self.fenced = True
         self.in_controlled_shutdown = False   # §8.3; cleared by the next registration
         self.record_offset: Optional[int] = None   # offset of the latest RegisterBrokerRecord
+        # a heartbeat session (BrokerHeartbeatManager) from the registration until it
+        # expires: a controlled shutdown's fencing keeps it
+        self.session = True
 
     def __repr__(self) -> str:
         return (f"BrokerRegistration({self.broker_id}, epoch={self.epoch}, fenced={self.fenced}, "
@@ -71,6 +74,10 @@ class ClusterControlManager:
         reg.epoch = epoch
         reg.fenced = True
         reg.in_controlled_shutdown = False
+        reg.session = True
+
+    def end_session(self, broker: int) -> None:
+        self.registrations[broker].session = False
 
     def fence(self, broker: int) -> None:
         self.registrations[broker].fenced = True
@@ -79,4 +86,6 @@ class ClusterControlManager:
         self.registrations[broker].in_controlled_shutdown = True
 
     def unfence(self, broker: int) -> None:
+        """The heartbeat that unfences renews the session too."""
         self.registrations[broker].fenced = False
+        self.registrations[broker].session = True

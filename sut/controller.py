@@ -49,6 +49,8 @@ class QuorumController:
         fenced; the new broker epoch is the offset of the registration record, and
         the broker stays fenced. Returns (broker epoch, clean)."""
         assert self.cluster.can_register(broker)
+        if self.cluster.registration(broker).session and self.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES):
+            self.expire_session(broker)   # hasValidSession: the previous session must be over
         clean = self.cluster.registration_is_clean(broker, previous_broker_epoch)
         epoch = self.end_offset
         self.cluster.register(broker, epoch)
@@ -78,8 +80,21 @@ class QuorumController:
             self.replication.handle_broker_unfenced(broker)
         return self.cluster.registration(broker).fenced
 
+    def expire_session(self, broker: int) -> None:
+        """Session expiry (§2.8; ``ReplicationControlManager.maybeFenceOneStaleBroker``):
+        an unfenced broker is fenced; under Rule.FENCED_BROKER_SESSION_EXPIRES one
+        fenced by its controlled shutdown, whose session lasts, has the fencing's
+        partition change run again (its registration change is a no-op, not
+        written). The session ends."""
+        if self.cluster.is_unfenced(broker):
+            self.fence_broker(broker)
+        else:
+            self.replication.handle_broker_fenced(broker)
+        self.cluster.end_session(broker)
+
     def fence_broker(self, broker: int) -> None:
-        """Session expiry or controlled shutdown: fence the broker (§2.8, §2.9.1)."""
+        """Session expiry or controlled shutdown: fence the broker (§2.8, §2.9.1); the
+        session stays (``expire_session`` ends it)."""
         self.cluster.fence(broker)
         if not self.records_last:
             self._append(FenceBrokerRecord(broker))
@@ -105,7 +120,9 @@ class QuorumController:
         """Heartbeats with wantShutDown until the broker may go (§8.3): a leader first
         enters controlled shutdown (``begin_controlled_shutdown``), then the broker is
         fenced (SHUTDOWN_NOW). ``metadata_offset`` (the records the broker has
-        applied) is what its heartbeat carries; the shutdown here does not read it."""
+        applied) is what its heartbeat carries; the shutdown here does not read it.
+        The heartbeats renew its session."""
+        self.cluster.registration(broker).session = True
         if self.cluster.is_unfenced(broker):
             self.begin_controlled_shutdown(broker, metadata_offset)
         if self.cluster.is_unfenced(broker):
@@ -141,12 +158,18 @@ class QuorumController:
 
     # ------------------------------------------------------ configuration
 
-    def incremental_alter_configs(self, name: str, value: object) -> None:
+    def incremental_alter_configs(self, name: str, value: object, cluster_default: bool = False) -> None:
         """IncrementalAlterConfigs of the topic config ``name`` (``metadata.MIN_INSYNC_REPLICAS``
         or ``UNCLEAN_LEADER_ELECTION_ENABLE``; ``ConfigurationControlManager.incrementalAlterConfig``):
         its ``ConfigRecord``, then for ``min.insync.replicas`` the partition change
-        the new MinISR calls for (``ReplicationControlManager.handle_min_isr_change``)."""
-        self._append(ConfigRecord(name, value))
+        the new MinISR calls for (``ReplicationControlManager.handle_min_isr_change``).
+        ``cluster_default``: the cluster-level ``min.insync.replicas`` instead, which
+        the topic's own overrides: its ``ConfigRecord``, then Kafka's ClearElrRecord
+        for every topic (``ReplicationControlManager.remove_topic_elrs``)."""
+        self._append(ConfigRecord(name, value, cluster_default))
+        if cluster_default:
+            self.replication.remove_topic_elrs()
+            return
         if name == MIN_INSYNC_REPLICAS:
             self.replication.handle_min_isr_change(value)  # type: ignore[arg-type]
         else:

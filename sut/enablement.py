@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from model import (NO_LEADER, AdvanceTime, ElectPreferredLeader, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config,
+from model import (NO_LEADER, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config,
                    Consume,
                    BeginControlledShutdown, ControlledShutdown, DropMessage, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign, ReceiveAlterPartition,
@@ -94,7 +94,10 @@ class Enablement:
     def _g_fence(self, a: FenceBroker) -> Reason:
         if (e := self._known(a.broker)):
             return e
-        if not self.controller.cluster.is_unfenced(a.broker):
+        if self.controller.cluster.is_unfenced(a.broker):
+            return None
+        session = self.controller.cluster.registration(a.broker).session
+        if not (session and self.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES)):
             return f"broker {a.broker} is already fenced"
         return None
 
@@ -293,16 +296,31 @@ class Enablement:
             return "legacy unclean leader election is disabled or not possible (ch7)"
         return None
 
+    def _target_size(self) -> int:
+        """The size of the target replica set (the replicas not being removed)."""
+        reg = self.controller.replication.partition
+        return 0 if reg is None else len([r for r in reg.replicas if r not in reg.removing])
+
     def _g_alter_min_isr(self, a: AlterMinIsr) -> Reason:
         """IncrementalAlterConfigs of ``min.insync.replicas``: a new value, at most the
         target replica set's size (larger is an operator's mistake the model does not
         draw; Kafka writes nothing for an unchanged value)."""
-        reg = self.controller.replication.partition
-        size = 0 if reg is None else len([r for r in reg.replicas if r not in reg.removing])
+        size = self._target_size()
         if isinstance(a.min_isr, bool) or not isinstance(a.min_isr, int) or not 1 <= a.min_isr <= size:
             return f"min.insync.replicas must be in 1..{size}, got {a.min_isr!r}"
         if a.min_isr == self.controller.replication.min_isr:
             return f"min.insync.replicas is already {a.min_isr}"
+        return None
+
+    def _g_alter_cluster_min_isr(self, a: AlterClusterMinIsr) -> Reason:
+        """IncrementalAlterConfigs of the cluster-level ``min.insync.replicas``: only
+        where the profile has such a default (Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR),
+        any value up to the target replica set's size, the one in force included."""
+        if not self.config.follows(Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR):
+            return "no cluster-level min.insync.replicas under the chapters"
+        size = self._target_size()
+        if isinstance(a.min_isr, bool) or not isinstance(a.min_isr, int) or not 1 <= a.min_isr <= size:
+            return f"min.insync.replicas must be in 1..{size}, got {a.min_isr!r}"
         return None
 
     def _g_alter_unclean(self, a: AlterUncleanLeaderElection) -> Reason:

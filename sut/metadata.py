@@ -137,13 +137,16 @@ UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
 
 
 class ConfigRecord:
-    """A topic config set (Kafka's ``ConfigRecord``, resource type TOPIC): ``name``
-    ``MIN_INSYNC_REPLICAS`` (an int) or ``UNCLEAN_LEADER_ELECTION_ENABLE`` (a bool). A broker's log
-    takes a new ``min.insync.replicas`` once the broker applies the record."""
-    __slots__ = ("name", "value")
+    """A config set (Kafka's ``ConfigRecord``): ``name`` ``MIN_INSYNC_REPLICAS`` (an
+    int) or ``UNCLEAN_LEADER_ELECTION_ENABLE`` (a bool); ``cluster_default``: False
+    for the topic's own config (resource type TOPIC), True for the cluster-level
+    default (resource type BROKER, empty name), which the topic's own overrides. A
+    broker's log takes the topic's new ``min.insync.replicas`` once the broker
+    applies the record."""
+    __slots__ = ("name", "value", "cluster_default")
 
-    def __init__(self, name: str, value: object) -> None:
-        self.name, self.value = name, value
+    def __init__(self, name: str, value: object, cluster_default: bool = False) -> None:
+        self.name, self.value, self.cluster_default = name, value, cluster_default
 
 
 ApiMessage = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, ControlledShutdownRecord,
@@ -226,7 +229,9 @@ class MetadataDelta:
                 self.partition = base.merge(record)
                 self.changed = True
         elif isinstance(record, ConfigRecord):
-            if record.name == MIN_INSYNC_REPLICAS:
+            # the topic was created with its own MinISR, which overrides the cluster-level default
+            own = not record.cluster_default or Bug.CLUSTER_MIN_ISR_OVERRIDES_TOPIC in self.bugs  # BUG when not
+            if record.name == MIN_INSYNC_REPLICAS and own:
                 self.min_isr = record.value  # type: ignore[assignment]
         elif isinstance(record, RegisterBrokerRecord):
             self._broker_changes()[record.broker_id] = BrokerImage(record.broker_epoch, True)

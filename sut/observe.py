@@ -59,8 +59,8 @@ def observation(c: "Cluster") -> Observation:
     regs = ctrl.cluster.registrations
     order = c.config.brokers
     return Observation(
-        registrations=tuple(BrokerRegistration(b, regs[b].epoch, regs[b].fenced, regs[b].in_controlled_shutdown)
-                            for b in order),
+        registrations=tuple(BrokerRegistration(b, regs[b].epoch, regs[b].fenced, regs[b].in_controlled_shutdown,
+                                               regs[b].session) for b in order),
         partition=registration(ctrl.replication.partition),  # type: ignore[arg-type]
         metadata_end_offset=len(ctrl.metadata_log),
         brokers=tuple(

@@ -131,15 +131,25 @@ class ReplicationControlManager:
         if p is None:
             return
         if self.config.follows(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE):
-            if not (p.elr or p.last_known_elr):
-                return
-            record = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
-        elif len(p.isr) >= min_isr:
+            self.remove_topic_elrs()
+            return
+        if len(p.isr) >= min_isr:
             record = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
         else:
             record = PartitionChangeRecord(elr=p.elr, last_known_elr=p.last_known_elr)
+        self.append(record)
+        self.partition = p.merge(record)
+
+    def remove_topic_elrs(self) -> None:
+        """A ``ClearElrRecord`` replayed (``ReplicationControlManager.removeTopicElrs``):
+        a partition with an ELR or LastKnownELR has both emptied, moving its partition
+        epoch; one with neither is left as it is."""
+        p = self.partition
+        if p is None or not (p.elr or p.last_known_elr):
+            return
+        record = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
         # merged without _apply's index update: Kafka's removeTopicElrs skips it
-        # (Rule.CLEARED_ELR_STAYS_INDEXED); the chapters keep no index
+        # (Rule.CLEARED_ELR_STAYS_INDEXED)
         self.append(record)
         self.partition = p.merge(record)
 

@@ -34,6 +34,7 @@ class _Lax(Cluster):
     ("ProposeIsrShrink", ()),                                         # a follower proposing to its leader
     ("AlterMinIsr", ()),                                              # an unchanged or out-of-range MinISR
     ("AlterUncleanLeaderElection", ()),                               # already off
+    ("AlterClusterMinIsr", ()),                                       # no cluster-level default (chapters)
     ("ReceiveFetchRequest", (SendFetch(2), UncleanShutdown(1, False))),   # delivered to a stopped leader
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_a_guard_the_implementation_drops_is_caught_by_the_probes(lax, steps):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
+from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
@@ -187,6 +187,30 @@ def test_an_isr_of_fenced_members_keeps_the_elr_from_leading(follows: bool):
         assert (p.leader, p.isr, p.elr) == (NO_LEADER, {1}, {3})
     else:
         assert (p.leader, p.isr, p.elr) == (3, {1, 3}, frozenset())
+
+
+@ON_OFF
+def test_a_fenced_isr_member_leaves_the_isr_when_its_session_expires(follows: bool):
+    """The reverted move above: ISR [1], the first original replica, fenced while it
+    starts again (its session runs from its registration), no leader, 3 in the ELR.
+    1's session expires: Kafka runs the fencing again and takes 1 out of the ISR,
+    into the ELR beside 3 (the ISR is below MinISR 2); in the chapters 1 is fenced
+    already, with no session left to expire, and stays the ISR. (Found by running
+    Kafka's own ReplicationControlManager in lockstep: a broker fenced by its
+    controlled shutdown, put back in the ISR by a revert, left it at its session's
+    expiry.)"""
+    sc = reverted_move(Rule.FENCED_BROKER_SESSION_EXPIRES, follows)
+    assert (sc.partition.isr, sc.partition.leader, sc.partition.elr) == ({1}, NO_LEADER, {3})
+    assert sc.state.registration(1).fenced and sc.state.registration(1).session
+    if not follows:
+        assert why_not_enabled(sc.state, FenceBroker(1)) == "broker 1 is already fenced"
+        return
+    epoch = sc.partition.partition_epoch
+    sc.do(FenceBroker(1))
+    p = sc.partition
+    assert (p.isr, p.leader, p.elr, p.partition_epoch) == (set(), NO_LEADER, {1, 3}, epoch + 1)
+    assert not sc.state.registration(1).session
+    assert why_not_enabled(sc.state, FenceBroker(1)) == "broker 1 is already fenced"
 
 
 @ON_OFF
@@ -616,6 +640,33 @@ def test_a_min_isr_change_clears_the_elr_whatever_the_isr(follows: bool):
     else:
         sc.do(AlterMinIsr(1))                   # the ISR [1] now has MinISR members: case G
         assert sc.partition.elr == set() and sc.partition.partition_epoch == epoch + 2
+
+
+@ON_OFF
+def test_a_cluster_level_min_isr_change_clears_the_elr_of_a_topic_with_its_own(follows: bool):
+    """RF 3, the topic created with its own MinISR 2: fencing 3 and then 2 leaves
+    ISR [1], ELR [2]. The cluster-level default set to 2, the value in force:
+    Kafka writes its ConfigRecord and a ClearElrRecord for every topic, so the
+    ELR is emptied and the partition epoch moves, while the topic's MinISR, and
+    leader 1's once it applied the records, stay 2. Set again with nothing left
+    to clear: the ConfigRecord alone. The chapters have no cluster-level default."""
+    sc = Scenario(config(Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=2))
+    sc.fence(3)
+    sc.fence(2)
+    assert (sc.partition.isr, sc.partition.elr) == ({1}, {2})
+    if not follows:
+        assert "no cluster-level default" in why_not_enabled(sc.state, AlterClusterMinIsr(2))
+        assert AlterClusterMinIsr(2) not in enabled_actions(sc.state)
+        return
+    epoch, offset = sc.partition.partition_epoch, len(sc.state.controller.metadata_log)
+    sc.do(AlterClusterMinIsr(2))
+    assert (sc.partition.elr, sc.partition.last_known_elr) == (set(), set())
+    assert sc.partition.partition_epoch == epoch + 1 and len(sc.state.controller.metadata_log) == offset + 2
+    sc.do(AlterClusterMinIsr(1))
+    assert sc.partition.partition_epoch == epoch + 1 and len(sc.state.controller.metadata_log) == offset + 3
+    sc.sync_metadata(1)
+    assert sc.state.min_isr == 2 and sc.state.leader_min_isr(1) == 2
 
 
 @ON_OFF

@@ -125,6 +125,22 @@ def test_calls_are_written_for_the_release_they_run_on():
     assert "Apache Kafka 4.2.0's controller managers" in old
 
 
+def test_a_cluster_level_config_change_is_written_for_the_default_resource():
+    """AlterClusterMinIsr is IncrementalAlterConfigs of resource BROKER with the empty
+    name; Kafka answers with the ConfigRecord and a ClearElrRecord, replayed, and the
+    ELR it cleared is asserted empty."""
+    from model import AlterClusterMinIsr, Config, FenceBroker
+    config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
+    r = generate(config, (FenceBroker(3), FenceBroker(2), AlterClusterMinIsr(1)), "ReplicheckClusterMinIsrTest",
+                 "a cluster-level MinISR", "the ELR cleared", replicas=False)
+    step = r.text.split("// 3. AlterClusterMinIsr(min_isr=1)")[1]
+    assert 'new ConfigResource(ConfigResource.Type.BROKER, ""),' in step
+    assert 'Map.of("min.insync.replicas", new AbstractMap.SimpleImmutableEntry<>(AlterConfigOp.OpType.SET, "1"))' \
+        in step
+    assert re.search(r"// ConfigRecord, ClearElrRecord", step)
+    assert 'assertEquals(Set.of(), set(partition.elr), "ELR");' in step
+
+
 def test_a_disagreement_outside_the_asserted_state_is_not_reproducible(monkeypatch):
     """A difference in no state a reproducer asserts (here a clock planted in the
     observation): the generator says so rather than write a test that would pass."""

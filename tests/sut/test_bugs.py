@@ -17,11 +17,12 @@ from typing import Callable, Optional
 import pytest
 
 import model
-from model import (AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, BeginControlledShutdown,
+from model import (AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, BeginControlledShutdown,
                    Config, ControlledShutdown, ElectPreferredLeader, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    SendFetch, StartBroker, UncleanRecovery, UncleanShutdown, UnfenceBroker)
+from model.profile import rules_error
 from sut import DOCS, Bug
 
 from difftools import expect_agreement, lockstep
@@ -350,6 +351,11 @@ def leader_stays_recovering(t: Trio) -> None:
     t.serve(t.send_fetch(2))           # 3 proposes [2, 3], marked RECOVERED by a correct leader
 
 
+def cluster_min_isr_overrides_topic(t: Trio) -> None:
+    t.do(AlterClusterMinIsr(1))        # the default lowered; the topic keeps its own MinISR 2
+    t.sync(1)                          # the buggy leader takes 1 as its log's MinISR
+
+
 def preferred_election_ignores_isr(t: Trio) -> None:
     t.produce(1)
     t.do(FenceBroker(1))               # leader 2, ISR [2, 3]; 1 holds an unreplicated write
@@ -384,6 +390,7 @@ SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.PREFERRED_ELECTION_IGNORES_ISR: (C3, preferred_election_ignores_isr),
     Bug.CONTROLLED_SHUTDOWN_BROKER_ELECTED: (C3, controlled_shutdown_broker_elected),
     Bug.LEADER_STAYS_RECOVERING: (KAFKA_ULE, leader_stays_recovering),
+    Bug.CLUSTER_MIN_ISR_OVERRIDES_TOPIC: (KAFKA_ULE, cluster_min_isr_overrides_topic),
 }
 
 
@@ -392,6 +399,13 @@ def test_the_catalogue_is_large_and_documented():
     for bug in Bug:
         doc = DOCS[bug]
         assert doc.rule and doc.section.startswith("§") and doc.where.startswith("sut/"), bug
+
+
+@pytest.mark.parametrize("bug", list(Bug), ids=[b.name for b in Bug])
+def test_the_rules_a_bug_needs_can_be_in_force_together(bug: Bug):
+    """A search for the bug runs under its ``needs`` alone: each rule comes with the
+    rules it requires, or the campaign's first run fails on the config."""
+    assert rules_error(DOCS[bug].needs) is None
 
 
 @pytest.mark.parametrize("bug", list(Bug), ids=[b.name for b in Bug])

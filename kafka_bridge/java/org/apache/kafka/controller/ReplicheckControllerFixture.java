@@ -244,6 +244,14 @@ public final class ReplicheckControllerFixture {
     }
 
     /**
+     * The broker's first heartbeat once registered renews its contact time for its
+     * registered broker epoch (QuorumController.processBrokerHeartbeat tracks it first).
+     */
+    public void trackSession(int brokerId) {
+        clusterControl.trackBrokerHeartbeat(brokerId, clusterControl.registration(brokerId).epoch());
+    }
+
+    /**
      * Time passes beyond the session timeout while every broker in {@code alive} keeps
      * heartbeating (its contact time is renewed); every other session expires.
      */

@@ -142,6 +142,22 @@ public final class ReplicheckControllerShim {
         return clusterControl.registration(brokerId);
     }
 
+    /** Whether the heartbeat manager tracks a session of the broker's registered broker
+     *  epoch that has not expired (BrokerHeartbeatManager.hasValidSession). */
+    public boolean hasSession(int brokerId) {
+        BrokerRegistration registration = clusterControl.registration(brokerId);
+        return registration != null
+            && clusterControl.heartbeatManager().hasValidSession(brokerId, registration.epoch());
+    }
+
+    /** The broker's contact time renewed for its registered broker epoch (the first
+     *  heartbeat a broker sends once registered: QuorumController.processBrokerHeartbeat
+     *  tracks it before anything else). */
+    public void trackSession(int brokerId) {
+        lastRequest = null;
+        fixture.trackSession(brokerId);
+    }
+
     /** The offset of the broker's latest RegisterBrokerRecord, -1 when none. */
     public long registerBrokerRecordOffset(int brokerId) {
         return fixture.registerBrokerRecordOffset(brokerId);
@@ -263,8 +279,20 @@ public final class ReplicheckControllerShim {
      *  incrementalAlterConfigs): its ConfigRecord and, for min.insync.replicas with ELR on,
      *  the ClearElrRecord; the response is the resource's error. */
     public ControllerResult<ApiError> alterTopicConfig(String name, String value) {
+        return alterConfig(new ConfigResource(ConfigResource.Type.TOPIC, TOPIC), name, value);
+    }
+
+    /** IncrementalAlterConfigs SET of the cluster-level default {@code name} (resource
+     *  BROKER with the empty name, ConfigurationControlManager.DEFAULT_NODE) to
+     *  {@code value}: its ConfigRecord (written even when unchanged) and, for
+     *  min.insync.replicas with ELR on, a ClearElrRecord with no topic name (every
+     *  topic's ELR); the response is the resource's error. */
+    public ControllerResult<ApiError> alterClusterConfig(String name, String value) {
+        return alterConfig(new ConfigResource(ConfigResource.Type.BROKER, ""), name, value);
+    }
+
+    private ControllerResult<ApiError> alterConfig(ConfigResource resource, String name, String value) {
         lastRequest = null;
-        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, TOPIC);
         Map<String, Map.Entry<AlterConfigOp.OpType, String>> ops = Map.of(name,
             new AbstractMap.SimpleImmutableEntry<>(AlterConfigOp.OpType.SET, value));
         ControllerResult<Map<ConfigResource, ApiError>> result =
