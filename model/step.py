@@ -432,12 +432,18 @@ def _g_unclean_election(s: ClusterState, a: UncleanLeaderElection) -> Optional[s
 
 # -------------------------------------------------------------- configuration
 
-def _g_alter_min_isr(s: ClusterState, a: AlterMinIsr) -> Optional[str]:
-    # Kafka writes no record for an unchanged topic config (incrementalAlterConfigResource);
-    # a MinISR above the target replica set is an operator's mistake the model does not draw.
+def _min_isr_out_of_range(s: ClusterState, min_isr: object) -> Optional[str]:
+    # a MinISR above the target replica set is an operator's mistake the model does not draw
     size = len(s.partition.target_replicas)
-    if isinstance(a.min_isr, bool) or not isinstance(a.min_isr, int) or not 1 <= a.min_isr <= size:
-        return f"min_isr must be an int in 1..{size} (the target replica set's size), got {a.min_isr!r}"
+    if isinstance(min_isr, bool) or not isinstance(min_isr, int) or not 1 <= min_isr <= size:
+        return f"min_isr must be an int in 1..{size} (the target replica set's size), got {min_isr!r}"
+    return None
+
+
+def _g_alter_min_isr(s: ClusterState, a: AlterMinIsr) -> Optional[str]:
+    # Kafka writes no record for an unchanged topic config (incrementalAlterConfigResource).
+    if (e := _min_isr_out_of_range(s, a.min_isr)):
+        return e
     if a.min_isr == s.min_isr:
         return f"min.insync.replicas is already {a.min_isr}"
     return None
@@ -448,10 +454,7 @@ def _g_alter_cluster_min_isr(s: ClusterState, a: AlterClusterMinIsr) -> Optional
     # (incrementalAlterConfigResource), so every value in range is a change worth drawing.
     if not s.config.follows(Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR):
         return "the chapters know one MinISR, the topic's: no cluster-level default (Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR)"
-    size = len(s.partition.target_replicas)
-    if isinstance(a.min_isr, bool) or not isinstance(a.min_isr, int) or not 1 <= a.min_isr <= size:
-        return f"min_isr must be an int in 1..{size} (the target replica set's size), got {a.min_isr!r}"
-    return None
+    return _min_isr_out_of_range(s, a.min_isr)
 
 
 def _g_alter_unclean(s: ClusterState, a: AlterUncleanLeaderElection) -> Optional[str]:

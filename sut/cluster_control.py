@@ -76,6 +76,10 @@ class ClusterControlManager:
         reg.in_controlled_shutdown = False
         reg.session = True
 
+    def renew_session(self, broker: int) -> None:
+        """A heartbeat renews the broker's session, fenced or not."""
+        self.registrations[broker].session = True
+
     def end_session(self, broker: int) -> None:
         self.registrations[broker].session = False
 
@@ -88,4 +92,4 @@ class ClusterControlManager:
     def unfence(self, broker: int) -> None:
         """The heartbeat that unfences renews the session too."""
         self.registrations[broker].fenced = False
-        self.registrations[broker].session = True
+        self.renew_session(broker)

@@ -122,7 +122,7 @@ class QuorumController:
         fenced (SHUTDOWN_NOW). ``metadata_offset`` (the records the broker has
         applied) is what its heartbeat carries; the shutdown here does not read it.
         The heartbeats renew its session."""
-        self.cluster.registration(broker).session = True
+        self.cluster.renew_session(broker)
         if self.cluster.is_unfenced(broker):
             self.begin_controlled_shutdown(broker, metadata_offset)
         if self.cluster.is_unfenced(broker):

@@ -296,18 +296,21 @@ class Enablement:
             return "legacy unclean leader election is disabled or not possible (ch7)"
         return None
 
-    def _target_size(self) -> int:
-        """The size of the target replica set (the replicas not being removed)."""
+    def _min_isr_out_of_range(self, min_isr: object) -> Reason:
+        """A MinISR outside 1..the target replica set's size (the replicas not being
+        removed): larger is an operator's mistake the model does not draw."""
         reg = self.controller.replication.partition
-        return 0 if reg is None else len([r for r in reg.replicas if r not in reg.removing])
+        size = 0 if reg is None else len([r for r in reg.replicas if r not in reg.removing])
+        if isinstance(min_isr, bool) or not isinstance(min_isr, int) or not 1 <= min_isr <= size:
+            return f"min.insync.replicas must be in 1..{size}, got {min_isr!r}"
+        return None
 
     def _g_alter_min_isr(self, a: AlterMinIsr) -> Reason:
         """IncrementalAlterConfigs of ``min.insync.replicas``: a new value, at most the
         target replica set's size (larger is an operator's mistake the model does not
         draw; Kafka writes nothing for an unchanged value)."""
-        size = self._target_size()
-        if isinstance(a.min_isr, bool) or not isinstance(a.min_isr, int) or not 1 <= a.min_isr <= size:
-            return f"min.insync.replicas must be in 1..{size}, got {a.min_isr!r}"
+        if (e := self._min_isr_out_of_range(a.min_isr)):
+            return e
         if a.min_isr == self.controller.replication.min_isr:
             return f"min.insync.replicas is already {a.min_isr}"
         return None
@@ -318,10 +321,7 @@ class Enablement:
         any value up to the target replica set's size, the one in force included."""
         if not self.config.follows(Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR):
             return "no cluster-level min.insync.replicas under the chapters"
-        size = self._target_size()
-        if isinstance(a.min_isr, bool) or not isinstance(a.min_isr, int) or not 1 <= a.min_isr <= size:
-            return f"min.insync.replicas must be in 1..{size}, got {a.min_isr!r}"
-        return None
+        return self._min_isr_out_of_range(a.min_isr)
 
     def _g_alter_unclean(self, a: AlterUncleanLeaderElection) -> Reason:
         """IncrementalAlterConfigs of ``unclean.leader.election.enable``: a new value."""
