@@ -236,10 +236,23 @@ class KafkaQuorumController:
         self.replication = ReplicationControlView(self)
 
     def __deepcopy__(self, memo: dict) -> "KafkaQuorumController":
-        """A standby's catch-up: a new controller replays every record, then activates."""
+        """A standby's catch-up: a new controller replays every record, then activates;
+        a fenced broker's session (which activation does not start) is renewed where
+        this controller still holds one, so the copy holds the same sessions."""
         other = KafkaQuorumController(self.config, copy.deepcopy(self.network, memo), _replayed=tuple(self.replayed))
         other.metadata_log = list(self.metadata_log)   # records are immutable
+        for broker, reg in self.registrations().items():
+            if reg.session and not other.registrations()[broker].session:
+                other.shim.trackSession(broker)
+        other._registrations = None
         return other
+
+    def fail_over(self) -> None:
+        """A controller failover (``ReplicheckControllerFixture.failOver``): Kafka's
+        managers are replaced by a standby's, which replayed every record, and
+        activated; nothing is written."""
+        self.request("failOver")
+        self._partition = self._registrations = self._configs = None
 
     # ------------------------------------------------------------ the log
 

@@ -6,8 +6,8 @@ bridge replayed them at. A request that threw is written as ``assertThrows`` on
 the exception and its message.
 
 The test reads these names, set up by ``reproducers``' test template:
-``controller`` (a ``ReplicheckControllerFixture``), ``clusterControl``,
-``replicationControl``, ``configurationControl``, the fixture's static members.
+``controller`` (a ``ReplicheckControllerFixture``: its managers are read through
+its fields, which a controller failover sets anew), the fixture's static members.
 """
 
 from __future__ import annotations
@@ -63,11 +63,11 @@ def _since(release: tuple[int, ...], change: str) -> bool:
 #: ({request}: the local holding Kafka's request).
 _SIMPLE_CALLS = {
     "heartbeat": "controller.heartbeat({request})",
-    "fenceOneStaleBroker": "replicationControl.maybeFenceOneStaleBroker()",
+    "fenceOneStaleBroker": "controller.replicationControl.maybeFenceOneStaleBroker()",
     "alterPartition": "controller.alterPartition({request})",
-    "alterPartitionReassignment": "replicationControl.alterPartitionReassignments({request})",
-    "electUncleanLeaders": "replicationControl.maybeElectUncleanLeaders()",
-    "electPreferredLeader": "replicationControl.electLeaders({request})",
+    "alterPartitionReassignment": "controller.replicationControl.alterPartitionReassignments({request})",
+    "electUncleanLeaders": "controller.replicationControl.maybeElectUncleanLeaders()",
+    "electPreferredLeader": "controller.replicationControl.electLeaders({request})",
 }
 
 
@@ -78,17 +78,17 @@ def _invocation(call: Call, request: str, out: JavaSource, release: tuple[int, .
         return _SIMPLE_CALLS[m].format(request=request)
     if m == "createTopic":
         out.use("org.apache.kafka.common.protocol.ApiKeys")
-        return f"replicationControl.createTopics(context(ApiKeys.CREATE_TOPICS), {request}, " \
+        return f"controller.replicationControl.createTopics(context(ApiKeys.CREATE_TOPICS), {request}, " \
                f"{out.use('java.util.Set')}.of(TOPIC){', false' if _since(release, 'createTopics') else ''})"
     if m == "registerBroker":
-        return f"clusterControl.registerBroker({request}, {int(a[1])}L, controller.finalizedFeatures(), true)"
+        return f"controller.clusterControl.registerBroker({request}, {int(a[1])}L, controller.finalizedFeatures(), true)"
     if m in ("alterTopicConfig", "alterClusterConfig"):
         resource = out.use("org.apache.kafka.common.config.ConfigResource")
         entry = out.use("java.util.AbstractMap") + ".SimpleImmutableEntry"
         op = out.use("org.apache.kafka.clients.admin.AlterConfigOp")
         map_ = out.use("java.util.Map")
         target = "Type.TOPIC, TOPIC" if m == "alterTopicConfig" else 'Type.BROKER, ""'
-        return (f"configurationControl.incrementalAlterConfigs({map_}.of(\n"
+        return (f"controller.configurationControl.incrementalAlterConfigs({map_}.of(\n"
                 f"        new {resource}({resource}.{target}),\n"
                 f"        {map_}.of({string_literal(a[0])}, new {entry}<>({op}.OpType.SET, {string_literal(a[1])}))),\n"
                 f"    false{', false' if _since(release, 'incrementalAlterConfigs') else ''})")
@@ -118,6 +118,8 @@ def call_statements(call: Call, n: int, out: JavaSource, release: tuple[int, ...
         return [f"controller.expireSessions({alive});   // the session timeout passes: {who}"]
     if call.method == "trackSession":
         return [f"controller.trackSession({int(call.args[0])});   // its first heartbeat once registered"]
+    if call.method == "failOver":
+        return ["controller.failOver();   // the active controller resigns: a standby that replayed the log activates"]
     if call.thrown is None and call.method in _PERIODIC and not list(call.result.records()):
         return []
     lines: list[str] = []

@@ -64,6 +64,20 @@ class UncleanShutdown:
 
 
 @attrs.frozen
+class FailOverController:
+    """The active controller resigns (``QuorumController.renounce``) and a standby,
+    which has replayed the whole metadata log, becomes active (``claim``,
+    ``ClusterControlManager.activate``): the committed metadata is what it was;
+    the heartbeat sessions, kept in memory only, are rebuilt from the
+    registrations: an unfenced broker's starts afresh, a fenced broker has none
+    until its next heartbeat. Requests in flight to the old controller are sent
+    again to the new one (the broker's channel to the controller retries), so the
+    network keeps them. Enabled only under Rule.CONTROLLER_FAILOVER: the chapters'
+    controller is one replicated state machine, whose failover changes nothing
+    they hold."""
+
+
+@attrs.frozen
 class Flush:
     """The broker flushes its replica's log to disk."""
     broker: int
@@ -250,7 +264,7 @@ class Heal:
 
 
 Action = Union[
-    StartBroker, UnfenceBroker, FenceBroker, BeginControlledShutdown, ControlledShutdown, UncleanShutdown, Flush,
+    StartBroker, UnfenceBroker, FenceBroker, BeginControlledShutdown, ControlledShutdown, UncleanShutdown, FailOverController, Flush,
     ReplicateMetadata, SendFetch, ReceiveFetchRequest, ReceiveFetchResponse,
     ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
     ReceiveAlterPartitionResponse,
@@ -324,6 +338,8 @@ ACTIONS: tuple[ActionKind, ...] = (
                tag="shutdown"),
     ActionKind(UncleanShutdown, "lifecycle", fault=True, broker_fields=("broker",), weight=0.1, swarm=_RARE,
                tag="{lossy:CRASH lossy|crash}"),
+    # Not swarmed, as ProposeIsrShrinkMany: only the Kafka profile has sessions to lose.
+    ActionKind(FailOverController, "lifecycle", fault=True, weight=0.1, tag="CONTROLLER FAILOVER"),
     ActionKind(Flush, "lifecycle", broker_fields=("broker",), weight=2.0, swarm=_RARE, tag="flush"),
     ActionKind(ReplicateMetadata, "metadata", broker_fields=("broker",), weight=5.0, tag="md+{count}"),
     ActionKind(SendFetch, "fetch", sends="FetchRequest", broker_fields=("follower",), weight=6.0, family_weight=2),

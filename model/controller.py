@@ -93,6 +93,16 @@ def _unfenced(state: ClusterState, broker: int) -> bool:
     return not reg.fenced and not reg.in_controlled_shutdown
 
 
+def effective_min_isr(state: ClusterState) -> int:
+    """The MinISR a partition change of the controller reads: the topic's, under
+    Rule.EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS capped at the replica count of the
+    registration the change starts from (``ReplicationControlManager.
+    getTopicEffectiveMinIsr``)."""
+    if state.config.follows(Rule.EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS):
+        return min(state.min_isr, len(state.partition.replicas))
+    return state.min_isr
+
+
 def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr: frozenset[int],
                     unclean_restart: frozenset[int] = frozenset()) -> PartitionMetadata:
     """ISR removals move to the ELR while the ISR is below MinISR (§2.9, §5.2.1
@@ -105,7 +115,7 @@ def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr:
     Under Rule.LAST_KNOWN_LEADER the LastKnownELR is left to ``commit_partition``."""
     cfg = state.config
     lke_rule = cfg.follows(Rule.LAST_KNOWN_LEADER)
-    if len(d.isr) >= state.min_isr:
+    if len(d.isr) >= effective_min_isr(state):
         if cfg.has(Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR):
             return attrs.evolve(d, elr=d.elr - d.isr,
                                 last_known_elr=d.last_known_elr if lke_rule else d.last_known_elr - d.isr)
@@ -335,6 +345,15 @@ def expire_session(state: ClusterState, broker: int) -> ClusterState:
 def renew_session(state: ClusterState, broker: int) -> ClusterState:
     """A heartbeat renews the broker's session (``BrokerHeartbeatManager``), fenced or not."""
     return set_registration(state, attrs.evolve(state.registration(broker), session=True))
+
+
+def fail_over(state: ClusterState) -> ClusterState:
+    """A standby becomes the active controller (Rule.CONTROLLER_FAILOVER;
+    ``ClusterControlManager.activate``): the metadata log and what it holds stay;
+    each registration's session is rebuilt, fresh for an unfenced broker, none for
+    a fenced one."""
+    regs = tuple(attrs.evolve(r, session=not r.fenced) for r in state.controller.registrations)
+    return attrs.evolve(state, controller=attrs.evolve(state.controller, registrations=regs))
 
 
 def fence_broker(state: ClusterState, broker: int) -> ClusterState:

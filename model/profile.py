@@ -46,6 +46,8 @@ class Rule(enum.Enum):
     ALTER_PARTITION_VALIDATION = "ReplicationControlManager.validateAlterPartitionData, ineligibleReplicasForIsr"
     METADATA_RECORD_ORDER = "ClusterControlManager.registerBroker, ReplicationControlManager.handleBrokerFenced"
     FENCED_BROKER_SESSION_EXPIRES = "ReplicationControlManager.maybeFenceOneStaleBroker (a fenced broker's session)"
+    CONTROLLER_FAILOVER = "QuorumController.renounce, claim; ClusterControlManager.activate"
+    EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS = "ReplicationControlManager.getTopicEffectiveMinIsr"
     ELR_ELECTION_ONLY_WITH_EMPTY_ISR = "PartitionChangeBuilder.isValidNewLeader"
     PERIODIC_UNCLEAN_ELECTION = "ReplicationControlManager.maybeElectUncleanLeaders, electLeader"
     LEADER_RECOVERY_STATE = "PartitionChangeBuilder.electLeader, build (LeaderRecoveryState)"
@@ -229,6 +231,33 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "replica when no ISR member is left, fenced or not); the registration change it writes is a no-op.",
         "A fenced replica put back in the ISR of a leaderless partition leaves it at its session's expiry, for the "
         "ELR when the ISR falls below MinISR, where the chapters keep it in the ISR until it is elected."),
+    Rule.EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS: RuleDoc(
+        "§2.6, §2.9 (the ELR rules read the topic's MinISR)",
+        _META + "ReplicationControlManager.java: getTopicEffectiveMinIsr (the MinISR every PartitionChangeBuilder "
+        "of the controller is given); PartitionChangeBuilder.java: maybePopulateTargetElr",
+        "The controller's ELR rules read the topic's MinISR as configured.",
+        "The controller's partition changes read the topic's MinISR capped at the partition's replica count (of "
+        "the registration the change starts from, adding and removing replicas included), as its leaders do "
+        "(Partition.effectiveMinIsr). Only a cancelled reassignment leaves fewer replicas than MinISR: a MinISR "
+        "raised while a move to more replicas runs stays when the move is reverted.",
+        "With fewer replicas than MinISR, an ISR holding every replica has the effective MinISR: the next "
+        "partition change empties the ELR (an ElectLeaders that elects no one is then a change, not "
+        "PREFERRED_LEADER_NOT_AVAILABLE), where the configured MinISR would keep it."),
+    Rule.CONTROLLER_FAILOVER: RuleDoc(
+        "§2.1 (the controller is one replicated state machine: a failover changes nothing the chapters hold)",
+        _META + "QuorumController.java: renounce (ClusterControlManager.deactivate drops the heartbeat "
+        "manager), claim; ClusterControlManager.java: activate; BrokerHeartbeatManager.java: register, touch; "
+        "ActivationRecordsGenerator.java: recordsForNonEmptyLog (no record for a log with a metadata version)",
+        "The active controller never changes.",
+        "The active controller can fail over (FailOverController): a standby that has replayed the metadata log "
+        "becomes active and writes nothing for it. The heartbeat sessions, which only the active controller's "
+        "memory holds, are rebuilt from the registrations: each unfenced broker gets a fresh session, a fenced "
+        "broker none, also one its controlled shutdown fenced or one that registered and has not heartbeat since. "
+        "Its next heartbeat starts a session again.",
+        "A fenced broker put back in a leaderless ISR by a reassignment's revert (see "
+        "FENCED_BROKER_SESSION_EXPIRES) stays in that ISR after a failover, where its session's expiry would have "
+        "taken it out: it has no session left to expire.",
+        requires=(Rule.FENCED_BROKER_SESSION_EXPIRES,)),
     Rule.ALTER_PARTITION_ERRORS_KEEP_PENDING: RuleDoc(
         "§2.9.2, §6.3",
         _CORE + "cluster/Partition.scala: handleAlterPartitionError, handleAlterPartitionUpdate",

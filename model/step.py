@@ -15,7 +15,7 @@ from . import replica as rep
 from .actions import (Action, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, AlterUncleanLeaderElection, CancelReassignment,
                       ElectPreferredLeader,
                       BeginControlledShutdown, Consume, ControlledShutdown, DropMessage,
-                      FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
+                      FailOverController, FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
                       ProposeIsrShrinkMany, Produce,
                       Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                       ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch,
@@ -108,6 +108,12 @@ def _g_fence(s: ClusterState, a: FenceBroker) -> Optional[str]:
 
 def _e_fence(s: ClusterState, a: FenceBroker) -> ClusterState:
     return ctl.expire_session(s, a.broker)
+
+
+def _g_fail_over(s: ClusterState, a: FailOverController) -> Optional[str]:
+    if not s.config.follows(Rule.CONTROLLER_FAILOVER):
+        return "the chapters' controller never fails over (Rule.CONTROLLER_FAILOVER)"
+    return None
 
 
 def _g_active(s: ClusterState, broker: int) -> Optional[str]:
@@ -562,6 +568,7 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     UncleanRecovery: (_g_unclean_recovery, lambda s, a: ctl.unclean_recovery(s)),
     UncleanLeaderElection: (_g_unclean_election, lambda s, a: ctl.unclean_leader_election(s)),
     ElectPreferredLeader: (_g_preferred_election, lambda s, a: ctl.elect_preferred_leader(s)),
+    FailOverController: (_g_fail_over, lambda s, a: ctl.fail_over(s)),
     AlterMinIsr: (_g_alter_min_isr, lambda s, a: ctl.alter_min_isr(s, a.min_isr)),
     AlterClusterMinIsr: (_g_alter_cluster_min_isr, lambda s, a: ctl.alter_cluster_min_isr(s, a.min_isr)),
     AlterUncleanLeaderElection: (_g_alter_unclean, lambda s, a: ctl.alter_unclean_leader_election(s, a.enable)),
@@ -670,6 +677,7 @@ def _candidates(state: ClusterState, classes: Optional[AbstractSet[type]] = None
             yield Reassign(t)
     yield CancelReassignment()
     yield ElectPreferredLeader()
+    yield FailOverController()
     yield UncleanRecovery()
     yield UncleanLeaderElection()
     for m in range(1, len(state.partition.target_replicas) + 1):

@@ -165,12 +165,12 @@ def state_assertions(state: ClusterState) -> list[str]:
              f"assertEquals({_set(p.removing)}, set(partition.removingReplicas), \"removing replicas\");"]
     for reg in state.controller.registrations:
         if reg.broker_epoch is None:
-            lines.append(f"assertNull(clusterControl.registration({reg.broker}), \"broker {reg.broker} registered\");")
+            lines.append(f"assertNull(controller.clusterControl.registration({reg.broker}), \"broker {reg.broker} registered\");")
             continue
-        lines.append(f"assertEquals({reg.broker_epoch}L, clusterControl.registration({reg.broker}).epoch(), "
+        lines.append(f"assertEquals({reg.broker_epoch}L, controller.clusterControl.registration({reg.broker}).epoch(), "
                      f"\"broker {reg.broker}'s epoch\");")
         check = "assertTrue" if reg.fenced else "assertFalse"
-        lines.append(f"{check}(clusterControl.registration({reg.broker}).fenced(), \"broker {reg.broker} fenced\");")
+        lines.append(f"{check}(controller.clusterControl.registration({reg.broker}).fenced(), \"broker {reg.broker} fenced\");")
     return lines
 
 

@@ -77,9 +77,6 @@ class {name} {{{constants}
     @Test
     void reproduce({parameter}) throws Exception {{
         ReplicheckControllerFixture controller = new ReplicheckControllerFixture();
-        ClusterControlManager clusterControl = controller.clusterControl;
-        ReplicationControlManager replicationControl = controller.replicationControl;
-        ConfigurationControlManager configurationControl = controller.configurationControl;
         controller.bootstrapAndActivate();
 {indented}
     }}

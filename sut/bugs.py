@@ -163,6 +163,15 @@ CATALOGUE: tuple[tuple, ...] = (
      "ConfigRecord as its topic's MinISR, so after the default is lowered its leader advances the HWM and "
      "acknowledges acks=all writes with fewer ISR members than the topic asks for.",
      frozenset({Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR, Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE})),
+    # --- controller failover (Kafka profile)
+    ("ACTIVATION_TRACKS_FENCED_BROKERS",
+     "§2.8", "sut/cluster_control.py ClusterControlManager.activate",
+     "A new active controller starts a heartbeat session only for the unfenced brokers (ClusterControlManager."
+     "activate touches the contact time of an unfenced registration only); the buggy one starts one for every "
+     "registered broker, so a fenced broker's session expires once more after the failover and the controller "
+     "runs its fencing again: a fenced replica a reassignment's revert put back in a leaderless ISR leaves it "
+     "for the ELR, where Kafka keeps it in the ISR.",
+     frozenset({Rule.CONTROLLER_FAILOVER, Rule.FENCED_BROKER_SESSION_EXPIRES})),
 )
 
 

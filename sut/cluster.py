@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from model import (ActionNotEnabled, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection,
                    BeginControlledShutdown, CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
-                   FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
+                   FailOverController, FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
                    UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker, Heal)
@@ -45,6 +45,7 @@ class Cluster(Enablement):
         StartBroker: ("_g_start", "_e_start"),
         UnfenceBroker: ("_g_unfence", "_e_unfence"),
         FenceBroker: ("_g_fence", "_e_fence"),
+        FailOverController: ("_g_fail_over", "_e_fail_over"),
         BeginControlledShutdown: ("_g_begin_controlled_shutdown", "_e_begin_controlled_shutdown"),
         ControlledShutdown: ("_g_controlled_shutdown", "_e_controlled_shutdown"),
         UncleanShutdown: ("_g_unclean_shutdown", "_e_unclean_shutdown"),
@@ -166,6 +167,9 @@ class Cluster(Enablement):
 
     def _e_fence(self, a: FenceBroker) -> None:
         self.controller.expire_session(a.broker)
+
+    def _e_fail_over(self, a: FailOverController) -> None:
+        self.controller.fail_over()
 
     def _e_begin_controlled_shutdown(self, a: BeginControlledShutdown) -> None:
         self.brokers[a.broker].begin_controlled_shutdown()

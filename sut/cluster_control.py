@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .bugs import Bug
 from .errors import StaleBrokerEpochException
 
 
@@ -82,6 +83,15 @@ class ClusterControlManager:
 
     def end_session(self, broker: int) -> None:
         self.registrations[broker].session = False
+
+    def activate(self, bugs: frozenset = frozenset()) -> None:
+        """A new active controller's heartbeat manager (``ClusterControlManager.activate``):
+        a fresh session for each unfenced broker, none for a fenced one (with
+        Bug.ACTIVATION_TRACKS_FENCED_BROKERS in ``bugs``: one for every registered
+        broker)."""
+        track_fenced = Bug.ACTIVATION_TRACKS_FENCED_BROKERS in bugs   # BUG when set
+        for reg in self.registrations.values():
+            reg.session = reg.epoch is not None and (not reg.fenced or track_fenced)
 
     def fence(self, broker: int) -> None:
         self.registrations[broker].fenced = True

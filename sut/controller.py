@@ -23,6 +23,7 @@ class QuorumController:
                  change_builder: Optional[type] = None) -> None:
         self.network = network
         self.config = config
+        self.bugs = bugs
         self.metadata_log: list[ApiMessage] = []
         self.cluster = ClusterControlManager(config.brokers)
         self.replication = ReplicationControlManager(config, self.cluster, self._append, bugs,
@@ -79,6 +80,13 @@ class QuorumController:
             self._append(UnfenceBrokerRecord(broker))
             self.replication.handle_broker_unfenced(broker)
         return self.cluster.registration(broker).fenced
+
+    def fail_over(self) -> None:
+        """The active controller resigns and a standby that replayed the metadata log
+        becomes active (Rule.CONTROLLER_FAILOVER; ``QuorumController.renounce``,
+        ``claim``): it writes nothing; its heartbeat manager starts from the
+        registrations (``ClusterControlManager.activate``)."""
+        self.cluster.activate(self.bugs)
 
     def expire_session(self, broker: int) -> None:
         """Session expiry (§2.8; ``ReplicationControlManager.maybeFenceOneStaleBroker``):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 from model import (NO_LEADER, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config,
                    Consume,
-                   BeginControlledShutdown, ControlledShutdown, DropMessage, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
+                   BeginControlledShutdown, ControlledShutdown, DropMessage, FailOverController, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
@@ -99,6 +99,11 @@ class Enablement:
         session = self.controller.cluster.registration(a.broker).session
         if not (session and self.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES)):
             return f"broker {a.broker} is already fenced"
+        return None
+
+    def _g_fail_over(self, a: FailOverController) -> Reason:
+        if not self.config.follows(Rule.CONTROLLER_FAILOVER):
+            return "the controller never fails over under the chapters"
         return None
 
     def _g_begin_controlled_shutdown(self, a: BeginControlledShutdown) -> Reason:

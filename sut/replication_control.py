@@ -83,7 +83,10 @@ class ReplicationControlManager:
         acceptable = self.cluster.is_active
         if Bug.CONTROLLED_SHUTDOWN_BROKER_ELECTED in self.bugs:
             acceptable = self.cluster.is_unfenced   # BUG: a broker in controlled shutdown may lead
-        return self.change_builder(self.partition, acceptable, self.config, self.bugs, self.min_isr,
+        min_isr = self.min_isr
+        if self.config.follows(Rule.EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS):
+            min_isr = min(min_isr, len(self.partition.replicas))   # getTopicEffectiveMinIsr
+        return self.change_builder(self.partition, acceptable, self.config, self.bugs, min_isr,
                                    self.unclean_leader_election_enable)
 
     def _replay(self, builder: PartitionChangeBuilder, record: PartitionChangeRecord) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
+from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterClusterMinIsr, FailOverController, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
@@ -211,6 +211,68 @@ def test_a_fenced_isr_member_leaves_the_isr_when_its_session_expires(follows: bo
     assert (p.isr, p.leader, p.elr, p.partition_epoch) == (set(), NO_LEADER, {1, 3}, epoch + 1)
     assert not sc.state.registration(1).session
     assert why_not_enabled(sc.state, FenceBroker(1)) == "broker 1 is already fenced"
+
+
+@ON_OFF
+def test_the_controller_caps_min_isr_at_the_replica_count(follows: bool):
+    """RF 1 on [1] of 3 brokers, MinISR 1: a move to [3] completes; a move to [3, 1]
+    starts, MinISR is raised to 2 (the target's size) and unclean leader election
+    turned on; 3 is fenced, so 1 (adding) is elected uncleanly; the move is
+    cancelled: back on [3] with ISR [3] (fenced), no leader, 1 in the ELR and the
+    LastKnownELR, and MinISR 2 above the replica count. Kafka's controller reads
+    MinISR capped at the replica count (getTopicEffectiveMinIsr): ISR [3] has it,
+    so a preferred election, which elects no one, empties the ELR, a change; with
+    MinISR read as configured the ISR is below it and nothing changes
+    (PREFERRED_LEADER_NOT_AVAILABLE). (Found by the Kafka controller's random walks.)"""
+    from model import ElectPreferredLeader
+    sc = Scenario(config(Rule.EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS, follows, brokers=(1, 2, 3), assignment=(1,),
+                         min_isr=1), check_properties=False)  # ValidPartitionMetadata: 1 in the ELR outside the replicas
+    sc.do(Reassign((3,)))
+    sc.sync_all()
+    sc.deliver_fetch(3)
+    sc.do(ReceiveAlterPartition(sc.in_flight(AlterPartitionRequest)[0].id))
+    sc.do(Reassign((3, 1)))
+    sc.do(AlterMinIsr(2))
+    sc.do(AlterUncleanLeaderElection(True))
+    sc.do(FenceBroker(3))
+    sc.do(CancelReassignment())
+    p = sc.partition
+    assert (p.replicas, p.isr, p.leader, p.elr, p.last_known_elr) == ((3,), {3}, NO_LEADER, {1}, {1})
+    why = why_not_enabled(sc.state, ElectPreferredLeader())
+    if not follows:
+        assert why == "PREFERRED_LEADER_NOT_AVAILABLE: the preferred replica 3 cannot lead and nothing else changes"
+        return
+    assert why is None
+    sc.do(ElectPreferredLeader())
+    p = sc.partition
+    assert (p.isr, p.leader, p.elr, p.last_known_elr) == ({3}, NO_LEADER, set(), {1})
+
+
+@ON_OFF
+def test_after_a_controller_failover_a_fenced_broker_has_no_session(follows: bool):
+    """The reverted move above: ISR [1], fenced while it starts again, its session
+    running from its registration; 2 fenced by its controlled shutdown, its session
+    running from its last heartbeat; 3 unfenced; no leader. The controller fails
+    over: the new active controller writes nothing, and starts a session for the
+    unfenced broker only (ClusterControlManager.activate), so neither 1 nor 2 has a
+    session left to expire, and 1 stays in the ISR where the expiry of the old
+    controller's session would have taken it out (the story above). 1's next
+    heartbeat starts its session again."""
+    sc = reverted_move(Rule.CONTROLLER_FAILOVER, follows)
+    if not follows:
+        assert why_not_enabled(sc.state, FailOverController()) == \
+            "the chapters' controller never fails over (Rule.CONTROLLER_FAILOVER)"
+        return
+    assert [sc.state.registration(b).session for b in (1, 2, 3)] == [True, True, True]
+    partition, log = sc.partition, sc.state.controller.metadata_log
+    sc.do(FailOverController())
+    assert (sc.partition, sc.state.controller.metadata_log) == (partition, log)
+    assert [sc.state.registration(b).session for b in (1, 2, 3)] == [False, False, True]
+    assert why_not_enabled(sc.state, FenceBroker(1)) == "broker 1 is already fenced"
+    sc.do(FailOverController())   # nothing left to change: the same again
+    assert [sc.state.registration(b).session for b in (1, 2, 3)] == [False, False, True]
+    sc.unfence(1)
+    assert sc.state.registration(1).session and (sc.partition.leader, sc.partition.isr) == (1, {1})
 
 
 @ON_OFF

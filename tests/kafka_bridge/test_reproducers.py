@@ -70,7 +70,7 @@ def test_finding_5s_reproducer_expects_kafkas_exception_at_the_registration():
     registration = r.text.split("// 6. StartBroker(broker=2)")[1]
     assert "BrokerRegistrationRequestData request" in registration and ".setBrokerId(2)" in registration
     assert "IllegalArgumentException thrown" in registration
-    assert re.search(r"assertThrows\(IllegalArgumentException\.class,\s+\(\) -> clusterControl\.registerBroker\(",
+    assert re.search(r"assertThrows\(IllegalArgumentException\.class,\s+\(\) -> controller\.clusterControl\.registerBroker\(",
                      registration)
     assert 'assertEquals("Replica 1 is not assigned to this partition.", thrown' in registration
     assert "// 5. UncleanShutdown(broker=2, lossy=False): no request to the controller" in r.text

@@ -18,7 +18,7 @@ import pytest
 
 import model
 from model import (AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, BeginControlledShutdown,
-                   Config, ControlledShutdown, ElectPreferredLeader, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
+                   Config, ControlledShutdown, ElectPreferredLeader, FailOverController, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    SendFetch, StartBroker, UncleanRecovery, UncleanShutdown, UnfenceBroker)
@@ -356,6 +356,11 @@ def cluster_min_isr_overrides_topic(t: Trio) -> None:
     t.sync(1)                          # the buggy leader takes 1 as its log's MinISR
 
 
+def activation_tracks_fenced_brokers(t: Trio) -> None:
+    t.do(FenceBroker(3))               # 3's session expires: fenced, no session
+    t.do(FailOverController())         # the buggy controller starts a session for 3 all the same
+
+
 def preferred_election_ignores_isr(t: Trio) -> None:
     t.produce(1)
     t.do(FenceBroker(1))               # leader 2, ISR [2, 3]; 1 holds an unreplicated write
@@ -391,6 +396,7 @@ SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.CONTROLLED_SHUTDOWN_BROKER_ELECTED: (C3, controlled_shutdown_broker_elected),
     Bug.LEADER_STAYS_RECOVERING: (KAFKA_ULE, leader_stays_recovering),
     Bug.CLUSTER_MIN_ISR_OVERRIDES_TOPIC: (KAFKA_ULE, cluster_min_isr_overrides_topic),
+    Bug.ACTIVATION_TRACKS_FENCED_BROKERS: (KAFKA_ULE, activation_tracks_fenced_brokers),
 }
 
 

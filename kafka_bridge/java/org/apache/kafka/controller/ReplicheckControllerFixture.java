@@ -53,6 +53,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Nothing a request returns is replayed until {@link #replay} is called with the
  * records' offsets in the metadata log (QuorumController replays each record it
  * appends). Time is a manual clock, moved only by {@link ManualTime#sleep}.
+ * {@link #failOver} replaces the managers by a standby's, which replayed the same
+ * records: read them through the fixture's fields, which it sets anew.
  *
  * <p>Used by replicheck's bridge (ReplicheckControllerShim) and, as its own source
  * file, by every JUnit reproducer {@code replicheck reproduce} writes: the same
@@ -91,14 +93,21 @@ public final class ReplicheckControllerFixture {
     }
 
     public final ManualTime time = new ManualTime();
-    public final SnapshotRegistry snapshotRegistry;
-    public final FeatureControlManager featureControl;
-    public final ClusterControlManager clusterControl;
-    public final ConfigurationControlManager configurationControl;
-    public final ReplicationControlManager replicationControl;
+    public SnapshotRegistry snapshotRegistry;
+    public FeatureControlManager featureControl;
+    public ClusterControlManager clusterControl;
+    public ConfigurationControlManager configurationControl;
+    public ReplicationControlManager replicationControl;
+    /** Every record replayed, with its offset: what a standby has replayed too. */
+    private final List<Map.Entry<ApiMessageAndVersion, Long>> replayed = new java.util.ArrayList<>();
 
-    /** The managers, the bootstrap feature levels replayed; not yet active. */
+    /** The managers, nothing replayed; not yet active. */
     public ReplicheckControllerFixture() {
+        build();
+    }
+
+    /** A new set of managers over the same clock (a controller process's). */
+    private void build() {
         LogContext logContext = new LogContext();
         snapshotRegistry = new SnapshotRegistry(logContext);
         featureControl = new FeatureControlManager.Builder()
@@ -153,8 +162,25 @@ public final class ReplicheckControllerFixture {
         clusterControl.activate();
     }
 
+    /**
+     * The active controller resigns and a standby becomes active (QuorumController.renounce,
+     * then claim): the standby's managers have replayed every record this one replayed,
+     * at the same offsets; on a log with a metadata version its activation writes no
+     * record (ActivationRecordsGenerator.recordsForNonEmptyLog), and its heartbeat
+     * manager starts (ClusterControlManager.activate: a session for each unfenced
+     * broker from now, none for a fenced one).
+     */
+    public void failOver() {
+        List<Map.Entry<ApiMessageAndVersion, Long>> log = List.copyOf(replayed);
+        replayed.clear();
+        build();
+        for (Map.Entry<ApiMessageAndVersion, Long> entry : log) replay(entry.getKey(), entry.getValue());
+        clusterControl.activate();
+    }
+
     /** Replay one record at {@code offset} (QuorumController.replay's dispatch). */
     public void replay(ApiMessageAndVersion record, long offset) {
+        replayed.add(Map.entry(record, offset));
         ApiMessage message = record.message();
         if (message instanceof RegisterBrokerRecord r) {
             clusterControl.replay(r, offset);

@@ -59,9 +59,6 @@ public final class ReplicheckControllerShim {
     public static final String TOPIC = ReplicheckControllerFixture.TOPIC;
 
     private final ReplicheckControllerFixture fixture = new ReplicheckControllerFixture();
-    private final ClusterControlManager clusterControl = fixture.clusterControl;
-    private final ConfigurationControlManager configurationControl = fixture.configurationControl;
-    private final ReplicationControlManager replicationControl = fixture.replicationControl;
     private final int minIsr;
     private final boolean uncleanLeaderElection;
     private ApiMessage lastRequest;
@@ -85,12 +82,19 @@ public final class ReplicheckControllerShim {
 
     /** Start the heartbeat manager (the controller becomes active), after the bootstrap records. */
     public void activate() {
-        clusterControl.activate();
+        fixture.clusterControl.activate();
     }
 
     /** Replay one record at {@code offset} (QuorumController.replay's dispatch). */
     public void replay(ApiMessageAndVersion record, long offset) {
         fixture.replay(record, offset);
+    }
+
+    /** A controller failover ({@link ReplicheckControllerFixture#failOver}): a standby's
+     *  managers, which replayed every record, become active. */
+    public void failOver() {
+        lastRequest = null;
+        fixture.failOver();
     }
 
     private static ControllerRequestContext context(ApiKeys api) {
@@ -116,7 +120,7 @@ public final class ReplicheckControllerShim {
         request.topics().add(topic);
         lastRequest = request;
         ControllerResult<CreateTopicsResponseData> result =
-            replicationControl.createTopics(context(ApiKeys.CREATE_TOPICS), request, Set.of(TOPIC), false);
+            fixture.replicationControl.createTopics(context(ApiKeys.CREATE_TOPICS), request, Set.of(TOPIC), false);
         CreateTopicsResponseData.CreatableTopicResult answer = result.response().topics().find(TOPIC);
         if (answer.errorCode() != Errors.NONE.code()) {
             throw new IllegalStateException("CreateTopics failed: " + Errors.forCode(answer.errorCode()) + " "
@@ -139,15 +143,15 @@ public final class ReplicheckControllerShim {
 
     /** The broker's registration, or null when it never registered. */
     public BrokerRegistration registration(int brokerId) {
-        return clusterControl.registration(brokerId);
+        return fixture.clusterControl.registration(brokerId);
     }
 
     /** Whether the heartbeat manager tracks a session of the broker's registered broker
      *  epoch that has not expired (BrokerHeartbeatManager.hasValidSession). */
     public boolean hasSession(int brokerId) {
-        BrokerRegistration registration = clusterControl.registration(brokerId);
+        BrokerRegistration registration = fixture.clusterControl.registration(brokerId);
         return registration != null
-            && clusterControl.heartbeatManager().hasValidSession(brokerId, registration.epoch());
+            && fixture.clusterControl.heartbeatManager().hasValidSession(brokerId, registration.epoch());
     }
 
     /** The broker's contact time renewed for its registered broker epoch (the first
@@ -187,7 +191,7 @@ public final class ReplicheckControllerShim {
             .setName("PLAINTEXT").setHost("localhost").setPort(9092 + brokerId).setSecurityProtocol((short) 0));
         request.setFeatures(ReplicheckControllerFixture.supportedFeatures());
         lastRequest = request;
-        return clusterControl.registerBroker(request, newBrokerEpoch, fixture.finalizedFeatures(), true);
+        return fixture.clusterControl.registerBroker(request, newBrokerEpoch, fixture.finalizedFeatures(), true);
     }
 
     /**
@@ -220,7 +224,7 @@ public final class ReplicheckControllerShim {
      *  session is expired. */
     public ControllerResult<Boolean> fenceOneStaleBroker() {
         lastRequest = null;
-        return replicationControl.maybeFenceOneStaleBroker();
+        return fixture.replicationControl.maybeFenceOneStaleBroker();
     }
 
     // --------------------------------------------------------------- partition
@@ -242,7 +246,7 @@ public final class ReplicheckControllerShim {
         AlterPartitionRequestData request = new AlterPartitionRequestData()
             .setBrokerId(brokerId).setBrokerEpoch(brokerEpoch)
             .setTopics(List.of(new AlterPartitionRequestData.TopicData()
-                .setTopicId(replicationControl.getTopicId(TOPIC))
+                .setTopicId(fixture.replicationControl.getTopicId(TOPIC))
                 .setPartitions(List.of(new AlterPartitionRequestData.PartitionData()
                     .setPartitionIndex(0).setLeaderEpoch(leaderEpoch).setPartitionEpoch(partitionEpoch)
                     .setLeaderRecoveryState(leaderRecoveryState).setNewIsrWithEpochs(states)))));
@@ -265,7 +269,7 @@ public final class ReplicheckControllerShim {
                 .setPartitions(List.of(new ReassignablePartition().setPartitionIndex(0).setReplicas(replicas)))));
         lastRequest = request;
         ControllerResult<AlterPartitionReassignmentsResponseData> result =
-            replicationControl.alterPartitionReassignments(request);
+            fixture.replicationControl.alterPartitionReassignments(request);
         AlterPartitionReassignmentsResponseData.ReassignablePartitionResponse answer =
             result.response().responses().get(0).partitions().get(0);
         ApiError error = new ApiError(Errors.forCode(answer.errorCode()), answer.errorMessage());
@@ -296,20 +300,20 @@ public final class ReplicheckControllerShim {
         Map<String, Map.Entry<AlterConfigOp.OpType, String>> ops = Map.of(name,
             new AbstractMap.SimpleImmutableEntry<>(AlterConfigOp.OpType.SET, value));
         ControllerResult<Map<ConfigResource, ApiError>> result =
-            configurationControl.incrementalAlterConfigs(Map.of(resource, ops), false, false);
+            fixture.configurationControl.incrementalAlterConfigs(Map.of(resource, ops), false, false);
         return ControllerResult.of(result.records(), result.response().get(resource));
     }
 
     /** The topic's min.insync.replicas as the controller holds it (what
      *  ReplicationControlManager reads for each change). */
     public int minIsr() {
-        return Integer.parseInt(configurationControl.getTopicConfig(TOPIC, "min.insync.replicas").value());
+        return Integer.parseInt(fixture.configurationControl.getTopicConfig(TOPIC, "min.insync.replicas").value());
     }
 
     /** Whether the topic's unclean.leader.election.enable is on, as the controller's
      *  elections read it (ConfigurationControlManager.uncleanLeaderElectionEnabledForTopic). */
     public boolean uncleanLeaderElection() {
-        return configurationControl.uncleanLeaderElectionEnabledForTopic(TOPIC);
+        return fixture.configurationControl.uncleanLeaderElectionEnabledForTopic(TOPIC);
     }
 
     /** The periodic unclean election of leaderless partitions
@@ -324,11 +328,11 @@ public final class ReplicheckControllerShim {
         ElectLeadersRequestData request = new ElectLeadersRequestData()
             .setElectionType(ElectionType.PREFERRED.value).setTopicPartitions(partitions);
         lastRequest = request;
-        return replicationControl.electLeaders(request);
+        return fixture.replicationControl.electLeaders(request);
     }
 
     public ControllerResult<Boolean> electUncleanLeaders() {
         lastRequest = null;
-        return replicationControl.maybeElectUncleanLeaders();
+        return fixture.replicationControl.maybeElectUncleanLeaders();
     }
 }
