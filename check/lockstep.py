@@ -32,7 +32,7 @@ from typing import Any, Iterable, Optional, Sequence
 import attrs
 
 import properties
-from model import (Action, ActionNotEnabled, AlterClusterMinIsr, AlterMinIsr, ElectPreferredLeader, FailOverController, AlterPartitionRequest, AlterPartitionResponse,
+from model import (Action, ActionNotEnabled, AlterClusterMinIsr, AlterMinIsr, ElectPreferredLeader, FailOverController, ResendRegistration, AlterPartitionRequest, AlterPartitionResponse,
                    AlterUncleanLeaderElection, BeginControlledShutdown, BrokerStatus, CancelReassignment, ClusterState, Config, Consume,
                    FenceBroker, FetchRequest, FetchResponse, Flush, Heal, ListOffsets, Observation, Outcome, Produce,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, ReceiveAlterPartition,
@@ -68,7 +68,7 @@ def probe_actions(state: ClusterState) -> list[Action]:
     out: list[Action] = []
     for b in brokers:
         out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), BeginControlledShutdown(b), Flush(b), SendFetch(b),
-                Produce(b, state.history.next_value)]
+                Produce(b, state.history.next_value), ResendRegistration(b)]
         replica = state.broker(b).replica
         if replica is None:
             continue

@@ -298,7 +298,8 @@ class KafkaQuorumController:
             self._partition = self._registrations = self._configs = None
             translated: Optional[ApiMessage] = None
             if kind is k.RegisterBrokerRecord:
-                translated = RegisterBrokerRecord(broker, int(message.brokerEpoch()), clean)
+                translated = RegisterBrokerRecord(broker, int(message.brokerEpoch()), clean, bool(message.fenced()),
+                                                  bool(message.inControlledShutdown()))
             elif broker is not None:
                 after = self._registration_state(broker)
                 if after is not None and before is not None and after[0] != before[0]:
@@ -381,6 +382,13 @@ class KafkaQuorumController:
         self.request("trackSession", broker)
         self._registrations = None
         return int(result.response().epoch()), clean
+
+    def amend_registration(self, broker: int) -> None:
+        """The registration of the incarnation Kafka holds sent again: Kafka's
+        ``registerBroker`` amends it (its record replayed)."""
+        result = self.request("amendRegistration", broker, self.end_offset)
+        self.commit(result.records(), clean=True)
+        self._registrations = None
 
     def can_unfence(self, broker: int, metadata_offset: int) -> bool:
         """``BrokerHeartbeatManager.calculateNextBrokerState``: a fenced broker asking to be

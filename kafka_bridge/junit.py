@@ -23,6 +23,7 @@ from .render import JavaSource, int_array, long_array, message_expression, strin
 _RESPONSES = {
     "createTopic": "org.apache.kafka.common.message.CreateTopicsResponseData",
     "registerBroker": "org.apache.kafka.metadata.BrokerRegistrationReply",
+    "amendRegistration": "org.apache.kafka.metadata.BrokerRegistrationReply",
     "heartbeat": "org.apache.kafka.metadata.BrokerHeartbeatReply",
     "fenceOneStaleBroker": "java.lang.Boolean",
     "alterPartition": "org.apache.kafka.common.message.AlterPartitionResponseData",
@@ -80,7 +81,7 @@ def _invocation(call: Call, request: str, out: JavaSource, release: tuple[int, .
         out.use("org.apache.kafka.common.protocol.ApiKeys")
         return f"controller.replicationControl.createTopics(context(ApiKeys.CREATE_TOPICS), {request}, " \
                f"{out.use('java.util.Set')}.of(TOPIC){', false' if _since(release, 'createTopics') else ''})"
-    if m == "registerBroker":
+    if m in ("registerBroker", "amendRegistration"):
         return f"controller.clusterControl.registerBroker({request}, {int(a[1])}L, controller.finalizedFeatures(), true)"
     if m in ("alterTopicConfig", "alterClusterConfig"):
         resource = out.use("org.apache.kafka.common.config.ConfigResource")

@@ -24,6 +24,17 @@ class StartBroker:
 
 
 @attrs.frozen
+class ResendRegistration:
+    """A running broker sends its registration again, with its incarnation id (its
+    lifecycle manager retries one whose answer did not come, and re-registers when
+    its log directories or supported features change): the controller amends the
+    registration it holds, broker epoch, fencing and controlled shutdown kept
+    (``ClusterControlManager.registerBroker``). Enabled only under
+    Rule.REGISTRATION_AMENDED: the chapters' registration is a new broker epoch."""
+    broker: int
+
+
+@attrs.frozen
 class UnfenceBroker:
     """Heartbeat with wantFence=false (§8.1); may elect an ELR member (§2.8)."""
     broker: int
@@ -264,7 +275,7 @@ class Heal:
 
 
 Action = Union[
-    StartBroker, UnfenceBroker, FenceBroker, BeginControlledShutdown, ControlledShutdown, UncleanShutdown, FailOverController, Flush,
+    StartBroker, ResendRegistration, UnfenceBroker, FenceBroker, BeginControlledShutdown, ControlledShutdown, UncleanShutdown, FailOverController, Flush,
     ReplicateMetadata, SendFetch, ReceiveFetchRequest, ReceiveFetchResponse,
     ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
     ReceiveAlterPartitionResponse,
@@ -329,6 +340,8 @@ _SLOW = (1, 0.25)         # swarm: restarts slowed (the rest of the family scale
 ACTIONS: tuple[ActionKind, ...] = (
     ActionKind(StartBroker, "lifecycle", broker_fields=("broker",), weight=3.0, family_weight=6, swarm=_SLOW,
                tag="start"),
+    # Not swarmed, as ProposeIsrShrinkMany: only the Kafka profile amends a registration.
+    ActionKind(ResendRegistration, "lifecycle", broker_fields=("broker",), weight=0.1, tag="re-register"),
     ActionKind(UnfenceBroker, "lifecycle", broker_fields=("broker",), weight=3.0, family_weight=6, swarm=_SLOW,
                tag="unfence"),
     ActionKind(FenceBroker, "lifecycle", fault=True, broker_fields=("broker",), weight=0.15, swarm=_RARE, tag="FENCED"),

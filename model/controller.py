@@ -419,10 +419,24 @@ def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
     return state
 
 
+def amend_registration(state: ClusterState, broker: int) -> ClusterState:
+    """The same incarnation of ``broker`` registers again (Rule.REGISTRATION_AMENDED;
+    ``ClusterControlManager.registerBroker`` with the incarnation id it holds): a
+    RegisterBrokerRecord with the broker epoch kept and the registration's fencing and
+    controlled shutdown copied, no partition change; the record's offset is the one
+    its unfencing waits for (Rule.METADATA_RECORD_ORDER)."""
+    reg = state.registration(broker)
+    assert reg.broker_epoch is not None
+    return append_metadata(state, RegisterBrokerRecord(broker, reg.broker_epoch, True, reg.fenced,
+                                                       reg.in_controlled_shutdown))
+
+
 def registrations(state: ClusterState, broker: int) -> int:
-    """How many times ``broker`` has registered (its RegisterBrokerRecords in the
-    metadata log, the initial one included)."""
-    return sum(isinstance(r, RegisterBrokerRecord) and r.broker == broker for r in state.controller.metadata_log)
+    """How many times ``broker`` has registered (its broker epochs in the metadata
+    log's RegisterBrokerRecords, the initial one included; an amended registration
+    keeps its epoch)."""
+    return len({r.broker_epoch for r in state.controller.metadata_log
+                if isinstance(r, RegisterBrokerRecord) and r.broker == broker})
 
 
 # ------------------------------------------------------------------ AlterPartition

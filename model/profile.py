@@ -47,6 +47,7 @@ class Rule(enum.Enum):
     METADATA_RECORD_ORDER = "ClusterControlManager.registerBroker, ReplicationControlManager.handleBrokerFenced"
     FENCED_BROKER_SESSION_EXPIRES = "ReplicationControlManager.maybeFenceOneStaleBroker (a fenced broker's session)"
     CONTROLLER_FAILOVER = "QuorumController.renounce, claim; ClusterControlManager.activate"
+    REGISTRATION_AMENDED = "ClusterControlManager.registerBroker (the same incarnation id)"
     EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS = "ReplicationControlManager.getTopicEffectiveMinIsr"
     ELR_ELECTION_ONLY_WITH_EMPTY_ISR = "PartitionChangeBuilder.isValidNewLeader"
     PERIODIC_UNCLEAN_ELECTION = "ReplicationControlManager.maybeElectUncleanLeaders, electLeader"
@@ -243,6 +244,20 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "With fewer replicas than MinISR, an ISR holding every replica has the effective MinISR: the next "
         "partition change empties the ELR (an ElectLeaders that elects no one is then a change, not "
         "PREFERRED_LEADER_NOT_AVAILABLE), where the configured MinISR would keep it."),
+    Rule.REGISTRATION_AMENDED: RuleDoc(
+        "§8.1 (every registration is a new broker epoch)",
+        _META + "ClusterControlManager.java: registerBroker (a request with the incarnation id the controller "
+        "holds amends the registration: setFenced, setInControlledShutdown and setBrokerEpoch copied, no "
+        "shutdown records), replay(RegisterBrokerRecord) (registerBrokerRecordOffsets); "
+        + _CORE + "server/BrokerLifecycleManager.scala: resendBrokerRegistration",
+        "A broker registers once per incarnation, and each registration is a new broker epoch.",
+        "A running broker can send its registration again with the same incarnation id (ResendRegistration): "
+        "the controller writes a RegisterBrokerRecord that keeps the broker epoch and copies the registration's "
+        "fencing and controlled shutdown, and no partition change. Its offset is the broker's latest "
+        "registration record's, which a fenced broker's unfencing waits for.",
+        "A starting broker that registers again must replicate the metadata log past the amended record before "
+        "it is unfenced; a running broker's registration, ISR membership and leadership are unchanged.",
+        requires=(Rule.METADATA_RECORD_ORDER,)),
     Rule.CONTROLLER_FAILOVER: RuleDoc(
         "§2.1 (the controller is one replicated state machine: a failover changes nothing the chapters hold)",
         _META + "QuorumController.java: renounce (ClusterControlManager.deactivate drops the heartbeat "

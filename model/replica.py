@@ -47,7 +47,7 @@ def known_registration(state: ClusterState, observer: int, broker: int) -> tuple
         if getattr(rec, "broker", None) != broker:
             continue
         if isinstance(rec, RegisterBrokerRecord):
-            return rec.broker_epoch, True if fenced is None else fenced, shutting_down
+            return rec.broker_epoch, rec.fenced if fenced is None else fenced, shutting_down or rec.in_controlled_shutdown
         if isinstance(rec, ControlledShutdownRecord):
             shutting_down = True
         elif fenced is None:

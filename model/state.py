@@ -114,11 +114,17 @@ class PartitionMetadata:
 @attrs.frozen
 class RegisterBrokerRecord:
     """BrokerRegistration accepted (§8.1). ``broker_epoch`` is this record's offset.
-    ``clean`` is False when the broker registered with an empty broker epoch (§5.2)."""
+    ``clean`` is False when the broker registered with an empty broker epoch (§5.2).
+    ``fenced``, ``in_controlled_shutdown``: the registration it states; a new
+    incarnation's is fenced, an amended one (Rule.REGISTRATION_AMENDED: the same
+    incarnation registering again, its broker epoch kept) copies the registration
+    it amends (``ClusterControlManager.registerBroker``)."""
 
     broker: int
     broker_epoch: int
     clean: bool
+    fenced: bool = True
+    in_controlled_shutdown: bool = False
 
 
 @attrs.frozen

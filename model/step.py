@@ -15,7 +15,7 @@ from . import replica as rep
 from .actions import (Action, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, AlterUncleanLeaderElection, CancelReassignment,
                       ElectPreferredLeader,
                       BeginControlledShutdown, Consume, ControlledShutdown, DropMessage,
-                      FailOverController, FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
+                      FailOverController, FenceBroker, Flush, ResendRegistration, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
                       ProposeIsrShrinkMany, Produce,
                       Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                       ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch,
@@ -108,6 +108,12 @@ def _g_fence(s: ClusterState, a: FenceBroker) -> Optional[str]:
 
 def _e_fence(s: ClusterState, a: FenceBroker) -> ClusterState:
     return ctl.expire_session(s, a.broker)
+
+
+def _g_resend_registration(s: ClusterState, a: ResendRegistration) -> Optional[str]:
+    if not s.config.follows(Rule.REGISTRATION_AMENDED):
+        return "the chapters' broker registers once per broker epoch (Rule.REGISTRATION_AMENDED)"
+    return _g_active(s, a.broker)
 
 
 def _g_fail_over(s: ClusterState, a: FailOverController) -> Optional[str]:
@@ -569,6 +575,7 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     UncleanLeaderElection: (_g_unclean_election, lambda s, a: ctl.unclean_leader_election(s)),
     ElectPreferredLeader: (_g_preferred_election, lambda s, a: ctl.elect_preferred_leader(s)),
     FailOverController: (_g_fail_over, lambda s, a: ctl.fail_over(s)),
+    ResendRegistration: (_g_resend_registration, lambda s, a: ctl.amend_registration(s, a.broker)),
     AlterMinIsr: (_g_alter_min_isr, lambda s, a: ctl.alter_min_isr(s, a.min_isr)),
     AlterClusterMinIsr: (_g_alter_cluster_min_isr, lambda s, a: ctl.alter_cluster_min_isr(s, a.min_isr)),
     AlterUncleanLeaderElection: (_g_alter_unclean, lambda s, a: ctl.alter_unclean_leader_election(s, a.enable)),
@@ -631,6 +638,7 @@ def _candidates(state: ClusterState, classes: Optional[AbstractSet[type]] = None
             yield FenceBroker(b.id)
         else:
             yield UnfenceBroker(b.id)
+            yield ResendRegistration(b.id)
             yield FenceBroker(b.id)
             yield BeginControlledShutdown(b.id)
             yield ControlledShutdown(b.id)

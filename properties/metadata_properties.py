@@ -100,11 +100,12 @@ class _LogScan:
     extend, so a walk pays for each record once; lists are shared with the scan
     they extend and copied only when two logs branch from the same prefix."""
 
-    __slots__ = ("log", "images", "problems", "last_broker_epoch", "n")
+    __slots__ = ("log", "images", "problems", "last_broker_epoch", "broker_epochs", "n")
 
-    def __init__(self, log: tuple, images: list, problems: list, last_broker_epoch: int, n: int) -> None:
+    def __init__(self, log: tuple, images: list, problems: list, last_broker_epoch: int,
+                 broker_epochs: dict[int, int], n: int) -> None:
         self.log, self.images, self.problems = log, images, problems
-        self.last_broker_epoch, self.n = last_broker_epoch, n
+        self.last_broker_epoch, self.broker_epochs, self.n = last_broker_epoch, broker_epochs, n
 
 
 _SCANS: dict[int, _LogScan] = {}
@@ -119,9 +120,10 @@ def _scan(log: tuple) -> _LogScan:
     if base is None:
         images: list = [None]
         problems: list[tuple[int, Violation]] = []
-        last_epoch, n = -1, 0
+        last_epoch, epochs, n = -1, {}, 0
     else:
         images, last_epoch, n = base.images, base.last_broker_epoch, base.n
+        epochs = dict(base.broker_epochs)
         problems = list(base.problems)  # rarely non-empty: copied, never shared
         if len(images) != n + 1:  # another log already extended this prefix
             images = images[:n + 1]
@@ -130,11 +132,14 @@ def _scan(log: tuple) -> _LogScan:
         part = images[-1]
         if isinstance(rec, RegisterBrokerRecord):
             if rec.broker_epoch <= last_epoch:
-                problems.append((offset, Violation(
+                # the broker's own current epoch again: an amendment where Kafka's rules allow one
+                amends = rec.broker_epoch == epochs.get(rec.broker)
+                problems.append((-offset - 1 if amends else offset, Violation(
                     "EpochMonotonicity",
                     f"broker {rec.broker} registered with broker epoch {rec.broker_epoch}, not above the "
                     f"earlier broker epoch {last_epoch}", (rec.broker,), (offset,))))
             last_epoch = max(last_epoch, rec.broker_epoch)
+            epochs[rec.broker] = rec.broker_epoch
         nxt = merge(part, rec)
         if part is not None and nxt is not None and isinstance(rec, (PartitionChangeRecord, PartitionRecord)) and (
                 nxt.leader_epoch < part.leader_epoch or nxt.partition_epoch <= part.partition_epoch):
@@ -143,7 +148,7 @@ def _scan(log: tuple) -> _LogScan:
                 f"metadata record {offset} takes leader epoch {part.leader_epoch} -> {nxt.leader_epoch}, "
                 f"partition epoch {part.partition_epoch} -> {nxt.partition_epoch}", (), (offset,))))
         images.append(nxt)
-    scan = _LogScan(log, images, problems, last_epoch, len(log))
+    scan = _LogScan(log, images, problems, last_epoch, epochs, len(log))
     if len(_SCANS) > 256:
         _SCANS.clear()
         del _RECENT[:-4]
@@ -211,7 +216,10 @@ def _valid_partition_metadata(state: ClusterState) -> tuple[Violation, ...]:
 
 def _epoch_monotonicity(state: ClusterState) -> tuple[Violation, ...]:
     scan = _scan(state.controller.metadata_log)
-    out: list[Violation] = [v for _, v in scan.problems]
+    # a problem at a negative offset is a registration repeating its broker's epoch
+    # (``_scan``): an amended registration under Rule.REGISTRATION_AMENDED
+    amended = state.config.follows(Rule.REGISTRATION_AMENDED)
+    out: list[Violation] = [v for at, v in scan.problems if at >= 0 or not amended]
     part = scan.images[scan.n]  # the list may already hold the images of a longer log that extends this one
     p = state.partition
     if part != p:
@@ -279,7 +287,8 @@ VALID_PARTITION_METADATA = Property(
 EPOCH_MONOTONICITY = Property(
     "EpochMonotonicity", "§2.3.1, §6.5.1",
     "Along the metadata log the leader epoch never decreases and the partition epoch grows with "
-    "every change; each registration gets a broker epoch above every earlier one; no replica is "
+    "every change; each registration gets a broker epoch above every earlier one (an amended "
+    "registration, under Kafka's rules, keeps the epoch of the one it amends); no replica is "
     "ahead of the controller's epochs.",
     _epoch_monotonicity)
 LEADER_IN_ISR = Property(

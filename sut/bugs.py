@@ -163,6 +163,14 @@ CATALOGUE: tuple[tuple, ...] = (
      "ConfigRecord as its topic's MinISR, so after the default is lowered its leader advances the HWM and "
      "acknowledges acks=all writes with fewer ISR members than the topic asks for.",
      frozenset({Rule.CLUSTER_MIN_ISR_CLEARS_EVERY_ELR, Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE})),
+    ("AMENDED_REGISTRATION_FENCES",
+     "§8.1", "sut/controller.py QuorumController.amend_registration",
+     "A registration the same incarnation sends again amends the one the controller holds: the "
+     "RegisterBrokerRecord keeps its broker epoch and copies its fencing and controlled shutdown "
+     "(ClusterControlManager.registerBroker); the buggy controller writes the record's defaults, fenced and not "
+     "shutting down, so an unfenced leader is fenced in every broker's metadata, and the controller's, with no "
+     "partition change: it keeps leading, and no other broker is elected until its session expires.",
+     frozenset({Rule.REGISTRATION_AMENDED, Rule.METADATA_RECORD_ORDER})),
     # --- controller failover (Kafka profile)
     ("ACTIVATION_TRACKS_FENCED_BROKERS",
      "§2.8", "sut/cluster_control.py ClusterControlManager.activate",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from model import (ActionNotEnabled, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection,
                    BeginControlledShutdown, CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
-                   FailOverController, FenceBroker, Flush, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
+                   FailOverController, FenceBroker, Flush, ResendRegistration, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
                    UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker, Heal)
@@ -46,6 +46,7 @@ class Cluster(Enablement):
         UnfenceBroker: ("_g_unfence", "_e_unfence"),
         FenceBroker: ("_g_fence", "_e_fence"),
         FailOverController: ("_g_fail_over", "_e_fail_over"),
+        ResendRegistration: ("_g_resend_registration", "_e_resend_registration"),
         BeginControlledShutdown: ("_g_begin_controlled_shutdown", "_e_begin_controlled_shutdown"),
         ControlledShutdown: ("_g_controlled_shutdown", "_e_controlled_shutdown"),
         UncleanShutdown: ("_g_unclean_shutdown", "_e_unclean_shutdown"),
@@ -167,6 +168,9 @@ class Cluster(Enablement):
 
     def _e_fence(self, a: FenceBroker) -> None:
         self.controller.expire_session(a.broker)
+
+    def _e_resend_registration(self, a: ResendRegistration) -> None:
+        self.controller.amend_registration(a.broker)
 
     def _e_fail_over(self, a: FailOverController) -> None:
         self.controller.fail_over()

@@ -9,6 +9,7 @@ from typing import Optional
 
 from model import AlterPartitionRequest, AlterPartitionResponse, Config, Rule
 
+from .bugs import Bug
 from .change_builder import PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
 from .errors import Errors
@@ -80,6 +81,21 @@ class QuorumController:
             self._append(UnfenceBrokerRecord(broker))
             self.replication.handle_broker_unfenced(broker)
         return self.cluster.registration(broker).fenced
+
+    def amend_registration(self, broker: int) -> None:
+        """The same incarnation registers again (Rule.REGISTRATION_AMENDED;
+        ``ClusterControlManager.registerBroker``): the registration's broker epoch,
+        fencing and controlled shutdown kept in a RegisterBrokerRecord of their own,
+        whose offset the broker's unfencing now waits for."""
+        reg = self.cluster.registration(broker)
+        assert reg.epoch is not None
+        fenced, shutting_down = reg.fenced, reg.in_controlled_shutdown
+        if Bug.AMENDED_REGISTRATION_FENCES in self.bugs:   # BUG: the record's defaults, and their replay
+            fenced, shutting_down = True, False
+            self.cluster.fence(broker)
+            reg.in_controlled_shutdown = False
+        reg.record_offset = self.end_offset
+        self._append(RegisterBrokerRecord(broker, reg.epoch, True, fenced, shutting_down))
 
     def fail_over(self) -> None:
         """The active controller resigns and a standby that replayed the metadata log

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 from model import (NO_LEADER, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config,
                    Consume,
-                   BeginControlledShutdown, ControlledShutdown, DropMessage, FailOverController, FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets,
+                   BeginControlledShutdown, ControlledShutdown, DropMessage, FailOverController, FenceBroker, ResendRegistration, FetchRequest, FetchResponse, Flush, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
@@ -100,6 +100,11 @@ class Enablement:
         if not (session and self.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES)):
             return f"broker {a.broker} is already fenced"
         return None
+
+    def _g_resend_registration(self, a: ResendRegistration) -> Reason:
+        if not self.config.follows(Rule.REGISTRATION_AMENDED):
+            return "a broker registers once per broker epoch under the chapters"
+        return self._g_active(a.broker)
 
     def _g_fail_over(self, a: FailOverController) -> Reason:
         if not self.config.follows(Rule.CONTROLLER_FAILOVER):

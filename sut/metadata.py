@@ -69,11 +69,15 @@ class PartitionRegistration:
 # ------------------------------------------------------------------------ records
 
 class RegisterBrokerRecord:
-    """A BrokerRegistration accepted (§8.1); ``broker_epoch`` is its log offset."""
-    __slots__ = ("broker_id", "broker_epoch", "clean")
+    """A BrokerRegistration accepted (§8.1); ``broker_epoch`` is its log offset, or
+    the one an amended registration keeps; ``fenced`` and ``in_controlled_shutdown``:
+    the registration it states (an amendment copies them)."""
+    __slots__ = ("broker_id", "broker_epoch", "clean", "fenced", "in_controlled_shutdown")
 
-    def __init__(self, broker_id: int, broker_epoch: int, clean: bool) -> None:
+    def __init__(self, broker_id: int, broker_epoch: int, clean: bool, fenced: bool = True,
+                 in_controlled_shutdown: bool = False) -> None:
         self.broker_id, self.broker_epoch, self.clean = broker_id, broker_epoch, clean
+        self.fenced, self.in_controlled_shutdown = fenced, in_controlled_shutdown
 
 
 class FenceBrokerRecord:
@@ -234,7 +238,8 @@ class MetadataDelta:
             if record.name == MIN_INSYNC_REPLICAS and own:
                 self.min_isr = record.value  # type: ignore[assignment]
         elif isinstance(record, RegisterBrokerRecord):
-            self._broker_changes()[record.broker_id] = BrokerImage(record.broker_epoch, True)
+            self._broker_changes()[record.broker_id] = BrokerImage(record.broker_epoch, record.fenced,
+                                                                   record.in_controlled_shutdown)
         elif isinstance(record, (FenceBrokerRecord, UnfenceBrokerRecord)):
             brokers = self._broker_changes()
             known = brokers.get(record.broker_id)

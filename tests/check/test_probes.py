@@ -36,6 +36,7 @@ class _Lax(Cluster):
     ("AlterUncleanLeaderElection", ()),                               # already off
     ("AlterClusterMinIsr", ()),                                       # no cluster-level default (chapters)
     ("FailOverController", ()),                                       # no failover (chapters)
+    ("ResendRegistration", ()),                                       # no amended registration (chapters)
     ("ReceiveFetchRequest", (SendFetch(2), UncleanShutdown(1, False))),   # delivered to a stopped leader
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_a_guard_the_implementation_drops_is_caught_by_the_probes(lax, steps):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterClusterMinIsr, FailOverController, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
+from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterClusterMinIsr, FailOverController, RegisterBrokerRecord, ResendRegistration, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
@@ -246,6 +246,37 @@ def test_the_controller_caps_min_isr_at_the_replica_count(follows: bool):
     sc.do(ElectPreferredLeader())
     p = sc.partition
     assert (p.isr, p.leader, p.elr, p.last_known_elr) == ({3}, NO_LEADER, set(), {1})
+
+
+@ON_OFF
+def test_a_registration_sent_again_is_amended(follows: bool):
+    """RF 3, MinISR 2: 3 restarts and replicates the metadata log, still fenced.
+    It sends its registration again (its lifecycle manager's retry): Kafka amends
+    the registration it holds, a RegisterBrokerRecord with the broker epoch and
+    the fencing kept, and 3 is unfenced only once it has replicated that record
+    too. Leader 1 sending its own again changes nothing but the log: its broker
+    epoch, its unfencing and the partition stay, and broker 2's metadata still
+    has 1 unfenced. The chapters' broker registers once per broker epoch."""
+    sc = Scenario(config(Rule.REGISTRATION_AMENDED, follows, brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2))
+    sc.restart(3, unfence=False)
+    sc.sync_metadata(3)
+    assert why_not_enabled(sc.state, UnfenceBroker(3)) is None
+    if not follows:
+        assert why_not_enabled(sc.state, ResendRegistration(3)) == \
+            "the chapters' broker registers once per broker epoch (Rule.REGISTRATION_AMENDED)"
+        return
+    epoch = sc.state.registration(3).broker_epoch
+    sc.do(ResendRegistration(3))
+    assert sc.state.controller.metadata_log[-1] == RegisterBrokerRecord(3, epoch, True, True, False)
+    assert why_not_enabled(sc.state, UnfenceBroker(3)).startswith("broker 3 has not replicated its own registration")
+    sc.unfence(3)
+    assert (sc.state.registration(3).broker_epoch, sc.state.registration(3).fenced) == (epoch, False)
+    partition, registration = sc.partition, sc.state.registration(1)
+    sc.do(ResendRegistration(1))
+    sc.sync_all()
+    assert (sc.partition, sc.state.registration(1)) == (partition, registration)
+    from model.replica import known_registration
+    assert known_registration(sc.state, 2, 1) == (registration.broker_epoch, False, False)
 
 
 @ON_OFF

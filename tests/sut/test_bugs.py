@@ -19,7 +19,7 @@ import pytest
 import model
 from model import (AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, BeginControlledShutdown,
                    Config, ControlledShutdown, ElectPreferredLeader, FailOverController, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
-                   ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition,
+                   ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition, ResendRegistration,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    SendFetch, StartBroker, UncleanRecovery, UncleanShutdown, UnfenceBroker)
 from model.profile import rules_error
@@ -356,6 +356,10 @@ def cluster_min_isr_overrides_topic(t: Trio) -> None:
     t.sync(1)                          # the buggy leader takes 1 as its log's MinISR
 
 
+def amended_registration_fences(t: Trio) -> None:
+    t.do(ResendRegistration(1))        # leader 1 registers again: the buggy record fences it
+
+
 def activation_tracks_fenced_brokers(t: Trio) -> None:
     t.do(FenceBroker(3))               # 3's session expires: fenced, no session
     t.do(FailOverController())         # the buggy controller starts a session for 3 all the same
@@ -397,6 +401,7 @@ SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.LEADER_STAYS_RECOVERING: (KAFKA_ULE, leader_stays_recovering),
     Bug.CLUSTER_MIN_ISR_OVERRIDES_TOPIC: (KAFKA_ULE, cluster_min_isr_overrides_topic),
     Bug.ACTIVATION_TRACKS_FENCED_BROKERS: (KAFKA_ULE, activation_tracks_fenced_brokers),
+    Bug.AMENDED_REGISTRATION_FENCES: (KAFKA_ULE, amended_registration_fences),
 }
 
 

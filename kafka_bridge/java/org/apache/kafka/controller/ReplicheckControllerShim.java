@@ -181,10 +181,27 @@ public final class ReplicheckControllerShim {
      */
     public ControllerResult<BrokerRegistrationReply> registerBroker(int brokerId, long newBrokerEpoch,
                                                                   long previousBrokerEpoch) {
+        // new per registration, and in a copy
+        return register(brokerId, new Uuid(brokerId + 1L, newBrokerEpoch + 1), newBrokerEpoch, previousBrokerEpoch);
+    }
+
+    /**
+     * BrokerRegistration of the incarnation of {@code brokerId} the controller holds, sent
+     * again (BrokerLifecycleManager.resendBrokerRegistration): ClusterControlManager.
+     * registerBroker amends the registration (broker epoch, fencing and controlled
+     * shutdown kept). {@code newBrokerEpoch}: what QuorumController passes (the next
+     * write offset), which an amendment does not use.
+     */
+    public ControllerResult<BrokerRegistrationReply> amendRegistration(int brokerId, long newBrokerEpoch) {
+        return register(brokerId, fixture.clusterControl.registration(brokerId).incarnationId(), newBrokerEpoch, -1L);
+    }
+
+    private ControllerResult<BrokerRegistrationReply> register(int brokerId, Uuid incarnationId, long newBrokerEpoch,
+                                                               long previousBrokerEpoch) {
         BrokerRegistrationRequestData request = new BrokerRegistrationRequestData()
             .setBrokerId(brokerId)
             .setClusterId(CLUSTER_ID)
-            .setIncarnationId(new Uuid(brokerId + 1L, newBrokerEpoch + 1))   // new per registration, and in a copy
+            .setIncarnationId(incarnationId)
             .setPreviousBrokerEpoch(previousBrokerEpoch)
             .setLogDirs(List.of(directory(brokerId)));
         request.listeners().add(new BrokerRegistrationRequestData.Listener()
