@@ -343,7 +343,8 @@ class Scheduler:
                   f"{seconds:.0f} s) without a counterexample" + "".join(f"; {w}" for w in dict.fromkeys(track.lost))
         elif runs == 0:
             verdict = NOT_RUN
-            why = next(iter(track.lost + track.stopped), why_not_run) if track.started else why_not_run
+            ended = f"its unit{'s' if len(units) != 1 else ''} ended before a run completed ({seconds:.0f} s)"
+            why = next(iter(track.lost + track.stopped), ended) if track.started else why_not_run
         elif len(track.lost) >= MAX_LOSSES:
             verdict, why = ERROR, f"gave up after {len(track.lost)} lost units: {track.lost[-1]}"
         elif track.lost:

@@ -137,6 +137,18 @@ def test_a_target_whose_only_units_were_lost_did_not_run():
     assert (r.verdict, r.why) == (NOT_RUN, "its worker process died (exit code 1)")
 
 
+def test_a_target_whose_units_ended_before_a_run_completed_says_so():
+    """Scheduled, yet no run completed in its unit's share (a loaded machine: a
+    worker's start-up outlasting a short search): not run, and not "the budget ran
+    out before it was scheduled"."""
+    s = Scheduler(Campaign([A], budget_s=10.0, workers=1), 1, search_end=8.0)
+    a = s.next_unit(0.0)
+    s.finished(a, UnitResult(a.target, runs=0, examples=0, seconds=7.5))
+    assert s.next_unit(7.6) is None
+    (r,) = s.results()
+    assert (r.verdict, r.why, r.failure) == (NOT_RUN, "its unit ended before a run completed (8 s)", "not run")
+
+
 def test_a_unit_stopped_at_the_end_keeps_what_it_reported():
     s = Scheduler(Campaign([CORRECT, A], budget_s=60.0, workers=2), 2, search_end=100.0)
     c, a = s.next_unit(0.0), s.next_unit(0.0)
