@@ -46,7 +46,10 @@ NOT_EXPRESSIBLE = {
     "testValidateNewTopicNames": "topic names",
     "testTopicNameCollision": "topic names",
     "testEligibleLeaderReplicas_DeleteTopic": "topic deletion (the broker-to-ELR index after RemoveTopicRecord)",
-    "testEligibleLeaderReplicas_EffectiveMinIsr": "configs (min.insync.replicas above the replication factor)",
+    "testEligibleLeaderReplicas_EffectiveMinIsr": "configs (min.insync.replicas set above the replication factor: "
+                                                  "AlterMinIsr stays within the target replicas; the cap it asserts, "
+                                                  "which a cancelled move reaches, is "
+                                                  "Rule.EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS)",
     "testAlterPartitionHandleUnknownTopicIdOrName": "an unknown topic id (one partition, always there)",
     "testDeleteTopics": "topic deletion",
     "testDeleteTopicsWithMutationQuotaExceeded": "topic deletion (controller mutation quota)",
