@@ -267,7 +267,7 @@ def test_a_campaign_runs_its_units_on_both_executors(spark_cluster, tmp_path):
     log.parent.mkdir(parents=True)
     driver = subprocess.run([sys.executable, "-c", _DRIVER, spark_cluster.master, str(corpus), str(log)], cwd=ROOT,
                             env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}, capture_output=True, text=True,
-                            timeout=150)
+                            timeout=600)
     assert driver.returncode == 0, driver.stderr[-3000:]
     outcome = json.loads(driver.stdout.splitlines()[-1])
     assert outcome["workers"] == 2  # the executors' cores: one per worker
@@ -348,7 +348,7 @@ def test_kafkas_jars_reach_the_executors_as_sparks_files(spark_cluster, tmp_path
     log.parent.mkdir(parents=True)
     driver = subprocess.run([sys.executable, "-c", _KAFKA_DRIVER, spark_cluster.master, str(corpus), str(log)],
                             cwd=ROOT, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}, capture_output=True,
-                            text=True, timeout=150)
+                            text=True, timeout=600)
     assert driver.returncode == 0, driver.stderr[-3000:]
     # Clean, or (a loaded machine) its one unit's start — the executor's first task: its Python worker,
     # the code and the jars fetched, preload — took its whole share, leaving no run.
