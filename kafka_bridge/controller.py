@@ -223,14 +223,12 @@ class KafkaQuorumController:
         self.shim = k.ControllerShim(config.min_isr, config.unclean_leader_election)
         #: the log of the requests that change Kafka's state (``calls``), when recording
         self.calls: Optional[CallLog] = None if _replayed else claim()
-        #: every Kafka record replayed, with its offset: what a copy replays
-        self.replayed: list[tuple[Any, int]] = []
         self._partition: Optional[PartitionRegistration] = None
         self._registrations: Optional[dict[int, BrokerRegistrationView]] = None
         self._configs: Optional[tuple[int, bool]] = None
+        # a copy replays what the original's fixture replayed (ReplicheckControllerFixture.replayed)
         for record, offset in _replayed or [(r, -1) for r in self.shim.bootstrapRecords()]:
             self.shim.replay(record, offset)
-            self.replayed.append((record, offset))
         self.shim.activate()
         self.cluster = ClusterControlView(self)
         self.replication = ReplicationControlView(self)
@@ -239,7 +237,8 @@ class KafkaQuorumController:
         """A standby's catch-up: a new controller replays every record, then activates;
         a fenced broker's session (which activation does not start) is renewed where
         this controller still holds one, so the copy holds the same sessions."""
-        other = KafkaQuorumController(self.config, copy.deepcopy(self.network, memo), _replayed=tuple(self.replayed))
+        replayed = tuple((e.getKey(), int(e.getValue())) for e in self.shim.replayed())
+        other = KafkaQuorumController(self.config, copy.deepcopy(self.network, memo), _replayed=replayed)
         other.metadata_log = list(self.metadata_log)   # records are immutable
         for broker, reg in self.registrations().items():
             if reg.session and not other.registrations()[broker].session:
@@ -292,7 +291,6 @@ class KafkaQuorumController:
             clearing = kind is k.ClearElrRecord and self.partition() is not None
             epoch_before = self.partition().partition_epoch if clearing else None   # type: ignore[union-attr]
             self.shim.replay(record, offset)
-            self.replayed.append((record, offset))
             if self.calls is not None:
                 self.calls.replayed(offset)
             self._partition = self._registrations = self._configs = None

@@ -119,7 +119,8 @@ def _scan(log: tuple) -> _LogScan:
     base = next((c for c in reversed(_RECENT) if c.n <= len(log) and log[:c.n] == c.log), None)
     if base is None:
         images: list = [None]
-        problems: list[tuple[int, Violation]] = []
+        # (whether the record amends a registration, the violation)
+        problems: list[tuple[bool, Violation]] = []
         last_epoch, epochs, n = -1, {}, 0
     else:
         images, last_epoch, n = base.images, base.last_broker_epoch, base.n
@@ -134,7 +135,7 @@ def _scan(log: tuple) -> _LogScan:
             if rec.broker_epoch <= last_epoch:
                 # the broker's own current epoch again: an amendment where Kafka's rules allow one
                 amends = rec.broker_epoch == epochs.get(rec.broker)
-                problems.append((-offset - 1 if amends else offset, Violation(
+                problems.append((amends, Violation(
                     "EpochMonotonicity",
                     f"broker {rec.broker} registered with broker epoch {rec.broker_epoch}, not above the "
                     f"earlier broker epoch {last_epoch}", (rec.broker,), (offset,))))
@@ -143,7 +144,7 @@ def _scan(log: tuple) -> _LogScan:
         nxt = merge(part, rec)
         if part is not None and nxt is not None and isinstance(rec, (PartitionChangeRecord, PartitionRecord)) and (
                 nxt.leader_epoch < part.leader_epoch or nxt.partition_epoch <= part.partition_epoch):
-            problems.append((offset, Violation(
+            problems.append((False, Violation(
                 "EpochMonotonicity",
                 f"metadata record {offset} takes leader epoch {part.leader_epoch} -> {nxt.leader_epoch}, "
                 f"partition epoch {part.partition_epoch} -> {nxt.partition_epoch}", (), (offset,))))
@@ -216,10 +217,9 @@ def _valid_partition_metadata(state: ClusterState) -> tuple[Violation, ...]:
 
 def _epoch_monotonicity(state: ClusterState) -> tuple[Violation, ...]:
     scan = _scan(state.controller.metadata_log)
-    # a problem at a negative offset is a registration repeating its broker's epoch
-    # (``_scan``): an amended registration under Rule.REGISTRATION_AMENDED
+    # a registration repeating its broker's epoch is an amendment under Rule.REGISTRATION_AMENDED
     amended = state.config.follows(Rule.REGISTRATION_AMENDED)
-    out: list[Violation] = [v for at, v in scan.problems if at >= 0 or not amended]
+    out: list[Violation] = [v for amends, v in scan.problems if not (amends and amended)]
     part = scan.images[scan.n]  # the list may already hold the images of a longer log that extends this one
     p = state.partition
     if part != p:

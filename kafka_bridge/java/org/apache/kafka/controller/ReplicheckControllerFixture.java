@@ -171,11 +171,16 @@ public final class ReplicheckControllerFixture {
      * broker from now, none for a fenced one).
      */
     public void failOver() {
-        List<Map.Entry<ApiMessageAndVersion, Long>> log = List.copyOf(replayed);
+        List<Map.Entry<ApiMessageAndVersion, Long>> log = replayed();
         replayed.clear();
         build();
         for (Map.Entry<ApiMessageAndVersion, Long> entry : log) replay(entry.getKey(), entry.getValue());
         clusterControl.activate();
+    }
+
+    /** Every record replayed so far, with its offset, in order. */
+    public List<Map.Entry<ApiMessageAndVersion, Long>> replayed() {
+        return List.copyOf(replayed);
     }
 
     /** Replay one record at {@code offset} (QuorumController.replay's dispatch). */

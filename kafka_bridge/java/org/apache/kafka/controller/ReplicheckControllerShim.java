@@ -90,6 +90,11 @@ public final class ReplicheckControllerShim {
         fixture.replay(record, offset);
     }
 
+    /** Every record replayed so far, with its offset, in order (what a standby replays). */
+    public List<Map.Entry<ApiMessageAndVersion, Long>> replayed() {
+        return fixture.replayed();
+    }
+
     /** A controller failover ({@link ReplicheckControllerFixture#failOver}): a standby's
      *  managers, which replayed every record, become active. */
     public void failOver() {
