@@ -25,8 +25,8 @@ target is told its worker crashed (``Scheduler.lost``), never "not found".
 On Spark. With ``master`` (a Spark master URL), units run as Spark tasks
 (``campaign.spark_pool.SparkPool``) instead of local worker processes: the
 same scheduler, verdicts and corpus; ``workers`` is then how many units run
-at once (None: the executors' cores). The budget starts once the executors
-have registered: Spark's start (its JVM, the executors': seconds) comes before
+at once (None: the executors' cores, growing as executors register later:
+``SparkPool.grow``). The budget starts once the executors have registered: Spark's start (its JVM, the executors': seconds) comes before
 it, and counts in ``elapsed_s``.
 
 Reproducibility. With a ``seed``, the k-th machine run of shard s of a target
@@ -145,6 +145,7 @@ def _drive(pool: Any, scheduler: Scheduler, on_progress: Optional[Callable[[Prog
     """Hand the scheduler's units to ``pool`` until every search has ended, or
     stop the units still running ``GRACE_S`` after the deadline."""
     while True:
+        scheduler.workers = pool.grow()
         for slot in pool.idle():
             unit = scheduler.next_unit(time.time())
             if unit is None:

@@ -150,7 +150,8 @@ class SparkPool:
     """The units of ``plan`` (a ``campaign.plan.Campaign`` with a ``master``: a
     Spark master URL, ``campaign.spark_checks.MASTER_FORMS``) run as Spark tasks.
     Of the plan: ``workers``, how many units run at once (None: the executors'
-    total cores, divided by ``spark.task.cpus``, once they have registered);
+    total cores, divided by ``spark.task.cpus``, once they have registered, and
+    growing with the executors that register later, ``grow``);
     ``log_path``, the units' output (appended; None: discarded), Spark's log
     beside it; ``corpus_dir``, the campaign's corpus (a shared folder path; the
     stop files go there); its targets' implementations, whose folders are shipped
@@ -205,6 +206,7 @@ class SparkPool:
             self._shutdown()
             raise
         self._jobs: list[Optional[_Job]] = [None] * (size if size is not None else cores)
+        self._fixed_size = size is not None or self._local
 
     # ------------------------------------------------------------- start-up
 
@@ -346,6 +348,18 @@ class SparkPool:
 
     @property
     def size(self) -> int:
+        return len(self._jobs)
+
+    def grow(self) -> int:
+        """The pool's size, grown first (on a cluster whose size the plan left open)
+        to the task slots of the executors registered now: an executor that
+        registers after the others have settled (a loaded machine's, or a worker
+        added to the cluster) runs units too. A slot is never taken away: the unit
+        of an executor lost is Spark's to run again elsewhere."""
+        if not self._fixed_size:
+            slots = self.executor_cores()
+            if slots > len(self._jobs):
+                self._jobs.extend([None] * (slots - len(self._jobs)))
         return len(self._jobs)
 
     def idle(self) -> list[int]:

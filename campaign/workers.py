@@ -151,6 +151,10 @@ class WorkerPool:
     def size(self) -> int:
         return len(self._slots)
 
+    def grow(self) -> int:
+        """The pool's size: a local pool's is the plan's, fixed (``SparkPool.grow``'s may grow)."""
+        return self.size
+
     def idle(self) -> list[int]:
         """The slots without a unit."""
         return [i for i, s in enumerate(self._slots) if s.unit is None]

@@ -10,16 +10,26 @@ shutdown hooks). The JVM needs its own SIGSEGV handler then, and Python's
 ``faulthandler`` may have replaced it meanwhile: ``start`` keeps the handlers the
 JVM installed and puts them back at exit, before JPype destroys the JVM, so the
 process exits with the status of what it ran, not of SIGSEGV.
+
+The process's other signals stay Python's (``-Xrs``, ``interrupt=False``): a
+unit asked to stop by SIGTERM (``campaign.workers``, ``campaign.spark_pool``)
+gets its Python handler's ``Stopped`` and Ctrl-C its ``KeyboardInterrupt``, where
+HotSpot's handlers would begin the JVM's shutdown, leave the process running with
+a JVM that cannot be started again (``OSError: JVM cannot be restarted``) and
+lose the unit's work; a Spark Python worker dies of the SIGHUP its daemon sends
+at shutdown, as PySpark means it to.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import os
 import signal
+import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from model import KAFKA_RELEASE
 
@@ -75,15 +85,43 @@ def start() -> Any:
         raise KafkaUnavailable(why)
     import jpype
     if not jpype.isJVMStarted():
-        # -Xshare:auto and a small heap: the classes in the loop are small, and each
-        # xdist worker starts one JVM.
-        jpype.startJVM("-Xmx512m", classpath=[str(p) for p in jars()], convertStrings=True)
+        # A small heap: the classes in the loop are small, and each xdist worker
+        # starts one JVM. -Xrs, interrupt=False: SIGHUP, SIGINT, SIGTERM stay Python's (module doc).
+        with _stops_held():
+            jpype.startJVM("-Xmx512m", "-Xrs", classpath=[str(p) for p in jars()], convertStrings=True,
+                           interrupt=False)
         handlers = _fault_handlers()
         if handlers:
             # Registered after jpype's own exit hook (``jpype._core._JTerminate``,
             # registered when jpype is imported), so it runs before it: atexit is LIFO.
             atexit.register(_reinstate, jpype, handlers)
     return jpype
+
+
+@contextlib.contextmanager
+def _stops_held() -> Iterator[None]:
+    """Within, SIGINT and SIGTERM are noted, not handled; once out, each one
+    noted is raised again for the handler the process had: a unit stopped
+    while its JVM starts is stopped once it has started, not halfway through
+    JPype's set-up, which would leave a JVM this process can neither use nor
+    start again. (Python's handlers, not the signal mask: ``import jpype``
+    starts a thread of its own, which a blocked signal would reach.) Only in
+    the main thread, where Python runs its handlers; elsewhere it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    held = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    held = {signum: handler for signum, handler in held.items() if handler is not None}  # None: not Python's
+    for signum in held:
+        signal.signal(signum, lambda signum, frame: noted.append(signum))
+    try:
+        yield
+    finally:
+        for signum, handler in held.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(noted):
+            signal.raise_signal(signum)
 
 
 # HotSpot services safepoint polls and implicit null checks in compiled code

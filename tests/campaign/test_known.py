@@ -21,6 +21,7 @@ from check.failures import failure_for
 from check.finding import findings
 from check.replay import replay
 from check.subject import Subject
+from clocks import JumpingClock
 from replicheck_cli.commands import main
 from store.reader import read_counterexamples
 from store.rows import counterexample_rows
@@ -83,15 +84,18 @@ def test_a_unit_goes_on_past_what_it_found_and_writes_each_signature_once(monkey
         unknown = [v for s, v in verdicts.items() if s not in machine_cls.subject.known]
         if unknown:
             raise failure_for(unknown[0])
+        clock.jump()  # the first clean run ends the unit's share, however long the machine took to reach it
 
     from late_acks import LateAcksAndLost
     monkeypatch.setattr(Target, "subject", property(lambda self: Subject(implementation=LateAcksAndLost)))
     monkeypatch.setattr(Target, "machine", machine)
     monkeypatch.setattr(campaign.record, "run_state_machine_as_test", one_run)   # a run recorded in the corpus
     monkeypatch.setattr(campaign.unit, "reduce_seconds", lambda stop: 1.0)
-    result = run_unit(WorkUnit(KAFKA, share_s=1.0, seed=1, corpus_dir=str(tmp_path), run_id="r",
-                               deadline=time.time() + 60, engine=HYPOTHESIS))
-    assert result.signatures == (A, B) and result.found == "divergence" and result.runs >= 3
+    clock = JumpingClock(by=3600.0)
+    monkeypatch.setattr(campaign.unit, "time", clock)
+    result = run_unit(WorkUnit(KAFKA, share_s=600.0, seed=1, corpus_dir=str(tmp_path), run_id="r",
+                               deadline=time.time() + 1200, engine=HYPOTHESIS))
+    assert result.signatures == (A, B) and result.found == "divergence" and result.runs == 3
     assert knowns[:3] == [frozenset(), {A}, {A, B}]
     rows = read_counterexamples(tmp_path).rows
     assert sorted(r["signature"] for r in rows) == sorted([A, B])

@@ -22,6 +22,7 @@ from campaign.targets import Target
 from campaign.unit import UnitResult, WorkUnit
 from campaign.runner import run_campaign
 from campaign.scheduler import CLEAN, ERROR, FOUND, NOT_FOUND, NOT_RUN, STOPPED
+from clocks import JumpingClock
 
 CORRECT = Target("correct")
 FOUND_AT_ONCE = Target("variant", "NO_ELR")
@@ -139,27 +140,6 @@ def test_a_counterexample_a_lost_unit_reported_counts():
     assert not correct.ok and correct.first_failure_s == 4.0
 
 
-class JumpingClock:
-    """``campaign.runner``'s clock, which jumps ``by`` seconds ahead once told to:
-    the campaign's end comes when the test says, however slowly the machine
-    starts a worker."""
-
-    def __init__(self, by: float) -> None:
-        self.by, self.offset = by, 0.0
-
-    def jump(self) -> None:
-        self.offset = self.by
-
-    def time(self) -> float:
-        return time.time() + self.offset
-
-    def monotonic(self) -> float:
-        return time.monotonic() + self.offset
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-
 def test_a_unit_stopped_at_the_end_unwinds_before_it_is_killed(monkeypatch, tmp_path):
     """The campaign ends (its clock jumps past the budget) once the hanging unit
     has reported its run, so its worker is inside the unit when it is stopped."""
@@ -199,3 +179,44 @@ def test_bad_input_is_named_before_any_worker_starts(bad, message):
     args = dict(budget_s=1.0, workers=1) | bad
     with pytest.raises(ValueError, match=message):
         run_campaign(Campaign([CORRECT], **args), work=stand_in)
+
+
+class GrowingPool:
+    """A pool whose size grows from 1 to 2 after the first unit started (a
+    Spark executor registering after the others had settled,
+    ``SparkPool.grow``); it records each unit's slot and says it is idle once
+    two units started, ending ``_drive`` (its fifth wait fails the test)."""
+
+    def __init__(self) -> None:
+        self.slots: list = [None]
+        self.started: list[tuple[int, str]] = []
+        self.waits = 0
+
+    def grow(self) -> int:
+        if self.started and len(self.slots) == 1:
+            self.slots.append(None)
+        return len(self.slots)
+
+    def idle(self) -> list[int]:
+        return [i for i, unit in enumerate(self.slots) if unit is None]
+
+    @property
+    def busy(self) -> int:
+        return 0 if len(self.started) == 2 else sum(unit is not None for unit in self.slots)
+
+    def submit(self, slot: int, unit: WorkUnit) -> None:
+        self.slots[slot] = unit
+        self.started.append((slot, unit.target.label))
+
+    def wait(self, timeout: float) -> list:
+        self.waits += 1
+        assert self.waits < 5, f"the grown slot ran no unit: {self.started}"
+        return []
+
+
+def test_a_slot_the_pool_grows_runs_a_unit_at_once():
+    plan = Campaign([FOUND_AT_ONCE, CORRECT], budget_s=120.0, workers=1, finish_s=0.5)
+    scheduler, pool = campaign.runner._scheduler(plan, 1, time.time()), GrowingPool()
+    campaign.runner._drive(pool, scheduler, None)
+    assert pool.started == [(0, FOUND_AT_ONCE.label), (1, CORRECT.label)]
+    assert scheduler.workers == 2  # the shares after it, and the result's workers, count the new slot

@@ -31,7 +31,7 @@ from campaign.targets import Target
 from store.reader import read_counterexamples, read_runs
 from campaign.runner import run_campaign
 from campaign.spark_checks import MASTER_FORMS
-from campaign.spark_pool import executor_id, task_failure
+from campaign.spark_pool import SparkPool, executor_id, task_failure
 from campaign.spark_standalone import LoopbackCluster, free_port
 from replicheck_cli import main
 
@@ -232,6 +232,20 @@ def test_a_task_unwinds_when_asked_to_stop_its_output_in_the_log(tmp_path):
                               f"a warning\n"
 
 
+@pytest.mark.parametrize("fixed, registered, sizes", [
+    (False, [1, 2, 1, 3], [1, 2, 2, 3]),   # the executors' slots as they register; one lost keeps its slot
+    (True, [1, 2, 3], [1, 1, 1]),          # the plan's workers (or local[N]) fix the size
+])
+def test_the_pool_grows_with_the_executors_that_register_late(fixed, registered, sizes):
+    pool = SparkPool.__new__(SparkPool)  # no Spark: only the executors' count matters
+    pool._jobs, pool._fixed_size = [None], fixed
+    grown = []
+    for slots in registered:
+        pool.executor_cores = lambda slots=slots: slots
+        grown.append(pool.grow())
+    assert grown == sizes and pool.size == sizes[-1]
+
+
 # ------------------------------------------------------- on a real cluster
 
 @pytest.fixture(scope="module")
@@ -306,7 +320,9 @@ def test_the_report_after_a_campaign_on_the_cluster_is_built_there(spark_cluster
     from replicheck_cli.report_job import build_report_within
     (tmp_path / "corpus").mkdir()
     before = len(_apps(spark_cluster))
-    built = build_report_within(tmp_path / "corpus", tmp_path / "report", 120, ["correct"], "sparktest",
+    # A net, not a wait: beside the fault matrix's scenarios on a loaded CI machine the application's
+    # executor (its JVM, its Python worker) took more than 120 s to start.
+    built = build_report_within(tmp_path / "corpus", tmp_path / "report", 400, ["correct"], "sparktest",
                                 spark_cluster.master)
     assert (built.path, built.problem) == (tmp_path / "report" / "index.html", None), built.log.read_text()[-3000:]
     assert _apps(spark_cluster)[before:] == ["replicheck-reports"]
@@ -323,14 +339,20 @@ from campaign.runner import run_campaign
 master, corpus, log = sys.argv[1:4]
 
 def work(unit, progress, worker):
+    import jpype
     from kafka_bridge.jvm import start
     from pyspark import SparkFiles
     # The JVM the unit's runs use (kafka_bridge.jvm.start, once per process), started
-    # before them: its classpath is known even when a loaded machine leaves no time to run.
-    jpype = start()
-    classpath = str(jpype.java.lang.System.getProperty("java.class.path"))
-    os.write(1, (json.dumps({"classpath": classpath, "files": os.path.abspath(SparkFiles.getRootDirectory())})
-                 + "\\n").encode())
+    # before them: its classpath is known even when a loaded machine leaves no time to
+    # run, and even when the unit was asked to stop while its JVM started (the stop
+    # comes once it has started).
+    try:
+        start()
+    finally:
+        if jpype.isJVMStarted():
+            classpath = str(jpype.java.lang.System.getProperty("java.class.path"))
+            os.write(1, (json.dumps({"classpath": classpath,
+                                     "files": os.path.abspath(SparkFiles.getRootDirectory())}) + "\\n").encode())
     return run_unit(unit, progress, worker)
 
 result = run_campaign(Campaign([Target.parse("implementation:kafka")], budget_s=20.0, workers=1, seed=1, corpus_dir=corpus, run_id="sparkkafka", master=master, finish_s=2.0, log_path=log), work=work)
