@@ -39,8 +39,9 @@ test: $(STAMP) $(KAFKA_STAMP)
 
 # The system tests, left out of `make test` (pytest's marker "system"): a campaign and a
 # report on a standalone Spark cluster started on loopback, the live view in headless
-# Chromium, the fault matrix's signalled pytest and fuzz processes. CI runs them after the
-# suite. loadfile: the cluster's tests share one cluster, started once on one worker.
+# Chromium, the fault matrix's signalled pytest and fuzz processes, report processes with a
+# Spark JVM of their own, Spark over an S3 server, Maven builds of the reproducers, fresh
+# processes starting Kafka's JVM. CI runs them after the suite. loadfile: the cluster's tests share one cluster, started once on one worker.
 .PHONY: test-system
 test-system: $(STAMP) $(KAFKA_STAMP)
 	REPLICHECK_REQUIRE_KAFKA=1 $(BIN)/python -m pytest -n auto --dist loadfile -m system

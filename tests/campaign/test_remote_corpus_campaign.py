@@ -50,6 +50,7 @@ def test_a_campaign_writes_to_s3_and_replay_reads_it_back(s3_bucket):
     assert f"counterexample {ident}" in replayed.stdout and f"file:       {uri}/counterexamples/" in replayed.stdout
 
 
+@pytest.mark.system  # Spark on an S3 server
 def test_the_spark_report_loads_an_s3_corpus(s3_bucket, s3_endpoint, tmp_path):
     pytest.importorskip("pyspark")
     if shutil.which("java") is None:
@@ -81,6 +82,7 @@ def test_the_spark_report_loads_an_s3_corpus(s3_bucket, s3_endpoint, tmp_path):
         spark.stop()
 
 
+@pytest.mark.system  # Spark on an S3 server
 def test_a_spark_campaign_writes_to_s3(s3_bucket, tmp_path, monkeypatch):
     pytest.importorskip("pyspark")
     if shutil.which("java") is None:

@@ -26,6 +26,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: Each test is a fresh Python process starting its own JVM (up to half a minute on a loaded machine).
+pytestmark = pytest.mark.system
+
 #: HotSpot flags compiling ``java.util`` (what the JVM's shutdown runs) on first use.
 COMPILED = "-Xcomp -XX:CompileCommand=quiet -XX:CompileCommand=compileonly,java/util/*.*"
 

@@ -158,6 +158,7 @@ def test_every_finding_has_a_reproducer_that_expects_to_pass():
 
 
 @MAVEN
+@pytest.mark.system  # Maven builds and runs JUnit
 def test_findings_reproducers_compile_and_pass_on_the_pinned_release(tmp_path):
     """Finding 5's (Kafka's controller alone) and finding 2's (Kafka's Partition too)."""
     out = tmp_path / "reproducers"
@@ -186,6 +187,7 @@ def _planted_row(tmp_path, monkeypatch) -> dict:
 
 
 @MAVEN
+@pytest.mark.system  # Maven builds and runs JUnit
 def test_a_reproducer_of_a_fresh_disagreement_fails_at_the_rows_step(tmp_path, monkeypatch):
     row = _planted_row(tmp_path, monkeypatch)
     out = tmp_path / "reproducer"

@@ -27,6 +27,7 @@ def _corpus(tmp_path: Path) -> Path:
     return tmp_path / "corpus"
 
 
+@pytest.mark.system  # a report process: its own Spark JVM
 def test_the_report_is_built_aside_with_sparks_output_in_its_log(tmp_path, capfd):
     outcome = build_report_within(_corpus(tmp_path), tmp_path / "report", 600,
                                   ["variant:NO_ELR", "bug:PRODUCE_IGNORES_MIN_ISR"], "camp")
@@ -73,6 +74,7 @@ def _gone(pid) -> bool:
         return False
 
 
+@pytest.mark.system  # a report process: its own Spark JVM
 def test_a_warmed_up_report_process_builds_the_report_and_leaves_nothing_running(tmp_path, capfd):
     from replicheck_cli.report_job import ReportProcess
     process = ReportProcess(tmp_path / "report")
@@ -86,6 +88,7 @@ def test_a_warmed_up_report_process_builds_the_report_and_leaves_nothing_running
     assert process.pid is None and _gone(pid) and _gone(jvm)
 
 
+@pytest.mark.system  # a report process: its own Spark JVM
 def test_a_report_process_stopped_before_the_go_ends_with_its_jvm(tmp_path):
     from replicheck_cli.report_job import ReportProcess
     with ReportProcess(tmp_path / "report") as process:
@@ -170,6 +173,7 @@ def _fuzz_with(monkeypatch, tmp_path, outcome: str) -> tuple[int, dict]:
 
 
 @pytest.mark.parametrize("outcome", ["clean", "interrupted", "raises"])
+@pytest.mark.system  # a report process: its own Spark JVM
 def test_fuzz_warms_the_report_up_during_the_search_and_leaves_no_jvm(monkeypatch, tmp_path, capsys, outcome):
     code, seen = _fuzz_with(monkeypatch, tmp_path, outcome)
     assert seen["alive"] and seen["jvm"] is not None

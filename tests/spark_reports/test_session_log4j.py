@@ -64,6 +64,7 @@ spark.stop()
 """
 
 
+@pytest.mark.system  # a report JVM of its own
 def test_a_planted_log4j_file_is_not_used_by_the_report_jvm(tmp_path):
     """A real report session, its temp folder (``TMPDIR``) holding a planted
     configuration: the JVM never writes the planted file's target, and the

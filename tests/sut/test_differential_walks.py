@@ -3,7 +3,7 @@ seeded walk over ``model.enabled_actions``; after EVERY step the SUT's outcome a
 observation must equal the model's, and the SUT must agree with the model on whether
 each enabled action — and a sample of disabled ones — is enabled.
 
-Two walk policies per configuration, 6,000 steps each:
+Two walk policies per configuration, 4,000 steps each:
 - ``family``: ``check.random_walk.choose`` with policy "family" (a family
   uniformly, then an action of it);
 - ``low-churn``: the "weighted" policy with faults and broker churn rarer still
@@ -54,7 +54,7 @@ CONFIGS = {
     "kafka-5b-rf2-min2": Config(brokers=(1, 2, 3, 4, 5), assignment=(4, 2), min_isr=2, profile=KAFKA),
 }
 
-STEPS_PER_POLICY = 6_000   # per configuration and policy: 12,000 steps per configuration
+STEPS_PER_POLICY = 4_000   # per configuration and policy: 8,000 steps per configuration
 WALK = 500                 # steps before a walk restarts from the initial state
 PROBES_PER_STEP = 6        # disabled-action candidates checked per step
 
