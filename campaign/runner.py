@@ -26,8 +26,9 @@ On Spark. With ``master`` (a Spark master URL), units run as Spark tasks
 (``campaign.spark_pool.SparkPool``) instead of local worker processes: the
 same scheduler, verdicts and corpus; ``workers`` is then how many units run
 at once (None: the executors' cores, growing as executors register later:
-``SparkPool.grow``). The budget starts once the executors have registered: Spark's start (its JVM, the executors': seconds) comes before
-it, and counts in ``elapsed_s``.
+``SparkPool.grow``). The budget starts once the executors have registered:
+Spark's start (its JVM, the executors': seconds) comes before it, and counts
+in ``elapsed_s``.
 
 Reproducibility. With a ``seed``, the k-th machine run of shard s of a target
 draws the same examples each time (``campaign.unit.run_seed``; on the same

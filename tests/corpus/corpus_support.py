@@ -4,7 +4,6 @@ in a subprocess on a generated test file."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ from store.writer import CorpusWriter
 from model import (Config, Produce, ProposeIsrExpand, ProposeIsrShrink, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, Variant)
 from sut import Cluster
+from processes import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,9 +83,7 @@ def write_corpus(root: Path, rows: list[dict], run_id: str = "handmade", worker:
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment for a nested pytest: none of this run's xdist, pytest or
     corpus variables."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_", "REPLICHECK_")) and k != "HYPOTHESIS_PROFILE"}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env = {k: v for k, v in child_env().items() if not k.startswith("REPLICHECK_") and k != "HYPOTHESIS_PROFILE"}
     env.update(extra)
     return env
 

@@ -24,7 +24,7 @@ from typing import Optional
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from processes import child_env
 
 #: Each test is a fresh Python process starting its own JVM (up to half a minute on a loaded machine).
 pytestmark = pytest.mark.system
@@ -73,11 +73,7 @@ TEST_MODULE = textwrap.dedent('''
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("PYTEST_") and k not in ("REPLICHECK_CORPUS", "REPLICHECK_PROFILE")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env["JAVA_TOOL_OPTIONS"] = " ".join(filter(None, [env.get("JAVA_TOOL_OPTIONS"), COMPILED]))
-    return env
+    return child_env(JAVA_TOOL_OPTIONS=" ".join(filter(None, [os.environ.get("JAVA_TOOL_OPTIONS"), COMPILED])))
 
 
 def _run(cwd: Path, *args: str) -> subprocess.CompletedProcess:

@@ -6,7 +6,6 @@ puts NAME in the suite's implementation machine test instead of the bundled SUT.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -14,12 +13,12 @@ from pathlib import Path
 
 from check.implementations import KAFKA, subject_for
 from check.machine import machine_for
+from processes import child_env
 
 #: Under the Kafka profile, detached at its findings: what is checked is agreement with the model.
 KafkaMachine = machine_for(subject_for(KAFKA), name="KafkaMachine")
 TestKafkaMachine = KafkaMachine.TestCase
 
-ROOT = Path(__file__).resolve().parents[2]
 
 #: A test module built with ``machine_under_test``, checking what the option made of it.
 PROBE = textwrap.dedent('''
@@ -38,9 +37,7 @@ PROBE = textwrap.dedent('''
 def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     """A nested ``pytest -p pytest_replicheck.plugin`` in ``cwd`` (outside the project:
     neither its conftest nor its corpus is involved)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("PYTEST_") and k not in ("REPLICHECK_CORPUS", "REPLICHECK_PROFILE")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env = child_env()
     cmd = [sys.executable, "-m", "pytest", "-p", "pytest_replicheck.plugin", "-p", "no:cacheprovider", "--no-corpus",
            "-q", *args]
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)

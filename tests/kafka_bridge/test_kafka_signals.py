@@ -12,14 +12,12 @@ sends at shutdown. Each case runs in a fresh process."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from processes import ROOT, child_env
 
 #: A unit's task as ``campaign.spark_pool`` runs it: within ``_stop_file``, the
 #: JVM started; the stop file appears; the task's ``Stopped`` ends the wait.
@@ -95,9 +93,7 @@ HUNG_UP = textwrap.dedent('''
 
 
 def _run(script: str, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    return subprocess.run([sys.executable, "-c", script, *args], cwd=ROOT, env=env, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", script, *args], cwd=ROOT, env=child_env(), capture_output=True, text=True,
                           timeout=600)
 
 
