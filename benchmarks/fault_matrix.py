@@ -327,15 +327,20 @@ def fuzz_fault(how: str, work: Optional[Path] = None, after_s: float = 1.0) -> O
     run)."""
     work = Path(work or tempfile.mkdtemp(prefix="fault-fuzz-"))
     corpus = work / "corpus"
-    cmd = [sys.executable, "-m", "replicheck_cli.commands", "fuzz", "--minutes", "2", "--workers", "2",
+    # 30 minutes: the signal always ends the run, and the correct target is still searching
+    # when it comes however slow the machine.
+    cmd = [sys.executable, "-m", "replicheck_cli.commands", "fuzz", "--minutes", "30", "--workers", "2",
            "--no-report", "--seed", "1", "--corpus", str(corpus)] + \
         [a for f in FUZZ_FLAWS for a in ("--variant", f)]
     out_path = work / "out.txt"
     found_lines = lambda: re.findall(r"^found\s+variant:(\S+)", out_path.read_text(), re.M)  # noqa: E731
     with _process_group(cmd, work, _env(), out_path) as proc:
-        _wait_for(lambda: len(found_lines()) == len(FUZZ_FLAWS), 120, proc, "both flaws found", out_path)
+        _wait_for(lambda: len(found_lines()) == len(FUZZ_FLAWS), 300, proc, "both flaws found", out_path)
         time.sleep(after_s)   # the correct target searching, its runs in flight
         if how == "worker-sigkill":
+            # Both finds reduced (a status line after them with nothing left to reduce), so
+            # both workers run the correct target's units: the killed one is a search's.
+            _wait_for(lambda: _reduced(out_path.read_text(), len(FUZZ_FLAWS)), 180, proc, "finds reduced", out_path)
             _wait_for(lambda: len(_children(proc.pid)) >= 2, 60, proc, "two workers", out_path)
             os.kill(_children(proc.pid)[0], signal.SIGKILL)
             time.sleep(3.0)
@@ -357,6 +362,14 @@ def fuzz_fault(how: str, work: Optional[Path] = None, after_s: float = 1.0) -> O
     return Outcome(label, found=len(found), on_disk=sum(f"campaign[variant:{f}]" in on_disk for f in found),
                    runs_found=sum(int(n) for n in matrix.values()) if matrix else None, runs_on_disk=len(runs),
                    note="the machine runs in flight", status=status, output=text)
+
+
+def _reduced(text: str, finds: int) -> bool:
+    """Whether a status line printed after the last find shows ``finds`` found and
+    none left to reduce (``replicheck_cli.display.status_line``)."""
+    founds = list(re.finditer(r"^found\s.*$", text, re.M))
+    after = text[founds[-1].end():] if founds else ""
+    return bool(re.search(rf"^search .* {finds} found$", after, re.M))
 
 
 def _children(pid: int) -> list[int]:

@@ -161,10 +161,11 @@ class SparkPool:
     Starts Spark (some seconds: the driver's JVM, the executors). ValueError
     names a bad ``master`` or ``corpus_dir`` (before Spark starts);
     SparkUnavailable when no executor registers within ``register_s`` seconds
+    (None: ``REGISTER_S``, read when the pool starts)
     or Spark cannot start here."""
 
     def __init__(self, plan: Campaign, work: Callable, setup: Optional[Callable] = None,
-                 app_name: str = "replicheck-fuzz", register_s: float = REGISTER_S) -> None:
+                 app_name: str = "replicheck-fuzz", register_s: Optional[float] = None) -> None:
         master, size, log_path, corpus_dir = plan.master, plan.workers, plan.log_path, plan.corpus_dir
         if master is None:
             raise ValueError("a campaign on Spark needs a master")
@@ -201,7 +202,7 @@ class SparkPool:
             self._sc = self._start(app_name)
             self._shipped = self._ship(plan.implementations)
             self._listener = self._listen()
-            cores = self._wait_for_executors(register_s)
+            cores = self._wait_for_executors(REGISTER_S if register_s is None else register_s)
         except BaseException:
             self._shutdown()
             raise

@@ -124,11 +124,11 @@ class CorpusWriter:
         #: Why the last write failed (None: it did not).
         self.last_error: Optional[str] = None
         self._seq = 0
-        self._last_write = time.monotonic()
         self._printed: set[str] = set()
         self._lock = threading.Lock()
         self._timer: Optional[threading.Timer] = None
         load_conversions()   # here, not first on the timer thread (store.part.load_conversions says why)
+        self._last_write = time.monotonic()   # after the import, which can take a second
 
     def add_counterexamples(self, rows: Iterable[dict[str, Any]]) -> None:
         """Buffer counterexample rows (written by the next write)."""

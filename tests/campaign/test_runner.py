@@ -94,13 +94,26 @@ def test_a_unit_running_at_the_end_is_stopped_and_the_rest_not_run(monkeypatch):
     assert not result.ok
 
 
-def test_a_worker_killed_by_sigkill_is_a_crash_not_a_flaw_not_found():
-    """Killed after a run, and nothing found (in its retry either, when the
-    budget leaves time to start a worker again): the kill is the verdict (error,
-    naming it), not "not found". That a lost unit is retried once is the
+def _end_after_the_retry(monkeypatch):
+    """An ``on_progress`` that ends the campaign (the runner's clock jumps past its
+    budget) once the lost unit's retry has reported its run: the budget is a net,
+    however slowly a loaded machine starts the workers."""
+    clock = JumpingClock(by=600.0)
+    monkeypatch.setattr(campaign.runner, "time", clock)
+
+    def end(progress):
+        if progress.runs >= 2:
+            clock.jump()
+    return end
+
+
+def test_a_worker_killed_by_sigkill_is_a_crash_not_a_flaw_not_found(monkeypatch):
+    """Killed after a run, and nothing found (in its retry either): the kill is
+    the verdict (error, naming it), not "not found". That a lost unit is retried once is the
     scheduler's (test_scheduler); that the runner starts a new worker for it,
     the next test's."""
-    result = run_campaign(Campaign([KILLED], budget_s=3.0, workers=1, seed=1, finish_s=0.5), work=stand_in)
+    result = run_campaign(Campaign([KILLED], budget_s=120.0, workers=1, seed=1, finish_s=0.5),
+                          on_progress=_end_after_the_retry(monkeypatch), work=stand_in)
     (killed,) = result.targets
     assert killed.verdict == ERROR, killed
     assert killed.why.startswith("its worker process died (killed by SIGKILL); "), killed.why
@@ -118,8 +131,9 @@ def test_a_lost_units_retry_runs_in_a_new_worker_process():
     assert time.monotonic() - t0 < 120
 
 
-def test_a_worker_stopped_by_someone_elses_sigterm_unwinds_and_is_reported_so(tmp_path):
-    result = run_campaign(Campaign([TERMINATED], budget_s=3.0, workers=1, seed=1, corpus_dir=str(tmp_path), finish_s=0.5), work=stand_in)
+def test_a_worker_stopped_by_someone_elses_sigterm_unwinds_and_is_reported_so(tmp_path, monkeypatch):
+    result = run_campaign(Campaign([TERMINATED], budget_s=120.0, workers=1, seed=1, corpus_dir=str(tmp_path),
+                                   finish_s=0.5), on_progress=_end_after_the_retry(monkeypatch), work=stand_in)
     (terminated,) = result.targets
     assert terminated.verdict == ERROR, terminated
     assert terminated.why.startswith("its worker process died (killed by SIGTERM); "), terminated.why

@@ -91,13 +91,15 @@ def test_a_counterexample_is_on_disk_before_record_returns(tmp_path, hwm_finding
 
 
 def test_runs_rows_are_written_within_flush_every_s(tmp_path):
-    writer = CorpusWriter(tmp_path, run_id="r", worker="main", flush_every_s=0.5)
+    # 5 s: time enough, on a loaded machine, for the record and the read below before it is due
+    writer = CorpusWriter(tmp_path, run_id="r", worker="main", flush_every_s=5.0)
     writer.record(stub_run())
     assert read_runs(tmp_path).rows == []            # buffered: the writer wrote (was made) just now
-    end = time.monotonic() + 10
+    end = time.monotonic() + 60
     while not read_runs(tmp_path).rows and time.monotonic() < end:
         time.sleep(0.05)
     assert len(read_runs(tmp_path).rows) == 1        # the timer wrote it, without another record
+    writer.flush_every_s = 0.5
     time.sleep(0.6)
     writer.record(stub_run())                       # due: written by the record itself
     assert len(read_runs(tmp_path).rows) == 2

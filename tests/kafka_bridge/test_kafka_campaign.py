@@ -26,6 +26,8 @@ from check.replay import replay
 from check.subject import Subject
 from store.decode import decode_counterexample
 from store.reader import read_counterexamples, read_runs
+from store.writer import CorpusWriter
+from clocks import JumpingClock
 from store.rows import counterexample_rows
 from model import (KAFKA, NO_LEADER, CancelReassignment, Config, FenceBroker, Observation, Reassign)
 
@@ -90,9 +92,21 @@ def test_the_kafka_target_runs_kafkas_code_against_the_model_and_records_its_run
 
 def test_a_disagreement_is_exported_named_kafka_reduced_with_kafka_and_replayed(tmp_path, small_runs, monkeypatch):
     monkeypatch.setattr(kafka_bridge, "implementation", MisreportedEpoch)
-    # Seconds, not one: with Kafka's Partition an example of 40 rules takes a few
-    # seconds, and this seed's first example never moves the leader epoch.
-    result = run_target(TARGET, share_s=10.0, deadline=time.time() + 60, corpus_dir=str(tmp_path), seed=2)
+    # An implementation searches its whole share, past a find: the share ends (the unit's
+    # clock jumps past it, not past the deadline) once the first counterexample is written,
+    # however long a loaded machine took to get there (this seed's first run finds nothing).
+    clock = JumpingClock(by=700.0)
+    monkeypatch.setattr(campaign.unit, "time", clock)
+    record = CorpusWriter.record
+
+    def record_then_jump(self, *args, **kwargs):
+        rows = record(self, *args, **kwargs)
+        if rows:
+            clock.jump()
+        return rows
+
+    monkeypatch.setattr(CorpusWriter, "record", record_then_jump)
+    result = run_target(TARGET, share_s=600.0, deadline=time.time() + 1200, corpus_dir=str(tmp_path), seed=2)
     assert result.found == "divergence" and not result.ok
     rows = read_counterexamples(tmp_path).rows
     assert rows and all(r["test_id"] == "campaign[implementation:kafka]" for r in rows)
