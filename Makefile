@@ -37,6 +37,13 @@ kafka-jars: $(KAFKA_STAMP)
 test: $(STAMP) $(KAFKA_STAMP)
 	REPLICHECK_REQUIRE_KAFKA=1 $(BIN)/python -m pytest -n auto --dist worksteal
 
+# The Spark report's tests, left out of `make test` (pytest's marker "spark"): the
+# analyses, the report, the corpus read by Spark, locally and over S3, on a local
+# SparkSession per pytest worker.
+.PHONY: test-spark
+test-spark: $(STAMP)
+	$(BIN)/python -m pytest -n auto --dist worksteal -m spark
+
 # The system tests, left out of `make test` (pytest's marker "system"): a campaign and a
 # report on a standalone Spark cluster started on loopback, the live view in headless
 # Chromium, the fault matrix's signalled pytest and fuzz processes, report processes with a

@@ -53,7 +53,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable, Optional
 
-from model import DYNAMIC_CONFIGS, MIN_INSYNC_REPLICAS, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Config
+from model import DYNAMIC_CONFIGS, MIN_INSYNC_REPLICAS, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Config, Rule
 
 from sut.metadata import (ApiMessage, ConfigRecord, ControlledShutdownRecord, FenceBrokerRecord, PartitionChangeRecord,
                           PartitionRecord, PartitionRegistration, RegisterBrokerRecord, UnfenceBrokerRecord)
@@ -102,12 +102,15 @@ def registration_of(p: Any) -> PartitionRegistration:
 class BrokerRegistrationView:
     """The controller's registration of one broker (``epoch`` None: never registered)."""
 
-    __slots__ = ("broker_id", "epoch", "fenced", "in_controlled_shutdown", "record_offset", "session")
+    __slots__ = ("broker_id", "epoch", "fenced", "in_controlled_shutdown", "record_offset", "session",
+                 "controlled_shutdown_offset")
 
     def __init__(self, broker_id: int, epoch: Optional[int], fenced: bool, record_offset: Optional[int],
-                 in_controlled_shutdown: bool = False, session: bool = False) -> None:
+                 in_controlled_shutdown: bool = False, session: bool = False,
+                 controlled_shutdown_offset: Optional[int] = None) -> None:
         self.broker_id, self.epoch, self.fenced, self.record_offset = broker_id, epoch, fenced, record_offset
         self.in_controlled_shutdown, self.session = in_controlled_shutdown, session
+        self.controlled_shutdown_offset = controlled_shutdown_offset
 
 
 class ClusterControlView:
@@ -243,6 +246,7 @@ class KafkaQuorumController:
         for broker, reg in self.registrations().items():
             if reg.session and not other.registrations()[broker].session:
                 other.shim.trackSession(broker)
+        other.shim.adoptHeartbeats(self.shim)   # the reported metadata offsets, controlled shutdown offsets
         other._registrations = None
         return other
 
@@ -344,10 +348,11 @@ class KafkaQuorumController:
             for b in self.config.brokers:
                 r = self.shim.registration(b)
                 offset = int(self.shim.registerBrokerRecordOffset(b))
+                shutdown = int(self.shim.controlledShutdownOffset(b)) if self._waits else -1
                 out[b] = BrokerRegistrationView(b, None if r is None else int(r.epoch()),
                                                 True if r is None else bool(r.fenced()), None if offset < 0 else offset,
                                                 r is not None and bool(r.inControlledShutdown()),
-                                                bool(self.shim.hasSession(b)))
+                                                bool(self.shim.hasSession(b)), None if shutdown < 0 else shutdown + 1)
             self._registrations = out
         return self._registrations
 
@@ -396,10 +401,49 @@ class KafkaQuorumController:
         return reg.fenced and reg.record_offset is not None and metadata_offset - 1 >= reg.record_offset
 
     def _heartbeat(self, broker: int, metadata_offset: int, want_shut_down: bool) -> Any:
+        """A heartbeat, its records replayed; one that leaves the broker in controlled
+        shutdown sets its controlled shutdown offset to the batch's last offset
+        (QuorumController's processBatchEndOffset), under
+        Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS."""
         reg = self.registrations()[broker]
         result = self.request("heartbeat", broker, reg.epoch, metadata_offset - 1, False, want_shut_down)
         self.commit(result.records())
-        return result.response()
+        reply = result.response()
+        if self._waits and reply.inControlledShutdown():
+            self.request("processBatchEndOffset", broker, self.end_offset - 1)
+            self._registrations = None
+        return reply
+
+    @property
+    def _waits(self) -> bool:
+        return self.config.follows(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS)
+
+    def report_metadata_offsets(self, offsets: dict[int, int]) -> None:
+        """The brokers' periodic heartbeats: each unfenced broker in ``offsets`` reports
+        the records it has applied (``BrokerHeartbeatManager.touch``; Kafka counts the
+        last offset applied, ``offsets`` - 1). Only under
+        Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS: nothing else reads them."""
+        if not self._waits:
+            return
+        registrations = self.registrations()
+        for broker, offset in offsets.items():
+            if not registrations[broker].fenced:
+                self.request("reportMetadataOffset", broker, offset - 1)
+
+    def controlled_shutdown_wait(self, broker: int, offsets: dict[int, int]) -> Optional[str]:
+        """Why Kafka's heartbeat manager would not let ``broker`` go once the running
+        brokers reported ``offsets`` (``ReplicheckControllerFixture.controlledShutdownWaitsFor``,
+        which asks ``BrokerHeartbeatManager.calculateNextBrokerState`` and changes
+        nothing), or None; always None when the rule is off."""
+        if not self._waits:
+            return None
+        k = kafka()
+        running = sorted(offsets)
+        other = int(self.shim.controlledShutdownWaitsFor(broker, k.ints(running),
+                                                         k.longs([offsets[b] - 1 for b in running])))
+        if other < 0:
+            return None
+        return f"Kafka's heartbeat manager keeps broker {broker} in controlled shutdown: broker {other} is behind"
 
     def process_broker_heartbeat(self, broker: int, want_fence: bool, metadata_offset: int) -> bool:
         """A heartbeat (``wantFence`` false: the SUT's brokers never ask to be fenced);

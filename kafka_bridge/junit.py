@@ -121,6 +121,13 @@ def call_statements(call: Call, n: int, out: JavaSource, release: tuple[int, ...
         return [f"controller.trackSession({int(call.args[0])});   // its first heartbeat once registered"]
     if call.method == "failOver":
         return ["controller.failOver();   // the active controller resigns: a standby that replayed the log activates"]
+    if call.method == "reportMetadataOffset":
+        b, offset = int(call.args[0]), int(call.args[1])
+        return [f"controller.reportMetadataOffset({b}, {offset}L);   // broker {b}'s heartbeat reports offset {offset}"]
+    if call.method == "processBatchEndOffset":
+        b, offset = int(call.args[0]), int(call.args[1])
+        return [f"controller.processBatchEndOffset({b}, {offset}L);   // broker {b} is in controlled shutdown "
+                f"until the active brokers reach {offset}"]
     if call.thrown is None and call.method in _PERIODIC and not list(call.result.records()):
         return []
     lines: list[str] = []

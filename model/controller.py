@@ -289,7 +289,9 @@ def register_broker(state: ClusterState, broker: int, clean: bool) -> ClusterSta
     cfg = state.config
     epoch = len(state.controller.metadata_log)
     state = set_registration(state, attrs.evolve(state.registration(broker), broker_epoch=epoch, fenced=True,
-                                                 in_controlled_shutdown=False, session=True))
+                                                 in_controlled_shutdown=False, session=True,
+                                                 controlled_shutdown_offset=None))
+    state = _heard(state, broker)
     record_first = not cfg.follows(Rule.METADATA_RECORD_ORDER)
     if record_first:
         state = append_metadata(state, RegisterBrokerRecord(broker, epoch, clean))
@@ -351,9 +353,24 @@ def fail_over(state: ClusterState) -> ClusterState:
     """A standby becomes the active controller (Rule.CONTROLLER_FAILOVER;
     ``ClusterControlManager.activate``): the metadata log and what it holds stay;
     each registration's session is rebuilt, fresh for an unfenced broker, none for
-    a fenced one."""
-    regs = tuple(attrs.evolve(r, session=not r.fenced) for r in state.controller.registrations)
-    return attrs.evolve(state, controller=attrs.evolve(state.controller, registrations=regs))
+    a fenced one. Under Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS the new
+    heartbeat manager holds no controlled shutdown offset, and has heard from no
+    broker that is not running (``ControllerState.unheard``)."""
+    regs = tuple(attrs.evolve(r, session=not r.fenced, controlled_shutdown_offset=None)
+                 for r in state.controller.registrations)
+    unheard = state.controller.unheard
+    if state.config.follows(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS):
+        unheard = frozenset(b.id for b in state.brokers
+                            if b.status not in (BrokerStatus.STARTING, BrokerStatus.RUNNING))
+    return attrs.evolve(state, controller=attrs.evolve(state.controller, registrations=regs, unheard=unheard))
+
+
+def _heard(state: ClusterState, broker: int) -> ClusterState:
+    """``broker`` registered: the heartbeat manager knows it again."""
+    if broker not in state.controller.unheard:
+        return state
+    return attrs.evolve(state, controller=attrs.evolve(state.controller,
+                                                       unheard=state.controller.unheard - {broker}))
 
 
 def fence_broker(state: ClusterState, broker: int) -> ClusterState:
@@ -362,7 +379,8 @@ def fence_broker(state: ClusterState, broker: int) -> ClusterState:
     Rule.METADATA_RECORD_ORDER the partition change precedes the fence record
     (ReplicationControlManager.handleBrokerFenced). The session stays (a
     controlled shutdown's fencing; ``expire_session`` ends it)."""
-    state = set_registration(state, attrs.evolve(state.registration(broker), fenced=True))
+    state = set_registration(state, attrs.evolve(state.registration(broker), fenced=True,
+                                                 controlled_shutdown_offset=None))
     record_first = not state.config.follows(Rule.METADATA_RECORD_ORDER)
     if record_first:
         state = append_metadata(state, FenceBrokerRecord(broker))
@@ -393,12 +411,42 @@ def begin_controlled_shutdown(state: ClusterState, broker: int) -> ClusterState:
     partition change moving its leadership and ISR membership away
     (ReplicationControlManager.handleBrokerInControlledShutdown) -- and stays
     unfenced; one that leads nothing is fenced at once (SHUTDOWN_NOW,
-    handleBrokerFenced)."""
+    handleBrokerFenced). Under Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS
+    the broker's controlled shutdown offset is the log's end after these records
+    (QuorumController.processBrokerHeartbeat, processBatchEndOffset)."""
     if state.partition.leader != broker:
         return fence_broker(state, broker)
     state = set_registration(state, attrs.evolve(state.registration(broker), in_controlled_shutdown=True))
     state = append_metadata(state, ControlledShutdownRecord(broker))
-    return _remove_broker(state, broker)
+    state = _remove_broker(state, broker)
+    if not state.config.follows(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS):
+        return state
+    return set_registration(state, attrs.evolve(state.registration(broker),
+                                                controlled_shutdown_offset=len(state.controller.metadata_log)))
+
+
+def controlled_shutdown_wait(state: ClusterState, broker: int) -> Optional[tuple[int, int, int]]:
+    """What keeps ``broker``, in controlled shutdown, from being let go
+    (Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS; Kafka's
+    ``BrokerHeartbeatManager.calculateNextBrokerState``, CONTROLLED_SHUTDOWN): the
+    first active broker (registered, unfenced, without a controlled shutdown offset)
+    whose reported metadata offset is below ``broker``'s controlled shutdown offset,
+    as (that broker, its reported offset, the offset awaited), both exclusive ends;
+    None when nothing does (without an offset it is let go at once). A broker's
+    report is the records it has applied (a running broker's heartbeats are read
+    as current; a stopped one's as of its stop), 0 from one the controller has not
+    heard from since it became active."""
+    awaited = state.registration(broker).controlled_shutdown_offset
+    if awaited is None:
+        return None
+    for reg in state.controller.registrations:
+        if reg.broker == broker or reg.broker_epoch is None or reg.fenced \
+                or reg.controlled_shutdown_offset is not None:
+            continue
+        reported = 0 if reg.broker in state.controller.unheard else state.broker(reg.broker).metadata_offset
+        if reported < awaited:
+            return reg.broker, reported, awaited
+    return None
 
 
 def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
@@ -427,6 +475,8 @@ def amend_registration(state: ClusterState, broker: int) -> ClusterState:
     its unfencing waits for (Rule.METADATA_RECORD_ORDER)."""
     reg = state.registration(broker)
     assert reg.broker_epoch is not None
+    # its replay starts the broker's heartbeat state anew: no controlled shutdown offset
+    state = set_registration(state, attrs.evolve(reg, controlled_shutdown_offset=None))
     return append_metadata(state, RegisterBrokerRecord(broker, reg.broker_epoch, True, reg.fenced,
                                                        reg.in_controlled_shutdown))
 

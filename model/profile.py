@@ -48,6 +48,8 @@ class Rule(enum.Enum):
     FENCED_BROKER_SESSION_EXPIRES = "ReplicationControlManager.maybeFenceOneStaleBroker (a fenced broker's session)"
     CONTROLLER_FAILOVER = "QuorumController.renounce, claim; ClusterControlManager.activate"
     REGISTRATION_AMENDED = "ClusterControlManager.registerBroker (the same incarnation id)"
+    CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS = ("BrokerHeartbeatManager.calculateNextBrokerState "
+                                                    "(CONTROLLED_SHUTDOWN), lowestActiveOffset")
     EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS = "ReplicationControlManager.getTopicEffectiveMinIsr"
     ELR_ELECTION_ONLY_WITH_EMPTY_ISR = "PartitionChangeBuilder.isValidNewLeader"
     PERIODIC_UNCLEAN_ELECTION = "ReplicationControlManager.maybeElectUncleanLeaders, electLeader"
@@ -258,6 +260,24 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "A starting broker that registers again must replicate the metadata log past the amended record before "
         "it is unfenced; a running broker's registration, ISR membership and leadership are unchanged.",
         requires=(Rule.METADATA_RECORD_ORDER,)),
+    Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS: RuleDoc(
+        "§8.3 (the controller lets a broker in controlled shutdown go once its leadership has moved)",
+        _META + "BrokerHeartbeatManager.java: calculateNextBrokerState (CONTROLLED_SHUTDOWN), lowestActiveOffset, "
+        "maybeUpdateControlledShutdownOffset, touch, register; QuorumController.java: processBrokerHeartbeat "
+        "(processBatchEndOffset); ClusterControlManager.java: activate, replay(RegisterBrokerRecord)",
+        "A broker in controlled shutdown is fenced at its next heartbeat once it leads nothing.",
+        "The heartbeat that puts a broker in controlled shutdown sets its controlled shutdown offset to the last "
+        "offset of the batch it wrote (the leadership moves). The broker is let go (SHUTDOWN_NOW, fenced) only once "
+        "every active broker (registered, unfenced, not in controlled shutdown) has reported, in its heartbeats, "
+        "a metadata offset at or past it. A running broker's heartbeats are read as current; a broker that stopped "
+        "while unfenced keeps the offset it last reported until its session expires, and one a new active "
+        "controller has not heard from (not running when it became active) reports none. The offset lives in the "
+        "heartbeat manager only: a fencing, a new registration (an amended one too) or a failover drops it, and a "
+        "broker in controlled shutdown without one is let go at its next heartbeat.",
+        "A leader's controlled shutdown waits for the other brokers to replicate its leadership moves, and for "
+        "the session of a broker that stopped uncleanly before it did to expire. A leader asking to shut down "
+        "while another broker is active enters controlled shutdown first (BeginControlledShutdown): its whole "
+        "shutdown in one heartbeat (ControlledShutdown) is refused."),
     Rule.CONTROLLER_FAILOVER: RuleDoc(
         "§2.1 (the controller is one replicated state machine: a failover changes nothing the chapters hold)",
         _META + "QuorumController.java: renounce (ClusterControlManager.deactivate drops the heartbeat "

@@ -241,6 +241,13 @@ class BrokerRegistration:
     session: whether the controller still tracks a heartbeat session for the
     broker epoch (Kafka's ``BrokerHeartbeatManager``): from its registration until
     it expires (``FenceBroker``); a fencing by controlled shutdown keeps it.
+    controlled_shutdown_offset: only under
+    Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS (else None): the metadata
+    log's end (exclusive) after the records of the heartbeat that put the broker
+    in controlled shutdown, which every active broker must have applied before it
+    is let go (Kafka's ``BrokerHeartbeatManager`` controlledShutdownOffset, the
+    batch's last offset + 1); None once it is fenced, registers again, or a
+    failover starts a new heartbeat manager.
     """
 
     broker: int
@@ -248,6 +255,7 @@ class BrokerRegistration:
     fenced: bool
     in_controlled_shutdown: bool = False
     session: bool = True
+    controlled_shutdown_offset: Optional[int] = None
 
 
 @attrs.frozen
@@ -261,7 +269,10 @@ class ControllerState:
     Rule.CLEARED_ELR_STAYS_INDEXED (else empty): Kafka's broker-to-ELR index
     (``BrokersToElrs``) for the partition, as sorted ``(broker, entries)`` pairs:
     a cleared ELR member keeps its entry, and joining the ELR again adds a
-    second."""
+    second. ``unheard``: only under Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS
+    (else empty): brokers not running when the controller became active, whose
+    metadata offset it has not heard since (Kafka's heartbeat manager holds -1 for
+    them until a heartbeat, or a registration, comes)."""
 
     registrations: tuple[BrokerRegistration, ...]
     partition: PartitionMetadata
@@ -269,6 +280,7 @@ class ControllerState:
     min_isr: Optional[int] = None
     unclean_leader_election: Optional[bool] = None
     elr_index: tuple[tuple[int, int], ...] = ()
+    unheard: frozenset[int] = frozenset()
 
     def elr_entries(self, broker: int) -> int:
         """How many entries ``elr_index`` holds for ``broker``."""

@@ -144,6 +144,22 @@ def _e_controlled_shutdown(s: ClusterState, a: ControlledShutdown) -> ClusterSta
                                       clean_shutdown_epoch=b.broker_epoch, shutting_down=False))
 
 
+def _g_controlled_shutdown(s: ClusterState, a: ControlledShutdown) -> Optional[str]:
+    if (e := _g_active(s, a.broker)):
+        return e
+    if not s.config.follows(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS):
+        return None
+    reg = s.registration(a.broker)
+    if not reg.fenced and reg.controlled_shutdown_offset is None:
+        s = ctl.begin_controlled_shutdown(s, a.broker)   # the first heartbeat (fences a broker leading nothing)
+    wait = ctl.controlled_shutdown_wait(s, a.broker)
+    if wait is None:
+        return None
+    other, reported, awaited = wait
+    return (f"broker {a.broker}'s controlled shutdown waits for broker {other} to report metadata offset "
+            f"{awaited} (it reported {reported}; Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS)")
+
+
 def _g_begin_controlled_shutdown(s: ClusterState, a: BeginControlledShutdown) -> Optional[str]:
     if (e := _unknown_broker(s, a.broker)):
         return e
@@ -555,7 +571,7 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     UnfenceBroker: (_g_unfence, _e_unfence),
     FenceBroker: (_g_fence, _e_fence),
     BeginControlledShutdown: (_g_begin_controlled_shutdown, _e_begin_controlled_shutdown),
-    ControlledShutdown: (lambda s, a: _g_active(s, a.broker), _e_controlled_shutdown),
+    ControlledShutdown: (_g_controlled_shutdown, _e_controlled_shutdown),
     UncleanShutdown: (_g_unclean_shutdown, _e_unclean_shutdown),
     Flush: (_g_flush, _e_flush),
     ReplicateMetadata: (_g_replicate, _e_replicate),

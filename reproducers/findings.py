@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from model import (KAFKA, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, CancelReassignment, Config,
+from model import (KAFKA, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, BeginControlledShutdown, CancelReassignment, Config,
                    ControlledShutdown, FenceBroker, Produce, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    SendFetch, StartBroker, UncleanShutdown, UnfenceBroker)
@@ -132,7 +132,10 @@ FINDINGS: tuple[KafkaFinding, ...] = (
     KafkaFinding(
         4, "Cancelling a reassignment puts a fenced broker in the ISR",
         Config(brokers=(1, 2, 3), assignment=(1,), min_isr=1, unclean_leader_election=True, profile=KAFKA),
-        (ControlledShutdown(1), Reassign((2,)), CancelReassignment()),
+        # 1's controlled shutdown waits for the active brokers to apply its batch
+        # (Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS)
+        (BeginControlledShutdown(1), ReplicateMetadata(2, 2), ReplicateMetadata(3, 2), ControlledShutdown(1),
+         Reassign((2,)), CancelReassignment()),
         "the cancelled move [1] -> [2] reverts to ISR [1] while broker 1 is fenced",
         Upstream(
             "KRaft controller: cancelling a reassignment puts a fenced broker in the ISR "

@@ -180,6 +180,14 @@ CATALOGUE: tuple[tuple, ...] = (
      "runs its fencing again: a fenced replica a reassignment's revert put back in a leaderless ISR leaves it "
      "for the ELR, where Kafka keeps it in the ISR.",
      frozenset({Rule.CONTROLLER_FAILOVER, Rule.FENCED_BROKER_SESSION_EXPIRES})),
+    # --- controlled shutdown's wait for the active brokers (Kafka profile)
+    ("FENCED_BROKER_HOLDS_CONTROLLED_SHUTDOWN",
+     "§8.3", "sut/controller.py QuorumController.controlled_shutdown_wait",
+     "A broker in controlled shutdown is let go once every active broker (unfenced, not shutting down) has "
+     "reported its controlled shutdown offset (BrokerHeartbeatManager.lowestActiveOffset; fence takes a broker "
+     "out of the active set); the buggy controller still counts a fenced broker, so a controlled shutdown waits "
+     "for a broker whose session expired, which reports nothing more until it registers and is unfenced again.",
+     frozenset({Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS})),
 )
 
 

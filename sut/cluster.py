@@ -179,9 +179,12 @@ class Cluster(Enablement):
         self.brokers[a.broker].begin_controlled_shutdown()
 
     def _e_controlled_shutdown(self, a: ControlledShutdown) -> None:
+        self.controller.report_metadata_offsets(self.heartbeat_offsets())
         self.brokers[a.broker].controlled_shutdown()
 
     def _e_unclean_shutdown(self, a: UncleanShutdown) -> None:
+        # the broker's last heartbeat reported what it had applied
+        self.controller.report_metadata_offsets({a.broker: self.brokers[a.broker].image.offset})
         self.brokers[a.broker].unclean_shutdown(a.lossy)
 
     def _e_flush(self, a: Flush) -> None:

@@ -10,7 +10,8 @@ from .errors import StaleBrokerEpochException
 
 
 class BrokerRegistration:
-    __slots__ = ("broker_id", "epoch", "fenced", "in_controlled_shutdown", "record_offset", "session")
+    __slots__ = ("broker_id", "epoch", "fenced", "in_controlled_shutdown", "record_offset", "session",
+                 "controlled_shutdown_offset", "reported_offset")
 
     def __init__(self, broker_id: int) -> None:
         self.broker_id = broker_id
@@ -21,6 +22,11 @@ class BrokerRegistration:
         # a heartbeat session (BrokerHeartbeatManager) from the registration until it
         # expires: a controlled shutdown's fencing keeps it
         self.session = True
+        # the heartbeat manager's (in the active controller's memory only): the log's end
+        # (exclusive) a controlled shutdown waits for, and the metadata offset the
+        # broker's heartbeats last reported (None: none since the registration or activation)
+        self.controlled_shutdown_offset: Optional[int] = None
+        self.reported_offset: Optional[int] = None
 
     def __repr__(self) -> str:
         return (f"BrokerRegistration({self.broker_id}, epoch={self.epoch}, fenced={self.fenced}, "
@@ -76,6 +82,35 @@ class ClusterControlManager:
         reg.fenced = True
         reg.in_controlled_shutdown = False
         reg.session = True
+        self.forget_heartbeats(broker)
+
+    def forget_heartbeats(self, broker: int) -> None:
+        """The heartbeat manager starts the broker's state anew (Kafka's
+        ``BrokerHeartbeatManager.register`` after ``remove``, as a RegisterBrokerRecord's
+        replay does): no controlled shutdown offset, no metadata offset reported."""
+        reg = self.registrations[broker]
+        reg.controlled_shutdown_offset = reg.reported_offset = None
+
+    def report(self, broker: int, metadata_offset: int) -> None:
+        """A heartbeat from an unfenced broker reports the records it has applied
+        (``BrokerHeartbeatManager.touch``)."""
+        reg = self.registrations[broker]
+        if not reg.fenced:
+            reg.reported_offset = metadata_offset
+
+    def lowest_active_offset(self, excluding: int, fenced_too: bool = False) -> Optional[tuple[int, int]]:
+        """(broker, reported offset) of the active broker other than ``excluding``
+        (registered, unfenced, no controlled shutdown offset) that reported the lowest
+        metadata offset, 0 for none reported (``BrokerHeartbeatManager.lowestActiveOffset``,
+        Kafka's -1); None when no other broker is active. ``fenced_too``: fenced
+        brokers counted as well (a mistake the controller switches on as a planted bug)."""
+        active = [(reg.reported_offset or 0, b) for b, reg in self.registrations.items()
+                  if b != excluding and reg.epoch is not None and (fenced_too or not reg.fenced)
+                  and reg.controlled_shutdown_offset is None]
+        if not active:
+            return None
+        offset, broker = min(active)
+        return broker, offset
 
     def renew_session(self, broker: int) -> None:
         """A heartbeat renews the broker's session, fenced or not."""
@@ -92,9 +127,12 @@ class ClusterControlManager:
         track_fenced = Bug.ACTIVATION_TRACKS_FENCED_BROKERS in bugs   # BUG when set
         for reg in self.registrations.values():
             reg.session = reg.epoch is not None and (not reg.fenced or track_fenced)
+            reg.controlled_shutdown_offset = reg.reported_offset = None
 
     def fence(self, broker: int) -> None:
-        self.registrations[broker].fenced = True
+        reg = self.registrations[broker]
+        reg.fenced = True
+        reg.controlled_shutdown_offset = None   # a fenced broker leaves controlled shutdown (touch)
 
     def enter_controlled_shutdown(self, broker: int) -> None:
         self.registrations[broker].in_controlled_shutdown = True

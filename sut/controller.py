@@ -96,6 +96,7 @@ class QuorumController:
             reg.in_controlled_shutdown = False
         reg.record_offset = self.end_offset
         self._append(RegisterBrokerRecord(broker, reg.epoch, True, fenced, shutting_down))
+        self.cluster.forget_heartbeats(broker)   # the record's replay (remove, register)
 
     def fail_over(self) -> None:
         """The active controller resigns and a standby that replayed the metadata log
@@ -139,6 +140,43 @@ class QuorumController:
         self.cluster.enter_controlled_shutdown(broker)
         self._append(ControlledShutdownRecord(broker))
         self.replication.handle_broker_in_controlled_shutdown(broker)
+        if self.config.follows(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS):
+            # processBatchEndOffset: the batch's last offset (here its end, exclusive)
+            self.cluster.registration(broker).controlled_shutdown_offset = self.end_offset
+
+    def report_metadata_offsets(self, offsets: dict[int, int]) -> None:
+        """The brokers' periodic heartbeats: each unfenced broker in ``offsets``
+        reports the records it has applied (``BrokerHeartbeatManager.touch``); nothing
+        else changes."""
+        for broker, offset in offsets.items():
+            self.cluster.report(broker, offset)
+
+    def controlled_shutdown_wait(self, broker: int, offsets: dict[int, int]) -> Optional[str]:
+        """Why a heartbeat of ``broker`` asking to shut down would not let it go once
+        the running brokers have reported ``offsets`` (Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS;
+        ``BrokerHeartbeatManager.calculateNextBrokerState``), or None. A leader not yet
+        in controlled shutdown is let go by its second heartbeat only when no other
+        broker is active: its first writes records no other broker has applied."""
+        if not self.config.follows(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS):
+            return None
+        reg = self.cluster.registration(broker)
+        p = self.replication.partition
+        awaited = reg.controlled_shutdown_offset
+        if awaited is None:
+            if reg.fenced or p is None or p.leader != broker:
+                return None
+            awaited = self.end_offset + 1   # past anything written yet
+        saved = {b: self.cluster.registration(b).reported_offset for b in offsets}
+        self.report_metadata_offsets({b: o for b, o in offsets.items() if b != broker})
+        try:
+            fenced_too = Bug.FENCED_BROKER_HOLDS_CONTROLLED_SHUTDOWN in self.bugs   # BUG when set
+            lowest = self.cluster.lowest_active_offset(excluding=broker, fenced_too=fenced_too)
+        finally:
+            for b, offset in saved.items():
+                self.cluster.registration(b).reported_offset = offset
+        if lowest is None or lowest[1] >= awaited:
+            return None
+        return f"broker {broker}'s controlled shutdown waits for broker {lowest[0]} (metadata offset {lowest[1]})"
 
     def process_controlled_shutdown(self, broker: int, metadata_offset: int = 0) -> None:
         """Heartbeats with wantShutDown until the broker may go (§8.3): a leader first

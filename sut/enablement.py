@@ -124,7 +124,14 @@ class Enablement:
         return None
 
     def _g_controlled_shutdown(self, a: ControlledShutdown) -> Reason:
-        return self._g_active(a.broker)
+        if (e := self._g_active(a.broker)):
+            return e
+        return self.controller.controlled_shutdown_wait(a.broker, self.heartbeat_offsets())
+
+    def heartbeat_offsets(self) -> dict[int, int]:
+        """The metadata offset (records applied) each running broker's heartbeats
+        report: read as current, as the model reads them."""
+        return {b: s.image.offset for b, s in self.brokers.items() if s.lifecycle.state in ACTIVE}
 
     def _g_unclean_shutdown(self, a: UncleanShutdown) -> Reason:
         if not isinstance(a.lossy, bool):

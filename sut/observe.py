@@ -60,7 +60,7 @@ def observation(c: "Cluster") -> Observation:
     order = c.config.brokers
     return Observation(
         registrations=tuple(BrokerRegistration(b, regs[b].epoch, regs[b].fenced, regs[b].in_controlled_shutdown,
-                                               regs[b].session) for b in order),
+                                               regs[b].session, regs[b].controlled_shutdown_offset) for b in order),
         partition=registration(ctrl.replication.partition),  # type: ignore[arg-type]
         metadata_end_offset=len(ctrl.metadata_log),
         brokers=tuple(

@@ -12,7 +12,7 @@ import pytest
 
 import properties
 from model import (KAFKA, PROFILES, RULE_DOCS, AdvanceTime, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment,
-                   Config, ControlledShutdown, FenceBroker, Reassign, ReceiveAlterPartition, Rule,
+                   Config, FenceBroker, Reassign, ReceiveAlterPartition, Rule,
                    ReplicateMetadata, StartBroker, UncleanShutdown, UnfenceBroker, why_not_enabled)
 
 from scenario import Scenario
@@ -131,7 +131,7 @@ def test_cancelled_reassignment_puts_a_fenced_broker_in_the_isr(follows: bool):
     (An unguarded configuration: only the structural property is at stake.)"""
     sc = story(Rule.CANCEL_WITH_ANY_ISR, follows, brokers=(1, 2, 3), assignment=(1,), min_isr=1,
                unclean_leader_election=True)
-    sc.do(ControlledShutdown(1))
+    sc.stop(1)
     sc.do(Reassign((2,)))
     if follows:
         sc.do(CancelReassignment())

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, AlterClusterMinIsr, FailOverController, RegisterBrokerRecord, ResendRegistration, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
+from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, BeginControlledShutdown, ControlledShutdown, AlterClusterMinIsr, FailOverController, RegisterBrokerRecord, ResendRegistration, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
@@ -304,6 +304,72 @@ def test_after_a_controller_failover_a_fenced_broker_has_no_session(follows: boo
     assert [sc.state.registration(b).session for b in (1, 2, 3)] == [False, False, True]
     sc.unfence(1)
     assert sc.state.registration(1).session and (sc.partition.leader, sc.partition.isr) == (1, {1})
+
+
+def _waits_for(sc: Scenario, broker: int, other: int) -> str:
+    """The model's refusal of ``broker``'s ControlledShutdown while ``other`` has not
+    reported its controlled shutdown offset (``other``'s report read from the state)."""
+    awaited = sc.state.registration(broker).controlled_shutdown_offset
+    if awaited is None:   # a leader's whole shutdown: the offset its first heartbeat would set
+        awaited = len(sc.state.controller.metadata_log) + 2   # its controlled shutdown record, the move
+    reported = 0 if other in sc.state.controller.unheard else sc.state.broker(other).metadata_offset
+    return (f"broker {broker}'s controlled shutdown waits for broker {other} to report metadata offset {awaited} "
+            f"(it reported {reported}; Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS)")
+
+
+@ON_OFF
+def test_a_controlled_shutdown_waits_for_the_active_brokers_to_hear_of_it(follows: bool):
+    """RF 3, MinISR 2, leader 1 asks to shut down: the heartbeat's batch moves its
+    leadership to 2, and Kafka sets 1's controlled shutdown offset to the batch's
+    end. 1 is let go only once every active broker has reported that offset in
+    its heartbeats: not while 2, then 3, has not applied the batch; 3, stopped
+    uncleanly before it did, holds 1 until its session expires. Leader 2 cannot
+    shut down in one heartbeat meanwhile: its first writes records 3 has not
+    applied. The chapters let 1 go at its next heartbeat."""
+    sc = Scenario(config(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS, follows, brokers=(1, 2, 3),
+                         assignment=(1, 2, 3), min_isr=2))
+    sc.do(BeginControlledShutdown(1))
+    end = len(sc.state.controller.metadata_log)
+    assert sc.partition.leader == 2 and sc.state.registration(1).in_controlled_shutdown
+    assert sc.state.registration(1).controlled_shutdown_offset == (end if follows else None)
+    if not follows:
+        assert why_not_enabled(sc.state, ControlledShutdown(1)) is None
+        assert why_not_enabled(sc.state, ControlledShutdown(2)) is None
+        return
+    assert why_not_enabled(sc.state, ControlledShutdown(1)) == _waits_for(sc, 1, 2)
+    sc.sync_metadata(2)
+    assert why_not_enabled(sc.state, ControlledShutdown(1)) == _waits_for(sc, 1, 3)
+    assert why_not_enabled(sc.state, ControlledShutdown(2)) == _waits_for(sc, 2, 3)
+    sc.do(UncleanShutdown(3, lossy=False))
+    assert why_not_enabled(sc.state, ControlledShutdown(1)) == _waits_for(sc, 1, 3)
+    sc.fence(3)
+    assert why_not_enabled(sc.state, ControlledShutdown(1)) is None
+    sc.do(ControlledShutdown(1))
+    reg = sc.state.registration(1)
+    assert reg.fenced and reg.controlled_shutdown_offset is None
+
+
+@ON_OFF
+def test_a_failover_forgets_the_controlled_shutdown_offsets(follows: bool):
+    """As above, 1 in controlled shutdown and 3 stopped uncleanly without having
+    applied the batch, its session running. The controller fails over: the new
+    heartbeat manager holds no controlled shutdown offset, so 1 is let go at its
+    next heartbeat; and it has heard nothing from 3 (reported: none), so leader
+    2's whole shutdown waits for 3's session to expire, however much 3 applied."""
+    sc = Scenario(config(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS, follows, brokers=(1, 2, 3),
+                         assignment=(1, 2, 3), min_isr=2))
+    sc.do(BeginControlledShutdown(1))
+    sc.sync_metadata(2)
+    sc.do(UncleanShutdown(3, lossy=False))
+    sc.do(FailOverController())
+    assert sc.state.registration(1).controlled_shutdown_offset is None
+    assert sc.state.controller.unheard == (frozenset({3}) if follows else frozenset())
+    assert why_not_enabled(sc.state, ControlledShutdown(1)) is None
+    sc.do(ControlledShutdown(1))
+    if follows:
+        assert why_not_enabled(sc.state, ControlledShutdown(2)) == _waits_for(sc, 2, 3)
+        sc.fence(3)
+    assert why_not_enabled(sc.state, ControlledShutdown(2)) is None
 
 
 @ON_OFF

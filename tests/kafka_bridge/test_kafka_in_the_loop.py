@@ -18,6 +18,7 @@ from check.random_walk import random_walk
 from check.subject import Subject
 from model import (KAFKA, PROFILES, AdvanceTime, Config, ProposeIsrShrink, ReceiveAlterPartition,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, Rule, SendFetch)
+from scenario import with_shutdowns_let_go
 
 #: Under CONFIGS[0], leader 1's ISR check removes 3: 2 fetches at the leader's LEO
 #: (caught up, however long), time passes beyond 3's caught-up time at the start,
@@ -206,15 +207,17 @@ def test_kafkas_builder_keeps_the_elr_from_leading_while_the_isr_holds_a_fenced_
     import kafka_bridge
     from model import CancelReassignment, ControlledShutdown, Reassign, SendFetch, StartBroker
     from sut import Cluster
-    trace = (SendFetch(2), ControlledShutdown(1), StartBroker(1), Reassign((1, 2, 3)), ControlledShutdown(2),
-             CancelReassignment(), Reassign((1, 2, 3)))
     fields = dict(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, unclean_leader_election=True, profile=KAFKA)
-    for rules, failing_step in ((PROFILES[KAFKA], None),
-                                (PROFILES[KAFKA] - {Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR}, 7)):
-        lockstep = LockStep(Subject.at(Config(rules=rules, **fields), implementation=lambda c: Cluster(c, components=kafka_bridge.COMPONENTS), check_properties=False))
+    for rules, fails in ((PROFILES[KAFKA], False), (PROFILES[KAFKA] - {Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR}, True)):
+        config = Config(rules=rules, **fields)
+        # the controlled shutdowns wait for the active brokers (Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS)
+        trace = with_shutdowns_let_go(config, (SendFetch(2), ControlledShutdown(1), StartBroker(1),
+                                               Reassign((1, 2, 3)), ControlledShutdown(2), CancelReassignment(),
+                                               Reassign((1, 2, 3))))
+        lockstep = LockStep(Subject.at(config, implementation=lambda c: Cluster(c, components=kafka_bridge.COMPONENTS), check_properties=False))
         verdicts = [lockstep.step(a) for a in trace]
         failed = next((i + 1 for i, v in enumerate(verdicts) if v is not None), None)
-        assert failed == failing_step
+        assert failed == (len(trace) if fails else None)   # the second move's step
         if failed:
             assert "observed.partition.leader: model=3 sut=-1" in verdicts[failed - 1].differences
 
@@ -300,7 +303,32 @@ def test_a_preferred_election_that_elects_nobody_completes_a_reassignment_kafka_
     from model import ControlledShutdown, ElectPreferredLeader, FenceBroker, Reassign
     config = Config(brokers=(1, 2, 3), assignment=(2, 3), min_isr=1, unclean_leader_election=True, profile=KAFKA)
     lockstep = LockStep(Subject.at(config, implementation=kafka_bridge.implementation, check_properties=False))
-    for action in (Reassign((3, 1)), ControlledShutdown(2), FenceBroker(3), ElectPreferredLeader()):
+    for action in with_shutdowns_let_go(config, (Reassign((3, 1)), ControlledShutdown(2), FenceBroker(3),
+                                                 ElectPreferredLeader())):
         assert lockstep.step(action) is None, action
     p = lockstep.state.partition
     assert (p.replicas, p.leader, p.isr, p.adding, p.removing) == ((3, 1), 1, {1}, set(), set())
+
+
+def test_a_copy_of_kafkas_controller_keeps_what_a_controlled_shutdown_waits_for():
+    """A branch of the lockstep (``copy.deepcopy``: a new controller replays the
+    records) takes the heartbeat manager's state the records do not hold: 1's
+    controlled shutdown offset, and the offset 3 reported as it stopped uncleanly
+    before applying 1's batch. Without them the copy would let 1 go at once."""
+    import copy
+
+    import kafka_bridge
+    from model import BeginControlledShutdown, ControlledShutdown, FenceBroker, UncleanShutdown
+    from sut import Cluster
+    config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
+    lockstep = LockStep(Subject.at(config, implementation=lambda c: Cluster(c, components=kafka_bridge.CONTROLLER_COMPONENTS)))
+    for action in (BeginControlledShutdown(1), ReplicateMetadata(2, 2), UncleanShutdown(3, False)):
+        assert lockstep.step(action) is None, action
+    original = lockstep.implementation
+    branch = copy.deepcopy(original)
+    awaited = lockstep.state.registration(1).controlled_shutdown_offset
+    for cluster in (original, branch):
+        assert cluster.observe().registrations[0].controlled_shutdown_offset == awaited
+        assert not cluster.is_enabled(ControlledShutdown(1))
+    assert branch.apply(FenceBroker(3)) is not None and branch.is_enabled(ControlledShutdown(1))
+    assert not original.is_enabled(ControlledShutdown(1))

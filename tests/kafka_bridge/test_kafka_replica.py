@@ -20,6 +20,7 @@ from model import (KAFKA, AdvanceTime, AlterPartitionRequest, AlterPartitionResp
                    FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets, Produce, ProposeIsrShrink,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
                    Reassign, ReplicateMetadata, SendFetch, StartBroker, UncleanShutdown, UnfenceBroker)
+from scenario import let_go_steps
 
 RF3 = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
 RF2 = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1, profile=KAFKA)
@@ -46,9 +47,12 @@ class Run:
         return self.ls.state
 
     def do(self, *actions: Any) -> None:
+        """Each action, a ControlledShutdown after what lets it go (``let_go_steps``)."""
         for action in actions:
-            verdict = self.ls.step(action)
-            assert verdict is None, verdict.text
+            before = let_go_steps(self.state, action.broker) if isinstance(action, ControlledShutdown) else []
+            for a in (*before, action):
+                verdict = self.ls.step(a)
+                assert verdict is None, verdict.text
 
     def msg(self, kind: type, **fields: Any) -> int:
         """The id of the newest in-flight ``kind`` message with ``fields``."""

@@ -15,7 +15,7 @@ from spark_reports import (LIFT_COLUMNS, action_lift, kill_matrix, kill_matrix_w
 
 
 #: One JVM is enough: with ``pytest -n N --dist loadgroup`` these tests share one worker.
-pytestmark = pytest.mark.xdist_group("spark")
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 
 def test_kill_matrix(toy):

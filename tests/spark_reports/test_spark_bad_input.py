@@ -20,7 +20,7 @@ from corpus_factory import counterexample, make_corpus, run, write
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "corpus"))
 from bad_corpus import DECODE_KINDS, KINDS, ROW_KINDS, add_every_bad, restore  # noqa: E402
 
-pytestmark = pytest.mark.xdist_group("spark")
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from spark_reports.corpus import spark_schema
 
 
 #: One JVM is enough: with ``pytest -n N --dist loadgroup`` these tests share one worker.
-pytestmark = pytest.mark.xdist_group("spark")
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 
 def test_views_schema_and_long_steps(spark, toy):

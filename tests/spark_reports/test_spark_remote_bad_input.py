@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "corpus"))
 from bad_corpus import BAD_ROW_ID, add_bad  # noqa: E402
 from remote_store import put, s3_bucket, s3_endpoint  # noqa: E402,F401 (fixtures)
 
-pytestmark = pytest.mark.xdist_group("spark")
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 
 def test_a_report_on_s3_names_a_corrupt_page_and_a_null_row_and_reports_the_rest(spark, s3_bucket, s3_endpoint,

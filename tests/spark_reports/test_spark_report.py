@@ -16,7 +16,7 @@ from spark_reports.cli import main
 
 
 #: One JVM is enough: with ``pytest -n N --dist loadgroup`` these tests share one worker.
-pytestmark = pytest.mark.xdist_group("spark")
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
 VARIANTS = ("TRUNCATE_TO_HWM", "NO_LAST_FETCHED_EPOCH", "BALANCED_RECOVERY_ANY_MEMBER")
 

@@ -365,6 +365,13 @@ def activation_tracks_fenced_brokers(t: Trio) -> None:
     t.do(FailOverController())         # the buggy controller starts a session for 3 all the same
 
 
+def fenced_broker_holds_controlled_shutdown(t: Trio) -> None:
+    t.do(FenceBroker(3))                    # 3's session expires
+    t.do(BeginControlledShutdown(1))        # leader 1 asks to shut down: leadership to 2
+    t.sync(2)                               # the one active broker applies the move
+    t.do(ControlledShutdown(1))             # the buggy controller waits for fenced 3 all the same
+
+
 def preferred_election_ignores_isr(t: Trio) -> None:
     t.produce(1)
     t.do(FenceBroker(1))               # leader 2, ISR [2, 3]; 1 holds an unreplicated write
@@ -402,6 +409,7 @@ SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.CLUSTER_MIN_ISR_OVERRIDES_TOPIC: (KAFKA_ULE, cluster_min_isr_overrides_topic),
     Bug.ACTIVATION_TRACKS_FENCED_BROKERS: (KAFKA_ULE, activation_tracks_fenced_brokers),
     Bug.AMENDED_REGISTRATION_FENCES: (KAFKA_ULE, amended_registration_fences),
+    Bug.FENCED_BROKER_HOLDS_CONTROLLED_SHUTDOWN: (KAFKA_ULE, fenced_broker_holds_controlled_shutdown),
 }
 
 

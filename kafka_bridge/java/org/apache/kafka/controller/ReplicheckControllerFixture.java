@@ -275,6 +275,96 @@ public final class ReplicheckControllerFixture {
     }
 
     /**
+     * QuorumController.processBrokerHeartbeat's processBatchEndOffset for a heartbeat that
+     * left the broker in controlled shutdown: its controlled shutdown offset becomes
+     * {@code offset}, the last offset of the batch the heartbeat wrote (the first time only:
+     * BrokerHeartbeatManager.maybeUpdateControlledShutdownOffset).
+     */
+    public void processBatchEndOffset(int brokerId, long offset) {
+        clusterControl.heartbeatManager().maybeUpdateControlledShutdownOffset(brokerId, offset);
+    }
+
+    /**
+     * A periodic heartbeat of an unfenced broker reporting {@code offset}, the last metadata
+     * offset it applied, where nothing else changes (BrokerHeartbeatManager.touch, as
+     * ReplicationControlManager.processBrokerHeartbeat calls it).
+     */
+    public void reportMetadataOffset(int brokerId, long offset) {
+        org.apache.kafka.metadata.BrokerRegistration registration = clusterControl.registration(brokerId);
+        if (registration != null && !registration.fenced()) {
+            clusterControl.heartbeatManager().touch(brokerId, false, offset);
+        }
+    }
+
+    /** The broker's controlled shutdown offset in the heartbeat manager, -1 when it has none. */
+    public long controlledShutdownOffset(int brokerId) {
+        return clusterControl.heartbeatManager().controlledShutdownOffset(brokerId).orElse(-1L);
+    }
+
+    /**
+     * Which broker keeps {@code brokerId}'s heartbeat asking to shut down from letting it go
+     * (BrokerHeartbeatManager.calculateNextBrokerState), once each unfenced broker in
+     * {@code running} has reported the offset at the same index of {@code offsets}: the
+     * active broker with the lowest metadata offset, or -1 when it is let go. A leader not
+     * yet in controlled shutdown is let go by its second heartbeat only when no other broker
+     * is active (its first writes records no other broker has applied). The heartbeat
+     * manager is left as it was.
+     */
+    public int controlledShutdownWaitsFor(int brokerId, int[] running, long[] offsets) {
+        BrokerHeartbeatManager heartbeats = clusterControl.heartbeatManager();
+        Map<Integer, Long> reported = new java.util.HashMap<>();
+        for (BrokerHeartbeatManager.BrokerHeartbeatState state : heartbeats.brokers()) {
+            reported.put(state.id(), state.metadataOffset());
+        }
+        Map<Integer, Long> previous = new java.util.HashMap<>();
+        for (int i = 0; i < running.length; i++) {
+            org.apache.kafka.metadata.BrokerRegistration registration = clusterControl.registration(running[i]);
+            if (running[i] == brokerId || registration == null || registration.fenced()) continue;
+            previous.put(running[i], reported.get(running[i]));
+            heartbeats.touch(running[i], false, offsets[i]);
+        }
+        try {
+            PartitionRegistration partition = partition();
+            boolean leads = partition != null && partition.leader == brokerId;
+            org.apache.kafka.common.message.BrokerHeartbeatRequestData request =
+                new org.apache.kafka.common.message.BrokerHeartbeatRequestData().setBrokerId(brokerId)
+                    .setBrokerEpoch(clusterControl.registration(brokerId).epoch()).setWantShutDown(true);
+            BrokerControlStates states = heartbeats.calculateNextBrokerState(brokerId, request,
+                registerBrokerRecordOffset(brokerId), () -> leads);
+            if (states.next() == BrokerControlState.SHUTDOWN_NOW) return -1;
+            int lowest = -1;
+            long lowestOffset = Long.MAX_VALUE;
+            for (BrokerHeartbeatManager.BrokerHeartbeatState state : heartbeats.brokers()) {
+                if (state.id() == brokerId || state.fenced() || state.shuttingDown()) continue;
+                if (state.metadataOffset() < lowestOffset || lowest < 0) {
+                    lowest = state.id();
+                    lowestOffset = state.metadataOffset();
+                }
+            }
+            return lowest;
+        } finally {
+            for (Map.Entry<Integer, Long> entry : previous.entrySet()) {
+                heartbeats.touch(entry.getKey(), false, entry.getValue());
+            }
+        }
+    }
+
+    /**
+     * The heartbeat manager's state of each broker (the metadata offset it last reported,
+     * its controlled shutdown offset) taken from {@code other}'s, a controller that
+     * replayed the same records: what a copy of this controller needs beyond the records.
+     */
+    public void adoptHeartbeats(ReplicheckControllerFixture other) {
+        BrokerHeartbeatManager heartbeats = clusterControl.heartbeatManager();
+        for (BrokerHeartbeatManager.BrokerHeartbeatState state : other.clusterControl.heartbeatManager().brokers()) {
+            if (clusterControl.registration(state.id()) == null) continue;
+            heartbeats.touch(state.id(), state.fenced(), state.metadataOffset());
+            long offset = other.controlledShutdownOffset(state.id());
+            if (offset >= 0) heartbeats.maybeUpdateControlledShutdownOffset(state.id(), offset);
+        }
+    }
+
+    /**
      * The broker's first heartbeat once registered renews its contact time for its
      * registered broker epoch (QuorumController.processBrokerHeartbeat tracks it first).
      */

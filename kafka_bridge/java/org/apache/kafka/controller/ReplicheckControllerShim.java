@@ -219,9 +219,8 @@ public final class ReplicheckControllerShim {
     /**
      * A BrokerHeartbeat (QuorumController.processBrokerHeartbeat: the contact time is
      * tracked, then ReplicationControlManager.processBrokerHeartbeat). The controlled
-     * shutdown offset is never set, so a broker in controlled shutdown that leads
-     * nothing is let go at its next heartbeat, not once the other brokers have
-     * replicated its leadership moves (liveness the model leaves out).
+     * shutdown offset is set apart ({@link #processBatchEndOffset}), once the caller
+     * knows where the heartbeat's records were replayed.
      */
     public ControllerResult<BrokerHeartbeatReply> heartbeat(int brokerId, long brokerEpoch, long currentMetadataOffset,
                                                             boolean wantFence, boolean wantShutDown) {
@@ -230,6 +229,33 @@ public final class ReplicheckControllerShim {
             .setWantFence(wantFence).setWantShutDown(wantShutDown);
         lastRequest = request;
         return fixture.heartbeat(request);
+    }
+
+    /** {@link ReplicheckControllerFixture#processBatchEndOffset}. */
+    public void processBatchEndOffset(int brokerId, long offset) {
+        lastRequest = null;
+        fixture.processBatchEndOffset(brokerId, offset);
+    }
+
+    /** {@link ReplicheckControllerFixture#reportMetadataOffset}. */
+    public void reportMetadataOffset(int brokerId, long offset) {
+        lastRequest = null;
+        fixture.reportMetadataOffset(brokerId, offset);
+    }
+
+    /** {@link ReplicheckControllerFixture#controlledShutdownOffset}. */
+    public long controlledShutdownOffset(int brokerId) {
+        return fixture.controlledShutdownOffset(brokerId);
+    }
+
+    /** {@link ReplicheckControllerFixture#controlledShutdownWaitsFor} (changes nothing). */
+    public int controlledShutdownWaitsFor(int brokerId, int[] running, long[] offsets) {
+        return fixture.controlledShutdownWaitsFor(brokerId, running, offsets);
+    }
+
+    /** {@link ReplicheckControllerFixture#adoptHeartbeats} from {@code other}'s fixture. */
+    public void adoptHeartbeats(ReplicheckControllerShim other) {
+        fixture.adoptHeartbeats(other.fixture);
     }
 
     /**
