@@ -309,7 +309,7 @@ def _dom(page: Path) -> str:
             [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
-            capture_output=True, text=True, timeout=30)
+            capture_output=True, text=True, timeout=120)   # a net for a loaded machine
     finally:
         shutil.rmtree(profile, ignore_errors=True)
     assert done.returncode == 0 and "<html" in done.stdout, done.stderr[-2000:]
