@@ -45,10 +45,12 @@ from typing import Any, Iterator, Mapping, Optional, Sequence
 
 import attrs
 
-from model import (MIN_BROKERS, ActionNotEnabled, AdvanceTime, Config, Heal, ProposeIsrShrink, ProposeIsrShrinkMany,
-                   Produce, ReplicateMetadata, Rule, initial_state, kind_of, step, why_not_enabled)
+from model import (MIN_BROKERS, ActionNotEnabled, AdvanceTime, Config, ControlledShutdown, Heal, ProposeIsrShrink,
+                   ProposeIsrShrinkMany, Produce, ReplicateMetadata, Rule, initial_state, kind_of, step,
+                   why_not_enabled)
 from model.clock import expiry_delays
 from model.healing import apply, expand
+from model.shutdown import let_go_steps
 
 from .replay import ReplayResult, TraceNotEnabled, replay
 from .subject import Subject
@@ -113,6 +115,26 @@ def _wait_for(state: Any, action: Any) -> Optional[AdvanceTime]:
     return None
 
 
+def _waits_for(state: Any, action: Any) -> list:
+    """The steps after which ``action``, not enabled in ``state``, is: a wait
+    (``_wait_for``), or, under Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS,
+    what lets a ``ControlledShutdown`` through (``model.shutdown.let_go_steps``: a
+    trace of the chapters carried over to Kafka's rules); empty when neither does."""
+    wait = _wait_for(state, action)
+    if wait is not None:
+        return [wait]
+    if not isinstance(action, ControlledShutdown) or action.broker not in state.config.brokers:
+        return []
+    try:
+        steps = let_go_steps(state, action.broker)
+    except ActionNotEnabled:
+        return []
+    probe = state
+    for s in steps:
+        probe = step(probe, s)
+    return steps if steps and why_not_enabled(probe, action) is None else []
+
+
 def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
            sent: Optional[Sequence[tuple]] = None, lenient: bool = False) -> Optional[tuple]:
     """The steps of ``trace`` flagged in ``keep``, re-based as the module says.
@@ -126,7 +148,8 @@ def rebase(trace: Sequence[Any], keep: Sequence[bool], config: Config,
     class and sender its new run sends; a step not enabled whose messages an
     earlier step already sent (under another profile) is left out, and its
     messages map to those (``_claim``); a shrink not enabled yet waits for the
-    moment the clock lets it (``_wait_for``)."""
+    moment the clock lets it, a controlled shutdown for the brokers it waits for
+    (``_waits_for``)."""
     if len(keep) != len(trace):
         raise ValueError(f"keep has {len(keep)} flags for a trace of {len(trace)} steps")
     return reorder(trace, [i for i, kept in enumerate(keep) if kept], config, sent, lenient)
@@ -158,13 +181,16 @@ def reorder(trace: Sequence[Any], order: Sequence[int], config: Config,
         try:
             state = apply(state, action)
         except ActionNotEnabled:
-            wait = _wait_for(state, action)
-            if wait is None:
+            waits = _waits_for(state, action)
+            if not waits:
                 if own and _claim(own, extra, state, ids) or lenient:
                     continue
                 return None
-            out.append(wait)
-            state = step(step(state, wait), action)   # a wait sends no message: new_id holds
+            out.extend(waits)
+            for wait in waits:
+                state = step(state, wait)
+            new_id = state.network.next_id   # the action's messages, not the waits'
+            state = step(state, action)
         new = list(range(new_id, state.network.next_id))
         for old in own:
             match = next((i for i in new if _preference(state.network.get(i), old)), None)
@@ -369,7 +395,7 @@ def _ddmin(best: tuple, config: Config, failure: _Failure, deadline: float) -> t
         while start < len(best) and time.monotonic() < deadline:
             keep = [not start <= i < start + size for i in range(len(best))]
             shorter = failure.reproduced(rebase(best, keep, config, sent, lenient=True), config)
-            # a removed wait may come back before a shrink (``_wait_for``): only shorter counts
+            # a removed wait may come back before a shrink (``_waits_for``): only shorter counts
             if shorter is not None and len(shorter) < len(best):
                 best, reduced = shorter, True
                 sent = sends(best, config)

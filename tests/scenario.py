@@ -26,12 +26,13 @@ from __future__ import annotations
 from typing import Iterable, Optional, Sequence
 
 import properties
-from model import (REPLICA_LAG_TIME_MAX_MS, Action, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse, BeginControlledShutdown, BrokerStatus, ClusterState, Config,
+from model import (REPLICA_LAG_TIME_MAX_MS, Action, AdvanceTime, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus, ClusterState, Config,
                    ControlledShutdown, FenceBroker, FetchRequest, FetchResponse, Message, PartitionMetadata,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, Replica,
                    ReplicateMetadata, Rule, SendFetch, StartBroker, UncleanShutdown, UnfenceBroker, initial_state,
                    step)
+from model.shutdown import let_go_steps
 
 
 def checked_step(state: ClusterState, action: Action, trace: Sequence[Action] = ()) -> ClusterState:
@@ -276,35 +277,11 @@ class Scenario:
 
 # ------------------------------------------- state-passing helpers (checked steps)
 
-def let_go_steps(state: ClusterState, broker: int) -> list[Action]:
-    """The actions that let ``broker``'s ControlledShutdown through under
-    Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS, as Kafka's broker gets there:
-    it asks first (``BeginControlledShutdown``), then each broker its shutdown waits
-    for applies the metadata log, one at a time. Empty when it need not wait.
-    Raises ActionNotEnabled when a broker it waits for cannot catch up (one that
-    stopped: its session must expire first)."""
-    from model.controller import begin_controlled_shutdown, controlled_shutdown_wait
-    if not state.config.follows(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS) \
-            or state.broker(broker).status != BrokerStatus.RUNNING:
-        return []
-    reg, probe = state.registration(broker), state
-    if not reg.fenced and reg.controlled_shutdown_offset is None:
-        probe = begin_controlled_shutdown(state, broker)
-    if controlled_shutdown_wait(probe, broker) is None:
-        return []
-    steps: list[Action] = [] if state.broker(broker).shutting_down else [BeginControlledShutdown(broker)]
-    for action in steps:
-        state = step(state, action)
-    while (wait := controlled_shutdown_wait(state, broker)) is not None:
-        steps.append(ReplicateMetadata(wait[0], state.pending_metadata(wait[0])))
-        state = step(state, steps[-1])
-    return steps
-
-
 def with_shutdowns_let_go(config: Config, trace: Sequence[Action]) -> tuple[Action, ...]:
-    """``trace`` with each ControlledShutdown preceded by its ``let_go_steps``: a
-    trace written before Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS, as it
-    runs under it (unchanged without the rule)."""
+    """``trace`` with each ControlledShutdown preceded by its
+    ``model.shutdown.let_go_steps``: a trace written before
+    Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS, as it runs under it
+    (unchanged without the rule)."""
     state, out = initial_state(config), []
     for action in trace:
         extra = let_go_steps(state, action.broker) if isinstance(action, ControlledShutdown) else []

@@ -20,7 +20,7 @@ from model import (KAFKA, AdvanceTime, AlterPartitionRequest, AlterPartitionResp
                    FenceBroker, FetchRequest, FetchResponse, Flush, ListOffsets, Produce, ProposeIsrShrink,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse,
                    Reassign, ReplicateMetadata, SendFetch, StartBroker, UncleanShutdown, UnfenceBroker)
-from scenario import let_go_steps
+from model.shutdown import let_go_steps
 
 RF3 = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
 RF2 = Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1, profile=KAFKA)
