@@ -363,7 +363,7 @@ def work(unit, progress, worker):
 def stop_once_a_unit_said(progress):
     # The test ends the campaign (as Ctrl-C would) once a unit's line is in the log: a budget
     # that ran out first on a loaded machine would leave no line to read.
-    if any(line.startswith("{") for line in open(log, encoding="utf-8", errors="replace")):
+    if os.path.exists(log) and any(line.startswith("{") for line in open(log, encoding="utf-8", errors="replace")):
         raise KeyboardInterrupt
 
 campaign.spark_pool.REGISTER_S = 300.0
