@@ -449,6 +449,17 @@ def controlled_shutdown_wait(state: ClusterState, broker: int) -> Optional[tuple
     return None
 
 
+def next_heartbeat_shutdown_wait(state: ClusterState, broker: int) -> Optional[tuple[int, int, int]]:
+    """``controlled_shutdown_wait`` as ``broker``'s next heartbeats asking to shut
+    down meet it: an unfenced broker not yet in controlled shutdown enters it
+    first (``begin_controlled_shutdown``: a leader's batch, whose end it then waits
+    for; a broker leading nothing is fenced, and waits for nothing)."""
+    reg = state.registration(broker)
+    if not reg.fenced and reg.controlled_shutdown_offset is None:
+        state = begin_controlled_shutdown(state, broker)
+    return controlled_shutdown_wait(state, broker)
+
+
 def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
     """Unfence (heartbeat, §8.1); with no leader, an unfenced ELR member is elected
     (§2.8; not under Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE). Kafka runs this election for a leaderless partition whichever broker

@@ -8,7 +8,7 @@ in) is carried over to it with these steps before its ``ControlledShutdown``."""
 from __future__ import annotations
 
 from .actions import Action, BeginControlledShutdown, ReplicateMetadata
-from .controller import begin_controlled_shutdown, controlled_shutdown_wait
+from .controller import controlled_shutdown_wait, next_heartbeat_shutdown_wait
 from .profile import Rule
 from .state import BrokerStatus, ClusterState
 from .step import step
@@ -22,10 +22,7 @@ def let_go_steps(state: ClusterState, broker: int) -> list[Action]:
     if not state.config.follows(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS) \
             or state.broker(broker).status != BrokerStatus.RUNNING:
         return []
-    reg, probe = state.registration(broker), state
-    if not reg.fenced and reg.controlled_shutdown_offset is None:
-        probe = begin_controlled_shutdown(state, broker)   # what its first heartbeat would do
-    if controlled_shutdown_wait(probe, broker) is None:
+    if next_heartbeat_shutdown_wait(state, broker) is None:
         return []
     steps: list[Action] = [] if state.broker(broker).shutting_down else [BeginControlledShutdown(broker)]
     for action in steps:

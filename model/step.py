@@ -149,10 +149,7 @@ def _g_controlled_shutdown(s: ClusterState, a: ControlledShutdown) -> Optional[s
         return e
     if not s.config.follows(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS):
         return None
-    reg = s.registration(a.broker)
-    if not reg.fenced and reg.controlled_shutdown_offset is None:
-        s = ctl.begin_controlled_shutdown(s, a.broker)   # the first heartbeat (fences a broker leading nothing)
-    wait = ctl.controlled_shutdown_wait(s, a.broker)
+    wait = ctl.next_heartbeat_shutdown_wait(s, a.broker)
     if wait is None:
         return None
     other, reported, awaited = wait

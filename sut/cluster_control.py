@@ -98,13 +98,18 @@ class ClusterControlManager:
         if not reg.fenced:
             reg.reported_offset = metadata_offset
 
-    def lowest_active_offset(self, excluding: int, fenced_too: bool = False) -> Optional[tuple[int, int]]:
+    def lowest_active_offset(self, excluding: int, reports: Optional[dict[int, int]] = None,
+                             fenced_too: bool = False) -> Optional[tuple[int, int]]:
         """(broker, reported offset) of the active broker other than ``excluding``
         (registered, unfenced, no controlled shutdown offset) that reported the lowest
         metadata offset, 0 for none reported (``BrokerHeartbeatManager.lowestActiveOffset``,
-        Kafka's -1); None when no other broker is active. ``fenced_too``: fenced
-        brokers counted as well (a mistake the controller switches on as a planted bug)."""
-        active = [(reg.reported_offset or 0, b) for b, reg in self.registrations.items()
+        Kafka's -1); None when no other broker is active. ``reports``: offsets the
+        unfenced brokers among them report now (``report``, without keeping them).
+        ``fenced_too``: fenced brokers counted as well (a mistake the controller
+        switches on as a planted bug)."""
+        reports = reports or {}
+        active = [((reports[b] if b in reports and not reg.fenced else reg.reported_offset) or 0, b)
+                  for b, reg in self.registrations.items()
                   if b != excluding and reg.epoch is not None and (fenced_too or not reg.fenced)
                   and reg.controlled_shutdown_offset is None]
         if not active:

@@ -166,14 +166,8 @@ class QuorumController:
             if reg.fenced or p is None or p.leader != broker:
                 return None
             awaited = self.end_offset + 1   # past anything written yet
-        saved = {b: self.cluster.registration(b).reported_offset for b in offsets}
-        self.report_metadata_offsets({b: o for b, o in offsets.items() if b != broker})
-        try:
-            fenced_too = Bug.FENCED_BROKER_HOLDS_CONTROLLED_SHUTDOWN in self.bugs   # BUG when set
-            lowest = self.cluster.lowest_active_offset(excluding=broker, fenced_too=fenced_too)
-        finally:
-            for b, offset in saved.items():
-                self.cluster.registration(b).reported_offset = offset
+        fenced_too = Bug.FENCED_BROKER_HOLDS_CONTROLLED_SHUTDOWN in self.bugs   # BUG when set
+        lowest = self.cluster.lowest_active_offset(excluding=broker, reports=offsets, fenced_too=fenced_too)
         if lowest is None or lowest[1] >= awaited:
             return None
         return f"broker {broker}'s controlled shutdown waits for broker {lowest[0]} (metadata offset {lowest[1]})"
