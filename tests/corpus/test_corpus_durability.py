@@ -106,6 +106,19 @@ def test_runs_rows_are_written_within_flush_every_s(tmp_path):
     writer.close()
 
 
+def test_the_flush_interval_starts_once_the_writer_is_ready(tmp_path, monkeypatch):
+    """The writer's first import of the Parquet conversions can take a second cold:
+    the interval starts after it, so a run recorded at once is buffered, not written
+    as if the interval had passed during the import."""
+    import store.writer
+    from store.schema import RUNS
+    monkeypatch.setattr(store.writer, "load_conversions", lambda: time.sleep(3.0))
+    writer = CorpusWriter(tmp_path, run_id="r", worker="main", flush_every_s=2.5)
+    writer.record(stub_run())
+    assert len(writer.rows[RUNS]) == 1                # buffered: not due yet
+    writer.close()
+
+
 #: A fresh interpreter: a writer's timer writes a buffered ``runs`` row; every
 #: module imported on a thread other than the main one is printed.
 TIMER_IMPORTS = """
