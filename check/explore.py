@@ -255,12 +255,23 @@ class Explorer:
         for _ in range(rule_steps):
             if len(machine.trace) >= limit:
                 break
-            families = [f for f in FAMILIES if machine.enabled(f)]
-            if not families:
+            family = self._family(machine)
+            if family is None:
                 break
-            machine.act(families[self.rng.randrange(len(families))], self.draws)
+            machine.act(family, self.draws)
             if noted:
                 self._note(machine)
+
+    def _family(self, machine: Any) -> Optional[str]:
+        """A family drawn uniformly among those with an enabled action (None: no
+        family has one): families are drawn without replacement until one has,
+        so only the families looked at have their guards asked."""
+        left = list(FAMILIES)
+        while left:
+            family = left.pop(self.rng.randrange(len(left)))
+            if machine.enabled(family):
+                return family
+        return None
 
     def run(self, seconds: float, stop: Optional[Callable[[], bool]] = None, shorten_s: float = 0.0,
             shorten_bounded: bool = False) -> ExploreResult:

@@ -12,7 +12,7 @@ from hypothesis.errors import HypothesisException
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from model import (ACTION_TYPES, ACTIONS, DIRECTIVE_FAMILIES, NO_LEADER, Action, ClusterState, Config, Heal,
+from model import (ACTION_TYPES, ACTIONS, DIRECTIVE_FAMILIES, FAMILIES, NO_LEADER, Action, ClusterState, Config, Heal,
                    ControlledShutdown, FenceBroker, Produce, Reassign, ReplicateMetadata, SendFetch, StartBroker,
                    UncleanRecovery, UncleanShutdown, UnfenceBroker, enabled_actions, family_of,
                    why_not_enabled)
@@ -39,6 +39,15 @@ MAX_FAULT_SPACING = 24
 MAX_WARM_UP = 4
 #: The latest rule step an example's healing phase may come at.
 MAX_HEAL_AFTER = 120
+
+#: The action families a rule step draws from (the directive's aside).
+ACTION_FAMILIES = tuple(f for f in FAMILIES if f not in DIRECTIVE_FAMILIES)
+#: The order in which the other families are asked whether a level allows any
+#: action: the cheapest to enumerate and most often enabled first.
+_LEVEL_PROBES = ("client", "fetch", "metadata", "isr", "recovery", "network", "reassignment", "lifecycle")
+#: Enablement levels, in order, until one allows an action: (the fault spacing
+#: holds, the swarm holds).
+_LEVELS = ((True, True), (False, True), (False, False))
 
 #: Relative weight of an action class among the enabled classes of its family
 #: (``model.ActionKind.family_weight``).
@@ -111,7 +120,8 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.fault_spacing = 0
         self.weights: dict[type, int] = {}
         self._since_fault = 0
-        self._enabled: dict[str, list[Action]] = {}
+        self._enabled: dict[tuple[int, str], list[Action]] = {}
+        self._level: Optional[int] = None
         self._finding_reported = False
         self._known_reported = 0
         self.heal_after: Optional[int] = None
@@ -221,7 +231,13 @@ class ReplicationMachine(RuleBasedStateMachine):
         """The model's enabled actions of ``family`` allowed by the fault budget and
         the fault spacing; for ``healing``, the directive ``Heal`` once this
         example's healing is due (``heal_after`` rule steps; each healing draws
-        the next, as does a search branching from a state, ``reswarm``)."""
+        the next, as does a search branching from a state, ``reswarm``).
+
+        Levels: when no family has an allowed action, the fault spacing gives way
+        (only faults can move on), then the swarm (only left-out classes can). A
+        family's actions are computed when asked for, at the state's level: a
+        caller that draws a family before its actions (``check.explore``) pays
+        for the guards of the families it looks at, not for every family's."""
         if self.state is None:
             return []
         if family in DIRECTIVE_FAMILIES:
@@ -229,23 +245,31 @@ class ReplicationMachine(RuleBasedStateMachine):
             return [Heal()] if due else []
         key = (self.state, self._since_fault >= self.fault_spacing)
         if self._enabled_for != key:
-            # Only faults can move on: the spacing gives way; only left-out actions
-            # can: the swarm gives way. Each level asks the model only for the
-            # classes it allows (their guards are most of a step's cost).
-            for spaced, swarm in ((not key[1], True), (False, True), (False, False)):
-                classes = frozenset(c for c in ACTION_TYPES
-                                    if not (swarm and self.weights[c] == 0) and not (spaced and c in FAULTS))
-                allowed = [a for a in enabled_actions(self.state, classes - {ReplicateMetadata})
-                           if self._allowed(a, spaced, swarm)]
-                if ReplicateMetadata in classes:
-                    allowed += [a for a in self._metadata_batches() if self._allowed(a, spaced, swarm)]
-                if allowed:
-                    break
-            by_family: dict[str, list[Action]] = {}
-            for a in allowed:
-                by_family.setdefault(family_of(a), []).append(a)
-            self._enabled, self._enabled_for = by_family, key
-        return self._enabled.get(family, [])
+            self._enabled, self._enabled_for, self._level = {}, key, None
+        if self._level is not None:
+            return self._enabled_at(self._level, family)
+        for level in range(len(_LEVELS)):
+            got = self._enabled_at(level, family)
+            if got or any(self._enabled_at(level, f) for f in _LEVEL_PROBES if f != family):
+                self._level = level
+                return got
+        self._level = len(_LEVELS) - 1
+        return []
+
+    def _enabled_at(self, level: int, family: str) -> list[Action]:
+        """``family``'s allowed actions at an enablement level (``_LEVELS``)."""
+        got = self._enabled.get((level, family))
+        if got is None:
+            spacing, swarm = _LEVELS[level]
+            spaced = spacing and not self._enabled_for[1]  # type: ignore[index]
+            classes = frozenset(c for c in FAMILIES[family]
+                                if not (swarm and self.weights[c] == 0) and not (spaced and c in FAULTS))
+            got = [a for a in enabled_actions(self.state, classes - {ReplicateMetadata})  # type: ignore[arg-type]
+                   if self._allowed(a, spaced, swarm)]
+            if ReplicateMetadata in classes:
+                got += [a for a in self._metadata_batches() if self._allowed(a, spaced, swarm)]
+            self._enabled[(level, family)] = got
+        return got
 
     def _metadata_batches(self) -> list[Action]:
         # One batch per broker, everything it has pending, instead of the model's

@@ -28,7 +28,8 @@ from .state import (DYNAMIC_CONFIGS, LEADER_RECOVERY_STATES, MIN_INSYNC_REPLICAS
                     PartitionChangeRecord, PartitionMetadata, PartitionRecord, PendingWrite, Record,
                     RegisterBrokerRecord, Replica, Role, UncleanElectionReport, UnfenceBrokerRecord,
                     materialize, merge)
-from .step import enabled_actions, step, why_not_enabled
+from .enumeration import enabled_actions
+from .step import step, why_not_enabled
 
 import types as _types
 

@@ -1,15 +1,14 @@
-"""``step`` and ``enabled_actions``: each action has a guard (why it is not
-enabled, or None) and an effect. ``enabled_actions`` enumerates candidates and
-keeps those whose guard passes, so the two can never disagree."""
+"""``step`` and ``why_not_enabled``: each action has a guard (why it is not
+enabled, or None) and an effect. ``model.enumeration.enabled_actions``
+enumerates candidates and keeps those whose guard passes, so the two can never
+disagree."""
 
 from __future__ import annotations
 
-import itertools
-from typing import AbstractSet, Callable, Iterator, Optional
+from typing import Callable, Optional
 
 import attrs
 
-from . import clock
 from . import controller as ctl
 from . import replica as rep
 from .actions import (Action, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, AlterUncleanLeaderElection, CancelReassignment,
@@ -620,109 +619,3 @@ def step(state: ClusterState, action: Action) -> ClusterState:
     if reason is not None:
         raise ActionNotEnabled(action, reason)
     return HANDLERS[type(action)][1](state, action)
-
-
-# ----------------------------------------------------------- enumeration
-
-def _reassign_targets(state: ClusterState) -> Iterator[tuple[int, ...]]:
-    current = state.partition.replicas
-    if state.config.follows(Rule.REASSIGNMENT_REPLICA_ORDER):
-        for k in range(1, len(current)):  # reorderings: the rotations
-            yield current[k:] + current[:k]
-    brokers = sorted(state.config.brokers)
-    for size in range(state.min_isr, len(brokers) + 1):
-        for subset in itertools.combinations(brokers, size):
-            chosen = set(subset)
-            if chosen == set(current):
-                continue
-            yield tuple(b for b in current if b in chosen) + tuple(b for b in subset if b not in current)
-
-
-def _candidates(state: ClusterState, classes: Optional[AbstractSet[type]] = None) -> Iterator[Action]:
-    # A cheap pre-filter on broker status; the guards stay the only authority.
-    # ``classes`` skips the candidates that are costly to enumerate (message ids
-    # aside, the generator yields others; enabled_actions drops them).
-    every = classes is None
-    brokers = state.config.brokers
-    active = [b.id for b in state.brokers if b.status in ACTIVE]
-    for b in state.brokers:
-        if b.status in OFFLINE:
-            yield StartBroker(b.id)
-            yield FenceBroker(b.id)
-        else:
-            yield UnfenceBroker(b.id)
-            yield ResendRegistration(b.id)
-            yield FenceBroker(b.id)
-            yield BeginControlledShutdown(b.id)
-            yield ControlledShutdown(b.id)
-            yield UncleanShutdown(b.id, False)
-            yield UncleanShutdown(b.id, True)
-            yield Flush(b.id)
-    if every or ReplicateMetadata in classes:  # type: ignore[operator]
-        for b in active:
-            for count in range(1, state.pending_metadata(b) + 1):
-                yield ReplicateMetadata(b, count)
-    for b in active:
-        yield SendFetch(b)
-    msgs = state.network.messages
-    for m in msgs:
-        if isinstance(m, FetchRequest):
-            yield ReceiveFetchRequest(m.id)
-        elif isinstance(m, FetchResponse):
-            yield ReceiveFetchResponse(m.id)
-    leaders = [b for b in brokers if rep.is_leader(state, b)]
-    for b in leaders:
-        r = state.replica(b)
-        image = state.broker(b).image
-        in_sync = sorted(r.isr - {b})  # type: ignore[union-attr]
-        for f in in_sync:
-            yield ProposeIsrShrink(b, f)
-        if state.config.follows(Rule.SHRINK_ALL_OUT_OF_SYNC) and (every or ProposeIsrShrinkMany in classes):  # type: ignore[operator]
-            for size in range(2, len(in_sync) + 1):
-                for followers in itertools.combinations(in_sync, size):
-                    yield ProposeIsrShrinkMany(b, followers)
-        if image is not None and not state.config.follows(Rule.EXPAND_ISR_ON_FETCH):
-            for f in image.replicas:
-                if f not in r.isr:  # type: ignore[union-attr]
-                    yield ProposeIsrExpand(b, f)
-    if state.config.follows(Rule.REPLICA_LAG_TIME):
-        for ms in clock.expiry_delays(state):
-            yield AdvanceTime(ms)
-    for m in msgs:
-        if isinstance(m, AlterPartitionRequest):
-            yield ReceiveAlterPartition(m.id)
-        elif isinstance(m, AlterPartitionResponse):
-            yield ReceiveAlterPartitionResponse(m.id)
-    if not state.partition.reassigning and (every or Reassign in classes):  # type: ignore[operator]
-        for t in _reassign_targets(state):
-            yield Reassign(t)
-    yield CancelReassignment()
-    yield ElectPreferredLeader()
-    yield FailOverController()
-    yield UncleanRecovery()
-    yield UncleanLeaderElection()
-    for m in range(1, len(state.partition.target_replicas) + 1):
-        yield AlterMinIsr(m)
-    for m in range(1, len(state.partition.target_replicas) + 1):
-        yield AlterClusterMinIsr(m)
-    yield AlterUncleanLeaderElection(not state.unclean_leader_election)
-    for m in msgs:
-        if isinstance(m, (FetchRequest, FetchResponse)):
-            yield DropMessage(m.id)
-    for b in leaders:
-        yield Produce(b, state.history.next_value)
-    yield Consume()
-    yield ListOffsets()
-
-
-def enabled_actions(state: ClusterState, classes: Optional[AbstractSet[type]] = None) -> tuple[Action, ...]:
-    """Every action enabled in ``state``, in a deterministic order (by family:
-    lifecycle, metadata, fetch, ISR, reassignment, recovery, network, clients).
-
-    ``classes``: only actions of these classes, in the same order — for a caller
-    that would drop the others (a swarm, a fault spacing): their guards, most of
-    the cost, are never run."""
-    if classes is None:
-        return tuple(a for a in _candidates(state) if HANDLERS[type(a)][0](state, a) is None)
-    return tuple(a for a in _candidates(state, classes)
-                 if type(a) in classes and HANDLERS[type(a)][0](state, a) is None)

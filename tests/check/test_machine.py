@@ -139,3 +139,57 @@ def test_a_reverted_reassignment_lets_the_leader_apply_removal_and_readd_in_one_
     assert m.trace == [Reassign((1,)), Reassign((1, 2)), ReplicateMetadata(1, 2)]
     # The re-added broker has applied neither record: two are pending for it.
     assert m.state.pending_metadata(2) == 2
+
+
+def _eager_enabled(m: ReplicationMachine) -> dict[str, list]:
+    """The oracle: every family's allowed actions at once, the first level (fault
+    spacing, then swarm, giving way) at which any family has one."""
+    from check.machine import FAULTS, ACTION_FAMILIES
+    from model import enabled_actions, family_of
+    from properties import keeps_fault_budget
+    spaced_now = m._since_fault < m.fault_spacing
+    allowed: list = []
+    for spaced, swarm in ((spaced_now, True), (False, True), (False, False)):
+        def ok(a, spaced=spaced, swarm=swarm):
+            return not (swarm and m.weights[type(a)] == 0) and not (spaced and isinstance(a, FAULTS)) \
+                and keeps_fault_budget(m.state, a, m.subject.lossy_budget)
+        allowed = [a for a in enabled_actions(m.state) if not isinstance(a, ReplicateMetadata) and ok(a)]
+        allowed += [a for a in m._metadata_batches() if ok(a)]
+        if allowed:
+            break
+    return {f: [a for a in allowed if family_of(a) == f] for f in ACTION_FAMILIES}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_each_familys_actions_computed_when_asked_are_those_of_every_family_at_once(seed):
+    """``enabled(family)`` computes one family at a time (the explorer draws a
+    family first); whatever order the families are asked in, each gets what
+    computing every family at the state's level would give it."""
+    import random
+    from check.machine import ACTION_FAMILIES, SWARM_LEVELS
+    from check.strategies import RandomDraws
+    from model import enabled_actions, step
+    rng = random.Random(seed)
+    config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2)
+    m = _machine(config)
+    compared = 0
+    for _ in range(150):
+        m.weights = swarm_weights({c: rng.choice(levels) for c, levels in SWARM_LEVELS.items()})
+        m._enabled_for = None
+        m.fault_spacing, m._since_fault = rng.randint(0, 3), rng.randint(0, 3)
+        expected = _eager_enabled(m)
+        m._enabled_for = None
+        order = list(ACTION_FAMILIES)
+        rng.shuffle(order)
+        assert {f: m.enabled(f) for f in order} == expected
+        compared += 1
+        every = enabled_actions(m.state)
+        if not every:
+            break
+        m.state = step(m.state, rng.choice(every))
+    assert compared > 20
+
+
+def test_every_family_is_asked_when_a_level_is_judged():
+    from check.machine import _LEVEL_PROBES, ACTION_FAMILIES
+    assert sorted(_LEVEL_PROBES) == sorted(ACTION_FAMILIES)

@@ -80,3 +80,12 @@ def test_sends_and_receives_are_what_the_model_does_on_a_long_walk():
             before.update({s.id: s.type for s in m.sent})
             seen.add(type(action))
     assert {k.cls for k in ACTIONS if k.sends or k.receives} | {k.may_send for k in ACTIONS if k.may_send} <= seen
+
+
+def test_every_drawn_action_class_has_one_enumeration_segment():
+    # enabled_actions(state, classes) runs only the segments whose classes meet
+    # ``classes``: a class in no segment would never be enumerated, one in two twice.
+    from model.enumeration import _SEGMENTS
+    listed = [c for yields, _ in _SEGMENTS for c in yields]
+    drawn = {k.cls for k in ACTIONS if k.family not in DIRECTIVE_FAMILIES}
+    assert len(listed) == len(set(listed)) and set(listed) == drawn
