@@ -11,7 +11,7 @@ from check.machine import ReplicationMachine, swarm_weights
 from check.scenarios import commit_one_on_rf2
 from check.subject import Subject
 from pytest_replicheck.plugin import machine_under_test
-from model import (ACTION_TYPES, NO_LEADER, BrokerStatus, Config, FenceBroker, FetchResponse, ReceiveFetchRequest,
+from model import (ACTION_TYPES, KAFKA, NO_LEADER, BrokerStatus, Config, FenceBroker, FetchResponse, ReceiveFetchRequest,
                    Reassign, ReplicateMetadata, SendFetch, StartBroker, UncleanRecovery, UncleanShutdown,
                    UnfenceBroker)
 
@@ -21,6 +21,13 @@ TestModelOnly = ModelOnly.TestCase
 # The bundled SUT; `pytest ...::TestModelAndSut --implementation NAME` puts NAME here instead.
 ModelAndSut = machine_under_test("ModelAndSutMachine")
 TestModelAndSut = ModelAndSut.TestCase
+
+# The bundled SUT under Kafka's rules, detached at the profile's findings (property
+# violations of Kafka's design, docs: Findings under the Kafka profile): the SUT's code
+# that runs only under Kafka's rules is in the default suite's machine too.
+ModelAndSutKafka = machine_for(Subject(compare=True, profile=KAFKA, detach_at_findings=True),
+                               name="ModelAndSutKafkaMachine")
+TestModelAndSutKafkaProfile = ModelAndSutKafka.TestCase
 
 
 def _machine(config: Config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2),
