@@ -48,13 +48,17 @@ from harness_throughput import timed  # noqa: E402  (benchmarks/harness_throughp
 
 PARTS = ("enablement", "model step", "properties", "probes", "SUT apply", "SUT observe")
 
-#: name, subject
-SUBJECTS: tuple[tuple[str, Subject], ...] = (
-    ("correct, model alone", Subject(compare=False)),
-    ("correct, SUT compared", Subject()),
-    ("variant NO_FETCH_LEADER_EPOCH_FENCING", Subject(variants=frozenset({Variant.NO_FETCH_LEADER_EPOCH_FENCING}))),
-    ("bug EPOCH_ASSIGN_KEEPS_LATER_OFFSETS", Subject(bugs=frozenset({Bug.EPOCH_ASSIGN_KEEPS_LATER_OFFSETS}))),
+#: name, the subject as an expression over Subject, Variant and Bug (benchmarks/explore_ab.py
+#: builds the same subjects in another revision's code)
+SUBJECT_SOURCES: tuple[tuple[str, str], ...] = (
+    ("correct, model alone", "Subject(compare=False)"),
+    ("correct, SUT compared", "Subject()"),
+    ("variant NO_FETCH_LEADER_EPOCH_FENCING", "Subject(variants=frozenset({Variant.NO_FETCH_LEADER_EPOCH_FENCING}))"),
+    ("bug EPOCH_ASSIGN_KEEPS_LATER_OFFSETS", "Subject(bugs=frozenset({Bug.EPOCH_ASSIGN_KEEPS_LATER_OFFSETS}))"),
 )
+#: name, subject
+SUBJECTS: tuple[tuple[str, Subject], ...] = tuple(
+    (name, eval(source, {"Subject": Subject, "Variant": Variant, "Bug": Bug})) for name, source in SUBJECT_SOURCES)
 
 
 def _instrumented(timings: dict[str, float]) -> Callable[[], None]:
