@@ -120,7 +120,7 @@ class ReplicationMachine(RuleBasedStateMachine):
         self.fault_spacing = 0
         self.weights: dict[type, int] = {}
         self._since_fault = 0
-        self._enabled: dict[tuple[int, str], list[Action]] = {}
+        self._enabled: dict[tuple[bool, bool, str], list[Action]] = {}
         self._level: Optional[int] = None
         self._finding_reported = False
         self._known_reported = 0
@@ -257,18 +257,20 @@ class ReplicationMachine(RuleBasedStateMachine):
         return []
 
     def _enabled_at(self, level: int, family: str) -> list[Action]:
-        """``family``'s allowed actions at an enablement level (``_LEVELS``)."""
-        got = self._enabled.get((level, family))
+        """``family``'s allowed actions at an enablement level (``_LEVELS``). Kept by
+        what decides them, (spaced, swarm, family): with the spacing already met,
+        the first two levels are one, computed once."""
+        spacing, swarm = _LEVELS[level]
+        spaced = spacing and not self._enabled_for[1]  # type: ignore[index]
+        got = self._enabled.get((spaced, swarm, family))
         if got is None:
-            spacing, swarm = _LEVELS[level]
-            spaced = spacing and not self._enabled_for[1]  # type: ignore[index]
             classes = frozenset(c for c in FAMILIES[family]
                                 if not (swarm and self.weights[c] == 0) and not (spaced and c in FAULTS))
             got = [a for a in enabled_actions(self.state, classes - {ReplicateMetadata})  # type: ignore[arg-type]
                    if self._allowed(a, spaced, swarm)]
             if ReplicateMetadata in classes:
                 got += [a for a in self._metadata_batches() if self._allowed(a, spaced, swarm)]
-            self._enabled[(level, family)] = got
+            self._enabled[(spaced, swarm, family)] = got
         return got
 
     def _metadata_batches(self) -> list[Action]:

@@ -173,10 +173,10 @@ def enabled_actions(state: ClusterState, classes: Optional[AbstractSet[type]] = 
     segments that cannot yield them are not run, their guards (most of the cost)
     never asked."""
     out: list[Action] = []
+    many = classes is None or ProposeIsrShrinkMany in classes
     for yields, segment in _SEGMENTS:
         if classes is not None and yields.isdisjoint(classes):
             continue
-        many = classes is None or ProposeIsrShrinkMany in classes
         out += (a for a in segment(state, many)
                 if (classes is None or type(a) in classes) and HANDLERS[type(a)][0](state, a) is None)
     return tuple(out)

@@ -174,7 +174,6 @@ def test_each_familys_actions_computed_when_asked_are_those_of_every_family_at_o
     computing every family at the state's level would give it."""
     import random
     from check.machine import ACTION_FAMILIES, SWARM_LEVELS
-    from check.strategies import RandomDraws
     from model import enabled_actions, step
     rng = random.Random(seed)
     config = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2)
@@ -200,3 +199,23 @@ def test_each_familys_actions_computed_when_asked_are_those_of_every_family_at_o
 def test_every_family_is_asked_when_a_level_is_judged():
     from check.machine import _LEVEL_PROBES, ACTION_FAMILIES
     assert sorted(_LEVEL_PROBES) == sorted(ACTION_FAMILIES)
+
+
+def test_the_fault_spacing_then_the_swarm_give_way_when_nothing_else_can_move(monkeypatch):
+    """No state the walks reach has only faults enabled (a client can always read),
+    so the levels' fall-back is driven with the model's enumeration narrowed to
+    two faults. Spaced out, they come at the next level, where the swarm still
+    holds (the one it leaves out stays out); with both left out, both come at the
+    last level. The level is settled whichever family is asked first."""
+    import check.machine as machine
+    faults = (FenceBroker(1), UncleanShutdown(1, False))
+    monkeypatch.setattr(machine, "enabled_actions",
+                        lambda state, classes=None: tuple(a for a in faults if classes is None or type(a) in classes))
+    one_left_out = _machine(UncleanShutdown=0)
+    assert one_left_out._metadata_batches() == []
+    one_left_out.fault_spacing, one_left_out._since_fault = 3, 0          # faults are spaced out now
+    assert one_left_out.enabled("client") == []
+    assert one_left_out.enabled("lifecycle") == [FenceBroker(1)]
+    both_left_out = _machine(FenceBroker=0, UncleanShutdown=0)
+    both_left_out.fault_spacing, both_left_out._since_fault = 3, 0
+    assert both_left_out.enabled("lifecycle") == list(faults) and both_left_out.enabled("client") == []
