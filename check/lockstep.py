@@ -33,7 +33,7 @@ import attrs
 
 import properties
 from model import (Action, ActionNotEnabled, AlterClusterMinIsr, AlterMinIsr, ElectPreferredLeader, FailOverController, ResendRegistration, AlterPartitionRequest, AlterPartitionResponse,
-                   AlterUncleanLeaderElection, BeginControlledShutdown, BrokerStatus, CancelReassignment, ClusterState, Config, Consume,
+                   AlterUncleanLeaderElection, UpdateElrFeature, BeginControlledShutdown, BrokerStatus, CancelReassignment, ClusterState, Config, Consume,
                    FenceBroker, FetchRequest, FetchResponse, Flush, Heal, ListOffsets, Observation, Outcome, Produce,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, Rule, SendFetch,
@@ -86,7 +86,7 @@ def probe_actions(state: ClusterState) -> list[Action]:
             and not isinstance(m, AlterPartitionRequest)]
     out += [AlterMinIsr(state.min_isr), AlterMinIsr(len(state.partition.target_replicas) + 1),
             AlterClusterMinIsr(len(state.partition.target_replicas) + 1),
-            AlterUncleanLeaderElection(state.unclean_leader_election)]
+            AlterUncleanLeaderElection(state.unclean_leader_election), UpdateElrFeature(state.elr_enabled)]
     out += [UncleanRecovery(), UncleanLeaderElection(), ElectPreferredLeader(), CancelReassignment(), Consume(),
             ListOffsets(), FailOverController()]
     return out

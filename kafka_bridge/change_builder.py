@@ -12,7 +12,7 @@ completion are then Kafka's code's decisions.
 
 Mapping (Kafka's ``ReplicationControlManager`` sets the builder up the same way):
 isAcceptableLeader is the SUT controller's "unfenced"; MinISR the config's; ELR
-on; the metadata version ``MetadataVersion.latestProduction()``; an unclean
+on as the SUT controller's feature level says; the metadata version ``MetadataVersion.latestProduction()``; an unclean
 election allowed (``Election.UNCLEAN``) when the change allows one and
 ``Config.unclean_leader_election`` is on, ``Election.PREFERRED`` for a preferred
 election, else ``Election.ONLINE``; replicas back
@@ -107,7 +107,7 @@ class KafkaPartitionChangeBuilder(PartitionChangeBuilder):
         k = kafka()
         acceptable = self.is_acceptable_leader
         builder = k.Builder(self.registration(), k.topic_id, 0, lambda broker: bool(acceptable(int(broker))),
-                            k.metadata_version, self.min_isr, True)
+                            k.metadata_version, self.min_isr, self.elr_enabled)
         order = self.target_replicas
         builder.setTargetReplicas(k.int_list(order))
         builder.setTargetIsr(k.int_list(in_replica_order(self.target_isr, order)))

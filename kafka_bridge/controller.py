@@ -4,8 +4,9 @@
 ``ReplicationControlManager`` (AlterPartition validation and changes,
 reassignment and its cancellation, elections on fencing, unfencing and unclean
 registration, unclean leader election), with the ``FeatureControlManager``
-(ELR on) and ``ConfigurationControlManager`` (the topic's MinISR and unclean
-leader election) they read. They are built and driven through
+(the ELR feature level: on at bootstrap, set by UpdateFeatures) and
+``ConfigurationControlManager`` (the topic's MinISR and unclean leader election,
+the cluster-level MinISR) they read. They are built and driven through
 ``ReplicheckControllerShim`` (``kafka_bridge/java``), and every record they emit
 is replayed into them, as Kafka's ``QuorumController`` does.
 
@@ -26,12 +27,15 @@ SUT's record types, with what the model does not have left out:
   Kafka writes when the session of a broker that shut down cleanly expires and
   replays as "no-op registration change");
 - a ``ConfigRecord`` of ``min.insync.replicas`` or ``unclean.leader.election.enable``
-  written after the topic's creation is the SUT's ``ConfigRecord``; a
+  written after the topic's creation (a config change, or the cluster-level
+  MinISR an ELR upgrade writes first) is the SUT's ``ConfigRecord``; a
   ``ClearElrRecord`` is a ``PartitionChangeRecord`` emptying the ELR and
   LastKnownELR when it changed the registration (Kafka merges it into a partition
   with either set, moving its partition epoch), and is left out when it did not;
-- ``TopicRecord``, the topic's creation configs and the feature levels (topic
-  creation and bootstrap) are left out.
+- a ``FeatureLevelRecord`` of ``eligible.leader.replicas.version`` (UpdateFeatures)
+  is the SUT's ``FeatureLevelRecord``;
+- ``TopicRecord``, the topic's creation configs and the bootstrap feature levels
+  (replayed at the controller's construction, never committed) are left out.
 Offsets are positions in that log: the broker epoch Kafka hands out (the next
 write offset, as ``QuorumController.registerBroker`` passes) and the offset of
 each ``RegisterBrokerRecord`` are the model's.
@@ -55,8 +59,9 @@ from typing import Any, Callable, Optional
 
 from model import DYNAMIC_CONFIGS, MIN_INSYNC_REPLICAS, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Config, Rule
 
-from sut.metadata import (ApiMessage, ConfigRecord, ControlledShutdownRecord, FenceBrokerRecord, PartitionChangeRecord,
-                          PartitionRecord, PartitionRegistration, RegisterBrokerRecord, UnfenceBrokerRecord)
+from sut.metadata import (ELR_FEATURE, ApiMessage, ConfigRecord, ControlledShutdownRecord, FeatureLevelRecord,
+                          FenceBrokerRecord, PartitionChangeRecord, PartitionRecord, PartitionRegistration,
+                          RegisterBrokerRecord, UnfenceBrokerRecord)
 from sut.network import InMemoryNetwork
 
 from .calls import Call, CallLog, claim
@@ -156,12 +161,18 @@ class ReplicationControlView:
     @property
     def min_isr(self) -> int:
         """The topic's MinISR as Kafka's ``ConfigurationControlManager`` holds it."""
-        return self._controller.topic_configs()[0]
+        return self._controller.configs()[0]
 
     @property
     def unclean_leader_election_enable(self) -> bool:
         """The topic's ``unclean.leader.election.enable`` as Kafka's controller reads it."""
-        return self._controller.topic_configs()[1]
+        return self._controller.configs()[1]
+
+    @property
+    def elr_enabled(self) -> bool:
+        """Whether Kafka's ``FeatureControlManager.isElrFeatureEnabled``: what its
+        partition changes read."""
+        return self._controller.configs()[2]
 
     def create_partition(self, assignment: tuple[int, ...]) -> None:
         """CreateTopics with the replicas ``assignment``, MinISR and unclean leader
@@ -228,7 +239,7 @@ class KafkaQuorumController:
         self.calls: Optional[CallLog] = None if _replayed else claim()
         self._partition: Optional[PartitionRegistration] = None
         self._registrations: Optional[dict[int, BrokerRegistrationView]] = None
-        self._configs: Optional[tuple[int, bool]] = None
+        self._configs: Optional[tuple[int, bool, bool]] = None
         # a copy replays what the original's fixture replayed (ReplicheckControllerFixture.replayed)
         for record, offset in _replayed or [(r, -1) for r in self.shim.bootstrapRecords()]:
             self.shim.replay(record, offset)
@@ -314,6 +325,8 @@ class KafkaQuorumController:
                 translated = change_record_of(message)
             elif configs and kind is k.ConfigRecord and str(message.name()) in DYNAMIC_CONFIGS:
                 translated = config_record_of(message)
+            elif kind is k.FeatureLevelRecord and str(message.name()) == ELR_FEATURE:
+                translated = FeatureLevelRecord(ELR_FEATURE, int(message.featureLevel()))
             elif clearing and self.partition().partition_epoch != epoch_before:   # type: ignore[union-attr]
                 # the clear changed the registration (removeTopicElrs merges only a partition
                 # with an ELR or LastKnownELR): the SUT's brokers apply it as the change it is
@@ -334,12 +347,13 @@ class KafkaQuorumController:
             self._partition = None if p is None else registration_of(p)
         return self._partition
 
-    def topic_configs(self) -> tuple[int, bool]:
-        """(MinISR, unclean leader election) as Kafka's ConfigurationControlManager
-        holds them, read once per replayed record: the enablement probes ask at
-        every step."""
+    def configs(self) -> tuple[int, bool, bool]:
+        """(MinISR, unclean leader election, ELR on) as Kafka's ConfigurationControlManager
+        and FeatureControlManager hold them, read once per replayed record: the
+        enablement probes ask at every step."""
         if self._configs is None:
-            self._configs = (int(self.shim.minIsr()), bool(self.shim.uncleanLeaderElection()))
+            self._configs = (int(self.shim.minIsr()), bool(self.shim.uncleanLeaderElection()),
+                             bool(self.shim.elrEnabled()))
         return self._configs
 
     def registrations(self) -> dict[int, BrokerRegistrationView]:
@@ -562,3 +576,15 @@ class KafkaQuorumController:
             raise KafkaRejected(f"IncrementalAlterConfigs({name}={text}): {error}: {result.response().message()}")
         self.commit(result.records(), configs=True)
 
+    def update_elr_feature(self, enabled: bool) -> None:
+        """UpdateFeatures of ``eligible.leader.replicas.version`` to 1 (``enabled``, an
+        upgrade) or 0 (a safe downgrade) through Kafka's
+        ``ConfigurationControlManager.updateFeatures``: the ``FeatureLevelRecord``,
+        after the cluster-level ``min.insync.replicas`` an upgrade writes when there is
+        none (``maybeGenerateElrSafetyRecords``), replayed. Raises KafkaRejected with
+        Kafka's error."""
+        result = self.request("updateElrFeature", enabled)
+        error = kafka().error_name(result.response().error().code())
+        if error is not None:
+            raise KafkaRejected(f"UpdateFeatures({ELR_FEATURE}={int(enabled)}): {error}: {result.response().message()}")
+        self.commit(result.records(), configs=True)

@@ -84,6 +84,7 @@ class Kafka:
         self.PartitionChangeRecord = JClass(metadata + "PartitionChangeRecord")
         self.ConfigRecord = JClass(metadata + "ConfigRecord")
         self.ClearElrRecord = JClass(metadata + "ClearElrRecord")
+        self.FeatureLevelRecord = JClass(metadata + "FeatureLevelRecord")
         #: a ConfigRecord's resourceType for a broker-level or cluster-level config
         self.broker_resource_type = JClass("org.apache.kafka.common.config.ConfigResource$Type").BROKER.id()
         #: the records that change a broker's registration

@@ -30,6 +30,7 @@ _RESPONSES = {
     "alterPartitionReassignment": "org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData",
     "alterTopicConfig": None,
     "alterClusterConfig": None,
+    "updateElrFeature": "org.apache.kafka.common.requests.ApiError",
     "electUncleanLeaders": "java.lang.Boolean",
     "electPreferredLeader": "org.apache.kafka.common.message.ElectLeadersResponseData",
 }
@@ -53,6 +54,7 @@ API_CHANGES = {
     "createTopics": ((4, 3, 0), "ReplicationControlManager.createTopics takes a boolean"),
     "incrementalAlterConfigs": ((4, 3, 0), "ConfigurationControlManager.incrementalAlterConfigs takes a second "
                                            "boolean"),
+    "updateFeatures": ((4, 1, 0), "ConfigurationControlManager.updateFeatures takes the claimed epoch"),
 }
 
 
@@ -93,7 +95,23 @@ def _invocation(call: Call, request: str, out: JavaSource, release: tuple[int, .
                 f"        new {resource}({resource}.{target}),\n"
                 f"        {map_}.of({string_literal(a[0])}, new {entry}<>({op}.OpType.SET, {string_literal(a[1])}))),\n"
                 f"    false{', false' if _since(release, 'incrementalAlterConfigs') else ''})")
+    if m == "updateElrFeature":
+        return _update_elr_feature(bool(a[0]), out, release)
     raise ValueError(f"no Java for the controller request {m!r}")
+
+
+def _update_elr_feature(enabled: bool, out: JavaSource, release: tuple[int, ...]) -> str:
+    """``ConfigurationControlManager.updateFeatures`` of eligible.leader.replicas.version
+    to 1 (UPGRADE) or 0 (SAFE_DOWNGRADE), as the shim's ``updateElrFeature`` calls it."""
+    map_ = out.use("java.util.Map")
+    version = out.use("org.apache.kafka.server.common.EligibleLeaderReplicasVersion")
+    upgrade = out.use("org.apache.kafka.clients.admin.FeatureUpdate") + ".UpgradeType"
+    level, kind = ("ELRV_1", "UPGRADE") if enabled else ("ELRV_0", "SAFE_DOWNGRADE")
+    epoch = ", CLAIM_EPOCH" if _since(release, "updateFeatures") else ""
+    return (f"controller.configurationControl.updateFeatures(\n"
+            f"        {map_}.of({version}.FEATURE_NAME, {version}.{level}.featureLevel()),\n"
+            f"        {map_}.of({version}.FEATURE_NAME, {upgrade}.{kind}),\n"
+            f"    false{epoch})")
 
 
 def _result_type(call: Call, out: JavaSource) -> str:

@@ -19,11 +19,11 @@ from .observation import (BrokerObservation, ListOffsetsResult, Observation, Out
                       observe_replica, outcome)
 from .clock import REPLICA_LAG_TIME_MAX_MS, is_caught_up
 from .replica import hwm_quorum
-from .state import (DYNAMIC_CONFIGS, LEADER_RECOVERY_STATES, MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, RECOVERED,
-                    RECOVERING, UNCLEAN_LEADER_ELECTION_ENABLE,
+from .state import (DYNAMIC_CONFIGS, ELR_FEATURE, LEADER_RECOVERY_STATES, MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, RECOVERED,
+                    RECOVERING, STATIC_MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE,
                     AckedWrite, AlterPartitionRequest,
                     AlterPartitionResponse, Broker, BrokerRegistration, BrokerStatus, ClusterState,
-                    ConfigRecord, ControlledShutdownRecord, ControllerState, EpochEndOffset, FenceBrokerRecord, FetchRequest, FetchResponse,
+                    ConfigRecord, ControlledShutdownRecord, ControllerState, EpochEndOffset, FeatureLevelRecord, FenceBrokerRecord, FetchRequest, FetchResponse,
                     FollowerState, History, ListOffsetsAnswer, Message, MetadataRecord, Network,
                     PartitionChangeRecord, PartitionMetadata, PartitionRecord, PendingWrite, Record,
                     RegisterBrokerRecord, Replica, Role, UncleanElectionReport, UnfenceBrokerRecord,

@@ -235,6 +235,17 @@ class AlterUncleanLeaderElection:
     enable: bool
 
 
+@attrs.frozen
+class UpdateElrFeature:
+    """UpdateFeatures setting ``eligible.leader.replicas.version`` to 1
+    (``enabled``, an upgrade) or 0 (a safe downgrade), Rule.ELR_FEATURE_LEVEL
+    (``QuorumController.updateFeatures``, ``ConfigurationControlManager.updateFeatures``):
+    a ``FeatureLevelRecord``, after the cluster-level ``min.insync.replicas`` an
+    upgrade writes when there is none. Partition registrations are left as they are;
+    the controller's next changes read the new level. Enabled for a new level."""
+    enabled: bool
+
+
 # network faults
 @attrs.frozen
 class DropMessage:
@@ -280,7 +291,7 @@ Action = Union[
     ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
     ReceiveAlterPartitionResponse,
     Reassign, CancelReassignment, ElectPreferredLeader, UncleanRecovery, UncleanLeaderElection, AlterMinIsr,
-    AlterClusterMinIsr, AlterUncleanLeaderElection, DropMessage,
+    AlterClusterMinIsr, AlterUncleanLeaderElection, UpdateElrFeature, DropMessage,
     Produce, Consume, ListOffsets, Heal,
 ]
 
@@ -393,6 +404,10 @@ ACTIONS: tuple[ActionKind, ...] = (
     # Not a fault: it disturbs nothing by itself; turned on, it lets the unclean election in.
     ActionKind(AlterUncleanLeaderElection, "reassignment", weight=0.15, swarm=_RARE,
                tag="unclean.leader.election.enable={enable:true|false}"),
+    # Not swarmed, as AlterClusterMinIsr: only the Kafka profile has feature levels. Not a
+    # fault: it disturbs nothing by itself; the partition changes after it read the level.
+    ActionKind(UpdateElrFeature, "reassignment", weight=0.15,
+               tag="eligible.leader.replicas.version={enabled:1|0}"),
     ActionKind(UncleanRecovery, "recovery", weight=2.0, swarm=_RARE, tag="UNCLEAN RECOVERY"),
     ActionKind(UncleanLeaderElection, "recovery", weight=2.0, swarm=_RARE, tag="UNCLEAN LEADER ELECTION"),
     ActionKind(DropMessage, "network", fault=True, receives="any", weight=0.3, swarm=_RARE),

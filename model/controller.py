@@ -15,7 +15,8 @@ import attrs
 from .config import Variant
 from .log import epoch_entries
 from .profile import Rule
-from .state import (MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, RECOVERED, RECOVERING, UNCLEAN_LEADER_ELECTION_ENABLE,
+from .state import (ELR_FEATURE, MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, RECOVERED, RECOVERING,
+                    STATIC_MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE, FeatureLevelRecord,
                     AlterPartitionRequest, AlterPartitionResponse,
                     BrokerStatus, ClusterState, ConfigRecord, ControlledShutdownRecord, FenceBrokerRecord,
                     PartitionChangeRecord, PartitionMetadata, RegisterBrokerRecord, UncleanElectionReport,
@@ -53,12 +54,18 @@ def commit_partition(state: ClusterState, draft: PartitionMetadata, bump_leader_
     partition first becomes leaderless, cleared when a leader is set, kept while
     there is none (PartitionChangeBuilder.maybeUpdateRecordElr,
     maybeUpdateLastKnownLeader).
+
+    With the ELR feature off (Rule.ELR_FEATURE_LEVEL) the ISR is never written
+    empty (its members stay) and the last known leader is not written
+    (``build``, ``maybeUpdateLastKnownLeader``).
     """
     p = state.partition
     cfg = state.config
     if cfg.follows(Rule.LEADER_EPOCH_BUMP_ON_REMOVAL):
         bump_leader_epoch = not set(p.replicas) <= set(draft.replicas)
-    if cfg.follows(Rule.LAST_KNOWN_LEADER):
+    if not state.elr_enabled and not draft.isr:
+        draft = attrs.evolve(draft, isr=p.isr)
+    if cfg.follows(Rule.LAST_KNOWN_LEADER) and state.elr_enabled:
         leader_set = draft.leader != p.leader or bump_leader_epoch
         lke = p.last_known_elr
         if leader_set and draft.leader == NO_LEADER and not p.last_known_elr:
@@ -112,9 +119,13 @@ def apply_elr_rules(state: ClusterState, d: PartitionMetadata, removed_from_isr:
     Under Rule.ELR_KEEPS_REMOVED_REPLICAS removals join the ELR whether or not
     they are still replicas; ``unclean_restart`` (a broker registering after an
     unclean shutdown) never does (PartitionChangeBuilder.maybePopulateTargetElr).
-    Under Rule.LAST_KNOWN_LEADER the LastKnownELR is left to ``commit_partition``."""
+    Under Rule.LAST_KNOWN_LEADER the LastKnownELR is left to ``commit_partition``.
+    With the ELR feature off (Rule.ELR_FEATURE_LEVEL) the ELR is emptied, and the
+    LastKnownELR too unless Rule.LAST_KNOWN_LEADER leaves it be (maybeUpdateRecordElr)."""
     cfg = state.config
     lke_rule = cfg.follows(Rule.LAST_KNOWN_LEADER)
+    if not state.elr_enabled:
+        return attrs.evolve(d, elr=frozenset(), last_known_elr=d.last_known_elr if lke_rule else frozenset())
     if len(d.isr) >= effective_min_isr(state):
         if cfg.has(Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR):
             return attrs.evolve(d, elr=d.elr - d.isr,
@@ -157,7 +168,9 @@ def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, 
     Rule.UNCLEAN_ELECTION_IN_CHANGES with unclean.leader.election.enable and
     ``unclean``, the first unfenced replica (electAnyLeader, Election.UNCLEAN).
     Either sets ISR = [leader] and empties the ELR (maybeUpdateRecordElr), and
-    marks the draft RECOVERING (``marked_recovering``)."""
+    marks the draft RECOVERING (``marked_recovering``). With the ELR feature off
+    (Rule.ELR_FEATURE_LEVEL) no last known leader is elected, yet an ELR member
+    still is (isValidNewLeader reads the registration's ELR whatever the feature)."""
     order = d.replicas if order is None else order
     first = d.replicas[0] if d.replicas else NO_LEADER
     valid_first = first in d.isr or (not d.isr and first in d.elr)   # isValidNewLeader
@@ -174,7 +187,7 @@ def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, 
         if r in d.elr and _unfenced(state, r):
             return attrs.evolve(d, leader=r, isr=d.isr | {r}, elr=d.elr - {r}), None
     known = state.partition.last_known_elr
-    if cfg.follows(Rule.LAST_KNOWN_LEADER) and not d.isr and not d.elr and len(known) == 1:
+    if cfg.follows(Rule.LAST_KNOWN_LEADER) and state.elr_enabled and not d.isr and not d.elr and len(known) == 1:
         (last,) = known
         if _unfenced(state, last):
             return (marked_recovering(state, attrs.evolve(d, leader=last, isr=frozenset({last}), elr=frozenset())),
@@ -283,7 +296,9 @@ def register_broker(state: ClusterState, broker: int, clean: bool) -> ClusterSta
 
     Under Rule.LAST_KNOWN_LEADER an unclean registration takes the broker out of
     the ISR and ELR in a partition change that may elect
-    (ReplicationControlManager.handleBrokerShutdown); under
+    (ReplicationControlManager.handleBrokerShutdown); with the ELR feature off
+    (Rule.ELR_FEATURE_LEVEL) any registration takes it out of the ISR only, as a
+    fencing does; under
     Rule.METADATA_RECORD_ORDER that change precedes the RegisterBrokerRecord and
     the broker epoch is the offset of the first (ClusterControlManager.registerBroker)."""
     cfg = state.config
@@ -297,7 +312,9 @@ def register_broker(state: ClusterState, broker: int, clean: bool) -> ClusterSta
         state = append_metadata(state, RegisterBrokerRecord(broker, epoch, clean))
     p = state.partition
     if cfg.follows(Rule.LAST_KNOWN_LEADER):
-        if not clean:
+        if not state.elr_enabled:
+            state = _remove_broker(state, broker)
+        elif not clean:
             state = _unclean_shutdown_changes(state, broker)
     elif not clean and broker in p.elr and not cfg.has(Variant.UNCLEAN_REGISTRATION_KEEPS_ELR):
         state = commit_partition(state, attrs.evolve(p, elr=p.elr - {broker},
@@ -464,7 +481,10 @@ def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
     """Unfence (heartbeat, §8.1); with no leader, an unfenced ELR member is elected
     (§2.8; not under Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE). Kafka runs this election for a leaderless partition whichever broker
     is unfenced (ReplicationControlManager.handleBrokerUnfenced), which is what
-    lets the last known leader or an unclean candidate in."""
+    lets the last known leader or an unclean candidate in. With the ELR feature off
+    (Rule.ELR_FEATURE_LEVEL) that change is written whenever it changes the
+    registration, electing or not: it empties an ELR kept from before the downgrade
+    (maybeUpdateRecordElr)."""
     # the heartbeat renews the session (after an expiry, a running broker's next one starts it again)
     state = set_registration(state, attrs.evolve(state.registration(broker), fenced=False, session=True))
     state = append_metadata(state, UnfenceBrokerRecord(broker))
@@ -473,7 +493,9 @@ def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
     if p.leader == NO_LEADER and (broker in p.replicas or cfg.follows(Rule.LAST_KNOWN_LEADER)
                                   or cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES)):
         d, _ = elect(state, p)
-        if d.leader != NO_LEADER and not (cfg.has(Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE) and d.leader in p.elr):
+        elected = d.leader != NO_LEADER and not (cfg.has(Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE)
+                                                 and d.leader in p.elr)
+        if elected or not state.elr_enabled:
             state = change_partition(state, p)
     return state
 
@@ -699,7 +721,8 @@ def alter_min_isr(state: ClusterState, min_isr: int) -> ClusterState:
     (``createClearElrRecordsAsNeeded``'s ``ClearElrRecord``, replayed as
     ``ReplicationControlManager.removeTopicElrs``, a merge). Under
     Variant.MIN_ISR_CHANGE_KEEPS_ELR only the ConfigRecord is written. The fault budget's floor
-    (``History.min_isr_floor``) follows the lowest value ever set."""
+    (``History.min_isr_floor``) follows the lowest value ever set. With the ELR
+    feature off (Rule.ELR_FEATURE_LEVEL) Kafka writes no ClearElrRecord."""
     ctrl = attrs.evolve(state.controller, min_isr=min_isr)
     state = append_metadata(attrs.evolve(state, controller=ctrl), ConfigRecord(MIN_INSYNC_REPLICAS, min_isr))
     floor = state.history.min_isr_floor
@@ -708,7 +731,7 @@ def alter_min_isr(state: ClusterState, min_isr: int) -> ClusterState:
     if state.config.has(Variant.MIN_ISR_CHANGE_KEEPS_ELR):
         return state
     if state.config.follows(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE):
-        return remove_topic_elrs(state)
+        return remove_topic_elrs(state) if state.elr_enabled else state
     if len(p.isr) >= min_isr:
         rec = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
     else:
@@ -723,9 +746,10 @@ def alter_cluster_min_isr(state: ClusterState, min_isr: int) -> ClusterState:
     (``createClearElrRecordsAsNeeded``), replayed as ``replayClearAllElrs``: the
     topic's ELR and LastKnownELR emptied although its own MinISR, which overrides
     the default, is unchanged. The topic's MinISR and the fault budget's floor
-    stay. Under Variant.MIN_ISR_CHANGE_KEEPS_ELR only the ConfigRecord is written."""
+    stay. Under Variant.MIN_ISR_CHANGE_KEEPS_ELR, or with the ELR feature off
+    (Rule.ELR_FEATURE_LEVEL), only the ConfigRecord is written."""
     state = append_metadata(state, ConfigRecord(MIN_INSYNC_REPLICAS, min_isr, cluster_default=True))
-    if state.config.has(Variant.MIN_ISR_CHANGE_KEEPS_ELR):
+    if state.config.has(Variant.MIN_ISR_CHANGE_KEEPS_ELR) or not state.elr_enabled:
         return state
     return remove_topic_elrs(state)
 
@@ -749,6 +773,22 @@ def alter_unclean_leader_election(state: ClusterState, enable: bool) -> ClusterS
     partition change, ``Election.UNCLEAN``)."""
     ctrl = attrs.evolve(state.controller, unclean_leader_election=enable)
     return append_metadata(attrs.evolve(state, controller=ctrl), ConfigRecord(UNCLEAN_LEADER_ELECTION_ENABLE, enable))
+
+
+def update_elr_feature(state: ClusterState, enabled: bool) -> ClusterState:
+    """UpdateFeatures of ``eligible.leader.replicas.version`` (Rule.ELR_FEATURE_LEVEL;
+    ``ConfigurationControlManager.updateFeatures``): an upgrade to 1 first writes
+    the cluster-level ``min.insync.replicas`` at the controller's static value when
+    no cluster-level value was ever set (``maybeGenerateElrSafetyRecords``), then
+    the ``FeatureLevelRecord``; a downgrade to 0 writes the record alone. No
+    partition registration changes: an ELR written before a downgrade stays until
+    the partition's next change empties it."""
+    if enabled and not any(isinstance(r, ConfigRecord) and r.cluster_default and r.name == MIN_INSYNC_REPLICAS
+                           for r in state.controller.metadata_log):
+        state = append_metadata(state, ConfigRecord(MIN_INSYNC_REPLICAS, STATIC_MIN_INSYNC_REPLICAS,
+                                                    cluster_default=True))
+    state = attrs.evolve(state, controller=attrs.evolve(state.controller, elr_enabled=enabled))
+    return append_metadata(state, FeatureLevelRecord(ELR_FEATURE, int(enabled)))
 
 
 # ------------------------------------------------------------- unclean recovery

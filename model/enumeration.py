@@ -15,7 +15,7 @@ from typing import AbstractSet, Callable, Iterator, Optional
 
 from . import clock
 from . import replica as rep
-from .actions import (Action, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, AlterUncleanLeaderElection,
+from .actions import (Action, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, AlterUncleanLeaderElection, UpdateElrFeature,
                       BeginControlledShutdown, CancelReassignment, Consume, ControlledShutdown, DropMessage,
                       ElectPreferredLeader, FailOverController, FenceBroker, Flush, ListOffsets, Produce,
                       ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign, ReceiveAlterPartition,
@@ -127,6 +127,7 @@ def _configs(state: ClusterState) -> Iterator[Action]:
     for m in range(1, len(state.partition.target_replicas) + 1):
         yield AlterClusterMinIsr(m)
     yield AlterUncleanLeaderElection(not state.unclean_leader_election)
+    yield UpdateElrFeature(not state.elr_enabled)
 
 
 def _drops(state: ClusterState) -> Iterator[Action]:
@@ -157,7 +158,8 @@ _SEGMENTS: tuple[tuple[frozenset, Segment], ...] = (
     (frozenset({Reassign}), lambda s, many: _reassign(s)),
     (frozenset({CancelReassignment, ElectPreferredLeader, FailOverController, UncleanRecovery,
                 UncleanLeaderElection}), lambda s, many: _controller(s)),
-    (frozenset({AlterMinIsr, AlterClusterMinIsr, AlterUncleanLeaderElection}), lambda s, many: _configs(s)),
+    (frozenset({AlterMinIsr, AlterClusterMinIsr, AlterUncleanLeaderElection, UpdateElrFeature}),
+     lambda s, many: _configs(s)),
     (frozenset({DropMessage}), lambda s, many: _drops(s)),
     (frozenset({Produce, Consume, ListOffsets}), lambda s, many: _clients(s)),
 )

@@ -94,7 +94,9 @@ class Observation:
     clock (ms from the start; it moves only under Rule.REPLICA_LAG_TIME);
     min_isr, unclean_leader_election: the topic's ``min.insync.replicas`` and
     ``unclean.leader.election.enable`` as the controller holds them (ch7;
-    ``AlterMinIsr``, ``AlterUncleanLeaderElection``).
+    ``AlterMinIsr``, ``AlterUncleanLeaderElection``); elr_enabled: whether the
+    controller's finalized ``eligible.leader.replicas.version`` is 1
+    (``UpdateElrFeature``).
     """
 
     registrations: tuple[BrokerRegistration, ...]
@@ -105,6 +107,7 @@ class Observation:
     now_ms: int = 0
     min_isr: Optional[int] = None
     unclean_leader_election: Optional[bool] = None
+    elr_enabled: bool = True
 
 
 def observe_replica(r: Optional[Replica], min_isr: Optional[int] = None) -> Optional[ReplicaObservation]:
@@ -130,7 +133,7 @@ def observe(state: ClusterState) -> Observation:
                                         observe_replica(b.replica, state.config.min_isr if b.min_isr is None
                                                         else b.min_isr)) for b in state.brokers),
         messages=state.network.messages, now_ms=state.now_ms, min_isr=state.min_isr,
-        unclean_leader_election=state.unclean_leader_election)
+        unclean_leader_election=state.unclean_leader_election, elr_enabled=state.elr_enabled)
 
 
 # ------------------------------------------------------------------- outcomes

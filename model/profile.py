@@ -74,6 +74,7 @@ class Rule(enum.Enum):
     CONFIG_APPLIED_AFTER_PARTITION_CHANGES = "BrokerMetadataPublisher.onMetadataUpdate (DynamicConfigPublisher last)"
     CLEARED_ELR_STAYS_INDEXED = "ReplicationControlManager.removeTopicElrs (brokersToElrs not updated)"
     CLUSTER_MIN_ISR_CLEARS_EVERY_ELR = "ConfigurationControlManager.createClearElrRecordsAsNeeded, replayClearAllElrs"
+    ELR_FEATURE_LEVEL = "FeatureControlManager.isElrFeatureEnabled, PartitionChangeBuilder (eligibleLeaderReplicasEnabled)"
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
@@ -516,6 +517,24 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "one ISR member while RECOVERING, or going back from RECOVERED to RECOVERING.",
         "While RECOVERING the ISR has at most one member (ValidPartitionMetadata); a partition that stays "
         "RECOVERING names the unclean election its registration comes from."),
+    Rule.ELR_FEATURE_LEVEL: RuleDoc(
+        "§2.9, §5.2 (the chapters' controller always keeps an ELR)",
+        _META + "ConfigurationControlManager.java: updateFeatures, maybeGenerateElrSafetyRecords; "
+        "FeatureControlManager.java: isElrFeatureEnabled; PartitionChangeBuilder.java: maybePopulateTargetElr, "
+        "isValidNewLeader, maybeUpdateRecordElr, maybeUpdateLastKnownLeader, build; ReplicationControlManager.java: "
+        "handleBrokerShutdown (eligible.leader.replicas.version: KAFKA-18062, Kafka 4.0.0)",
+        "The ELR is always kept.",
+        "An operator can switch the ELR off and on at run time (UpdateElrFeature: eligible.leader.replicas.version "
+        "0 by a safe downgrade, 1 by an upgrade, which first writes a cluster-level min.insync.replicas when there "
+        "is none). Switching writes only the feature level. While it is 0, every partition change empties the ELR "
+        "(and, as the last known leader is only written with the ELR on, leaves the LastKnownELR as it is), the "
+        "ISR is never written empty (its last member stays), no last known leader is elected, a MinISR change "
+        "clears nothing, a broker back from an unclean shutdown leaves only the ISR, and an unfencing writes the "
+        "change of a leaderless partition even when it elects no one (it empties the ELR). Yet a change's election "
+        "still reads the registration's ELR (isValidNewLeader): while the ISR it leaves is empty, an unfenced "
+        "member of an ELR kept from before the downgrade is elected, cleanly.",
+        "An ELR written before a downgrade outlives it: a member whose unclean restart the controller no longer "
+        "takes out of the ELR can still be elected from it while the feature is off, or after it is on again."),
 }
 
 #: Rules in force per profile.

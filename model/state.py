@@ -191,8 +191,26 @@ class ConfigRecord:
     cluster_default: bool = False
 
 
+#: The feature ``UpdateElrFeature`` sets (Kafka's ``EligibleLeaderReplicasVersion.FEATURE_NAME``).
+ELR_FEATURE = "eligible.leader.replicas.version"
+#: The ``min.insync.replicas`` of a controller with none in its static config
+#: (``ServerLogConfigs.MIN_IN_SYNC_REPLICAS_DEFAULT``): the cluster-level default an
+#: ELR upgrade writes when there is none (``ConfigurationControlManager.maybeGenerateElrSafetyRecords``).
+STATIC_MIN_INSYNC_REPLICAS = 1
+
+
+@attrs.frozen
+class FeatureLevelRecord:
+    """A finalized feature level (Kafka's ``FeatureLevelRecord``): ``name`` is
+    ``ELR_FEATURE``, ``level`` 1 (ELR on) or 0 (off). It changes no partition
+    registration; the controller's partition changes read it (Rule.ELR_FEATURE_LEVEL)."""
+
+    name: str
+    level: int
+
+
 MetadataRecord = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, ControlledShutdownRecord,
-                       PartitionRecord, PartitionChangeRecord, ConfigRecord]
+                       PartitionRecord, PartitionChangeRecord, ConfigRecord, FeatureLevelRecord]
 
 
 def merge(partition: Optional[PartitionMetadata], record: MetadataRecord) -> Optional[PartitionMetadata]:
@@ -272,7 +290,10 @@ class ControllerState:
     second. ``unheard``: only under Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS
     (else empty): brokers not running when the controller became active, whose
     metadata offset it has not heard since (Kafka's heartbeat manager holds -1 for
-    them until a heartbeat, or a registration, comes)."""
+    them until a heartbeat, or a registration, comes). ``elr_enabled``: whether
+    the finalized ``eligible.leader.replicas.version`` is 1 (Kafka's
+    ``FeatureControlManager.isElrFeatureEnabled``); only ``UpdateElrFeature``
+    (Rule.ELR_FEATURE_LEVEL) turns it off."""
 
     registrations: tuple[BrokerRegistration, ...]
     partition: PartitionMetadata
@@ -281,6 +302,7 @@ class ControllerState:
     unclean_leader_election: Optional[bool] = None
     elr_index: tuple[tuple[int, int], ...] = ()
     unheard: frozenset[int] = frozenset()
+    elr_enabled: bool = True
 
     def elr_entries(self, broker: int) -> int:
         """How many entries ``elr_index`` holds for ``broker``."""
@@ -621,6 +643,12 @@ class ClusterState:
         ``AlterUncleanLeaderElection`` changes it."""
         u = self.controller.unclean_leader_election
         return self.config.unclean_leader_election if u is None else u
+
+    @property
+    def elr_enabled(self) -> bool:
+        """Whether the controller's partition changes keep an ELR (KIP-966): the ELR
+        feature level it holds (``ControllerState.elr_enabled``, Rule.ELR_FEATURE_LEVEL)."""
+        return self.controller.elr_enabled
 
     def leader_min_isr(self, broker_id: int) -> int:
         """The MinISR a leader on ``broker_id`` acts on: its log config (the last

@@ -146,15 +146,19 @@ def LEADER_ELECTED(state: ClusterState, obs: Observation) -> tuple[Violation, ..
               f"{fmt_set(p.elr)}, LastKnownELR {fmt_set(p.last_known_elr)}, replicas {list(p.replicas)}")
 
 
-@_goal("IsrRestored", "§2.9", "every replica is back in the ISR, and ELR and LastKnownELR are empty",
+@_goal("IsrRestored", "§2.9", "every replica is back in the ISR, and ELR and LastKnownELR are empty "
+       "(with the ELR feature off, Rule.ELR_FEATURE_LEVEL, the ELR only: Kafka writes no LastKnownELR then)",
        needs_leader=True)
 def ISR_RESTORED(state: ClusterState, obs: Observation) -> tuple[Violation, ...]:
     p = obs.partition
     out = set(p.replicas) - p.isr
-    if not out and not p.elr and not p.last_known_elr:
+    # With the feature off Kafka's builder never writes the LastKnownELR (maybeUpdateLastKnownLeader):
+    # one kept from before the downgrade stays until the feature is on again.
+    known = p.last_known_elr if obs.elr_enabled else frozenset()
+    if not out and not p.elr and not known:
         return ()
     return _v("IsrRestored", f"ISR {fmt_set(p.isr)} of replicas {list(p.replicas)}, ELR {fmt_set(p.elr)}, "
-              f"LastKnownELR {fmt_set(p.last_known_elr)}", tuple(sorted(out | p.elr | p.last_known_elr)))
+              f"LastKnownELR {fmt_set(known)}", tuple(sorted(out | p.elr | known)))
 
 
 @_goal("HwmReachesLeo", "§2.5", "every replica holds the leader's log, and its HWM is the leader's LEO",

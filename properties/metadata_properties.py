@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from model import (NO_LEADER, RECOVERING, ClusterState, PartitionChangeRecord, PartitionRecord, RegisterBrokerRecord, Rule,
-                   Variant, hwm_quorum, merge)
+from model import (NO_LEADER, RECOVERING, ClusterState, FeatureLevelRecord, PartitionChangeRecord, PartitionRecord,
+                   RegisterBrokerRecord, Rule, Variant, hwm_quorum, merge)
 
 from .base import (LastValueMemo, Property, Violation, budget_min_isr, current_leader, fmt_set, guarantees_apply,
                    hosted, no_unguarded_election)
@@ -180,6 +180,14 @@ def _metadata_log_matching(state: ClusterState) -> tuple[Violation, ...]:
     return tuple(out)
 
 
+def _isr_kept_without_elr(state: ClusterState) -> bool:
+    """Kafka's controller with the ELR feature off (Rule.ELR_FEATURE_LEVEL) never writes
+    the ISR empty: fencing its last member leaves it there, the partition leaderless,
+    as NO_ELR does; an upgrade changes no registration, so the state may outlive it."""
+    return (state.config.follows(Rule.ELR_FEATURE_LEVEL) and state.partition.leader == NO_LEADER
+            and any(isinstance(r, FeatureLevelRecord) and r.level == 0 for r in state.controller.metadata_log))
+
+
 def _valid_partition_metadata(state: ClusterState) -> tuple[Violation, ...]:
     p = state.partition
     replicas = frozenset(p.replicas)
@@ -193,13 +201,13 @@ def _valid_partition_metadata(state: ClusterState) -> tuple[Violation, ...]:
     if p.isr & p.elr:
         problems.append(f"ISR {fmt_set(p.isr)} and ELR {fmt_set(p.elr)} overlap")
     # A variant that removes a structural rule is judged by its consequences, not
-    # by the rule itself: NO_ELR keeps a fenced last replica in the ISR, and
+    # by the rule itself: NO_ELR (and the ELR feature off) keeps a fenced last replica in the ISR, and
     # ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR keeps the ELR beside a full ISR.
     cfg = state.config
     if len(p.isr) >= state.min_isr and p.elr and not cfg.has(Variant.ELR_KEPT_WHEN_ISR_REACHES_MIN_ISR):
         problems.append(f"ISR {fmt_set(p.isr)} has MinISR {state.min_isr} members but ELR is {fmt_set(p.elr)}")
     fenced = sorted(b for b in p.isr if state.registration(b).fenced)
-    if fenced and not cfg.has(Variant.NO_ELR):
+    if fenced and not cfg.has(Variant.NO_ELR) and not _isr_kept_without_elr(state):
         problems.append(f"fenced broker(s) {fenced} in the ISR {fmt_set(p.isr)}")
     if p.leader != NO_LEADER and p.leader not in p.isr:
         problems.append(f"leader {p.leader} is not in the ISR {fmt_set(p.isr)}")

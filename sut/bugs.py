@@ -22,7 +22,8 @@ class BugDoc(NamedTuple):
     section: str   # where the rule is stated
     where: str     # the SUT code path that holds the mistake (file, then class.method)
     #: The Kafka profile's rules (``model.Rule``) under which the code path runs at
-    #: all; empty: it runs under every profile. A search for the bug follows them.
+    #: all; empty: it runs under every profile. A search for the bug follows them and
+    #: compares the SUT with the model only (the rules' own findings are Kafka's).
     needs: frozenset = frozenset()
 
 
@@ -171,6 +172,14 @@ CATALOGUE: tuple[tuple, ...] = (
      "shutting down, so an unfenced leader is fenced in every broker's metadata, and the controller's, with no "
      "partition change: it keeps leading, and no other broker is elected until its session expires.",
      frozenset({Rule.REGISTRATION_AMENDED, Rule.METADATA_RECORD_ORDER})),
+    ("FENCING_IGNORES_ELR_FEATURE",
+     "§2.9, §5.2", "sut/replication_control.py ReplicationControlManager.handle_broker_fenced",
+     "Every partition change is built with the finalized ELR feature level (PartitionChangeBuilder's "
+     "eligibleLeaderReplicasEnabled, which Kafka 4.3 moved into the constructor because a call site had left it "
+     "out); the buggy fencing path builds its change with the ELR on whatever the level, so with "
+     "eligible.leader.replicas.version at 0 a fenced replica leaving an ISR below MinISR joins the ELR, and the "
+     "last one leaves the ISR empty, where the controller keeps no ELR and keeps the last member in the ISR.",
+     frozenset({Rule.ELR_FEATURE_LEVEL})),
     # --- controller failover (Kafka profile)
     ("ACTIVATION_TRACKS_FENCED_BROKERS",
      "§2.8", "sut/cluster_control.py ClusterControlManager.activate",

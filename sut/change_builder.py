@@ -23,7 +23,7 @@ UNCLEAN_LEADER_ELECTION = "unclean_leader_election"
 class PartitionChangeBuilder:
     def __init__(self, partition: PartitionRegistration, is_acceptable_leader: Callable[[int], bool],
                  config: Config, bugs: frozenset, min_isr: Optional[int] = None,
-                 unclean_leader_election: Optional[bool] = None) -> None:
+                 unclean_leader_election: Optional[bool] = None, elr_enabled: bool = True) -> None:
         self.partition = partition
         self.is_acceptable_leader = is_acceptable_leader  # unfenced (§2.8)
         self.config = config
@@ -31,6 +31,8 @@ class PartitionChangeBuilder:
         self.min_isr = config.min_isr if min_isr is None else min_isr
         self.unclean_leader_election = (config.unclean_leader_election if unclean_leader_election is None
                                         else unclean_leader_election)
+        #: the ELR feature level the controller holds (Kafka's eligibleLeaderReplicasEnabled)
+        self.elr_enabled = elr_enabled
         self.bugs = bugs
         self.election: Optional[str] = None   # how the leader was elected when not cleanly
         self.target_replicas: tuple[int, ...] = partition.replicas
@@ -83,7 +85,9 @@ class PartitionChangeBuilder:
                 return
         cfg = self.config
         known = self.partition.last_known_elr
-        if cfg.follows(Rule.LAST_KNOWN_LEADER) and not self.target_isr and not self.target_elr and len(known) == 1:
+        # canElectLastKnownLeader: only with the ELR feature on
+        if (cfg.follows(Rule.LAST_KNOWN_LEADER) and self.elr_enabled and not self.target_isr and not self.target_elr
+                and len(known) == 1):
             (last,) = known
             if ok(last):
                 self.elect_uncleanly(last, LAST_KNOWN_LEADER)
@@ -112,8 +116,14 @@ class PartitionChangeBuilder:
         reaches MinISR both are emptied (case G, §5.3.1). Kafka's
         ``maybePopulateTargetElr``: removals join whether or not still replicas, a
         broker back from an unclean shutdown never; the LastKnownELR is the last
-        leader's, kept by ``build``."""
+        leader's, kept by ``build``. With the ELR feature off (``maybeUpdateRecordElr``)
+        the ELR is emptied, and the LastKnownELR unless Kafka's rule keeps it."""
         lke_rule = self.config.follows(Rule.LAST_KNOWN_LEADER)
+        if not self.elr_enabled:
+            self.target_elr = frozenset()
+            if not lke_rule:
+                self.target_last_known_elr = frozenset()
+            return
         if len(self.target_isr) >= self.min_isr:
             if Bug.ELR_NOT_CLEARED_AT_MIN_ISR in self.bugs:
                 # BUG: only the ISR members leave; the rest of the ELR/LastKnownELR stays
@@ -192,7 +202,8 @@ class PartitionChangeBuilder:
         RECOVERING, ``electLeader``), the ELR, the ISR, the LastKnownELR, the
         assignment (``setAssignmentChanges``), then the target leader recovery
         state when it differs from the partition's (``setTargetLeaderRecoveryState``,
-        written over the election's)."""
+        written over the election's). With the ELR feature off an empty target ISR is
+        not written (the ISR keeps its members)."""
         p = self.partition
         record = PartitionChangeRecord()
         self._trigger_leader_epoch_bump_for_replica_reassignment_if_needed()
@@ -203,7 +214,7 @@ class PartitionChangeBuilder:
             record.leader_recovery_state = RECOVERING
         if self.target_elr != p.elr:   # maybeUpdateRecordElr
             record.elr = self.target_elr
-        if self.target_isr != p.isr:
+        if self.target_isr != p.isr and (self.target_isr or self.elr_enabled):
             record.isr = self.target_isr
         self._maybe_update_last_known_leader(record)
         if self.target_replicas != p.replicas:
@@ -234,6 +245,8 @@ class PartitionChangeBuilder:
         if not self.config.follows(Rule.LAST_KNOWN_LEADER):
             if self.target_last_known_elr != p.last_known_elr:
                 record.last_known_elr = self.target_last_known_elr
+        elif not self.elr_enabled:
+            return
         elif record.leader == NO_LEADER and not p.last_known_elr:
             record.last_known_elr = frozenset({p.leader})
         elif record.leader not in (NO_LEADER, NO_LEADER_CHANGE) and p.last_known_elr:

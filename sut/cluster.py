@@ -10,7 +10,7 @@ by the ``Enablement`` mixin (``enablement.py``). It keeps no ghost history.
 
 from __future__ import annotations
 
-from model import (ActionNotEnabled, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection,
+from model import (ActionNotEnabled, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection, UpdateElrFeature,
                    BeginControlledShutdown, CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
                    FailOverController, FenceBroker, Flush, ResendRegistration, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
@@ -69,6 +69,7 @@ class Cluster(Enablement):
         AlterMinIsr: ("_g_alter_min_isr", "_e_alter_min_isr"),
         AlterClusterMinIsr: ("_g_alter_cluster_min_isr", "_e_alter_cluster_min_isr"),
         AlterUncleanLeaderElection: ("_g_alter_unclean", "_e_alter_unclean"),
+        UpdateElrFeature: ("_g_update_elr_feature", "_e_update_elr_feature"),
         DropMessage: ("_g_drop", "_e_drop"),
         Produce: ("_g_produce", "_e_produce"),
         Consume: ("_g_consume", "_e_consume"),
@@ -264,6 +265,9 @@ class Cluster(Enablement):
 
     def _e_alter_unclean(self, a: AlterUncleanLeaderElection) -> None:
         self.controller.incremental_alter_configs(UNCLEAN_LEADER_ELECTION_ENABLE, a.enable)
+
+    def _e_update_elr_feature(self, a: UpdateElrFeature) -> None:
+        self.controller.update_elr_feature(a.enabled)
 
     # -------------------------------------------------------------- clients
 

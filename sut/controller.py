@@ -14,7 +14,8 @@ from .change_builder import PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
 from .errors import Errors
 from .network import InMemoryNetwork
-from .metadata import (MIN_INSYNC_REPLICAS, ApiMessage, ConfigRecord, ControlledShutdownRecord, FenceBrokerRecord, RegisterBrokerRecord,
+from .metadata import (ELR_FEATURE, MIN_INSYNC_REPLICAS, STATIC_MIN_INSYNC_REPLICAS, ApiMessage, ConfigRecord,
+                       ControlledShutdownRecord, FeatureLevelRecord, FenceBrokerRecord, RegisterBrokerRecord,
                        UnfenceBrokerRecord)
 from .replication_control import LogInfo, ReplicationControlManager
 
@@ -33,6 +34,8 @@ class QuorumController:
         # partition changes before its own record; the broker epoch is then the
         # batch's first offset.
         self.records_last = config.follows(Rule.METADATA_RECORD_ORDER)
+        #: a cluster-level min.insync.replicas was set (ConfigurationControlManager.clusterConfig)
+        self.cluster_min_isr_set = False
 
     def _append(self, record: ApiMessage) -> None:
         self.metadata_log.append(record)
@@ -224,9 +227,23 @@ class QuorumController:
         for every topic (``ReplicationControlManager.remove_topic_elrs``)."""
         self._append(ConfigRecord(name, value, cluster_default))
         if cluster_default:
-            self.replication.remove_topic_elrs()
+            self.cluster_min_isr_set = True
+            if self.replication.elr_enabled:
+                self.replication.remove_topic_elrs()
             return
         if name == MIN_INSYNC_REPLICAS:
             self.replication.handle_min_isr_change(value)  # type: ignore[arg-type]
         else:
             self.replication.unclean_leader_election_enable = bool(value)
+
+    def update_elr_feature(self, enabled: bool) -> None:
+        """UpdateFeatures of ``eligible.leader.replicas.version`` to 1 (``enabled``) or
+        0 (``ConfigurationControlManager.updateFeatures``): an upgrade first writes the
+        cluster-level ``min.insync.replicas`` at the static value when none was set
+        (``maybeGenerateElrSafetyRecords``); then the ``FeatureLevelRecord``. No
+        partition registration changes."""
+        if enabled and not self.cluster_min_isr_set:
+            self._append(ConfigRecord(MIN_INSYNC_REPLICAS, STATIC_MIN_INSYNC_REPLICAS, True))
+            self.cluster_min_isr_set = True
+        self._append(FeatureLevelRecord(ELR_FEATURE, int(enabled)))
+        self.replication.elr_enabled = enabled

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from model import (NO_LEADER, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config,
+from model import (NO_LEADER, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config, UpdateElrFeature,
                    Consume,
                    BeginControlledShutdown, ControlledShutdown, DropMessage, FailOverController, FenceBroker, ResendRegistration, FetchRequest, FetchResponse, Flush, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign, ReceiveAlterPartition,
@@ -346,6 +346,17 @@ class Enablement:
             return f"unclean.leader.election.enable must be true or false, got {a.enable!r}"
         if a.enable == self.controller.replication.unclean_leader_election_enable:
             return f"unclean.leader.election.enable is already {str(a.enable).lower()}"
+        return None
+
+    def _g_update_elr_feature(self, a: UpdateElrFeature) -> Reason:
+        """UpdateFeatures of ``eligible.leader.replicas.version``: only where the
+        profile has feature levels (Rule.ELR_FEATURE_LEVEL), to a new level."""
+        if not self.config.follows(Rule.ELR_FEATURE_LEVEL):
+            return "no feature levels under the chapters"
+        if not isinstance(a.enabled, bool):
+            return f"enabled must be true or false, got {a.enabled!r}"
+        if a.enabled == self.controller.replication.elr_enabled:
+            return f"eligible.leader.replicas.version is already {int(a.enabled)}"
         return None
 
     def _g_produce(self, a: Produce) -> Reason:

@@ -153,9 +153,25 @@ class ConfigRecord:
         self.name, self.value, self.cluster_default = name, value, cluster_default
 
 
+#: Kafka's feature name (``EligibleLeaderReplicasVersion.FEATURE_NAME``) whose level switches the ELR.
+ELR_FEATURE = "eligible.leader.replicas.version"
+#: The controller's static ``min.insync.replicas`` (Kafka's default, none configured).
+STATIC_MIN_INSYNC_REPLICAS = 1
+
+
+class FeatureLevelRecord:
+    """A finalized feature level (Kafka's ``FeatureLevelRecord``): ``name``
+    ``ELR_FEATURE``, ``level`` 1 (ELR on) or 0. Brokers apply it as nothing: only
+    the controller's partition changes read it."""
+    __slots__ = ("name", "level")
+
+    def __init__(self, name: str, level: int) -> None:
+        self.name, self.level = name, level
+
+
 ApiMessage = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, ControlledShutdownRecord,
                    PartitionRecord,
-                   PartitionChangeRecord, ConfigRecord]
+                   PartitionChangeRecord, ConfigRecord, FeatureLevelRecord]
 
 
 # ----------------------------------------------------------------- image and delta

@@ -69,4 +69,5 @@ def observation(c: "Cluster") -> Observation:
                               replica=replica(s.replica_manager.partition))
             for b, s in ((b, c.brokers[b]) for b in order)),
         messages=tuple(c.network.in_flight.values()), now_ms=c.time.milliseconds(),
-        min_isr=ctrl.replication.min_isr, unclean_leader_election=ctrl.replication.unclean_leader_election_enable)
+        min_isr=ctrl.replication.min_isr, unclean_leader_election=ctrl.replication.unclean_leader_election_enable,
+        elr_enabled=ctrl.replication.elr_enabled)

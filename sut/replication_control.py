@@ -58,6 +58,8 @@ class ReplicationControlManager:
         self.min_isr = config.min_isr
         self.unclean_recovery_strategy = config.unclean_recovery
         self.unclean_leader_election_enable = config.unclean_leader_election
+        #: the finalized ELR feature level is 1 (Kafka's FeatureControlManager.isElrFeatureEnabled)
+        self.elr_enabled = True
         self.cluster = cluster
         self.append = append
         self.bugs = bugs
@@ -87,7 +89,7 @@ class ReplicationControlManager:
         if self.config.follows(Rule.EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS):
             min_isr = min(min_isr, len(self.partition.replicas))   # getTopicEffectiveMinIsr
         return self.change_builder(self.partition, acceptable, self.config, self.bugs, min_isr,
-                                   self.unclean_leader_election_enable)
+                                   self.unclean_leader_election_enable, self.elr_enabled)
 
     def _replay(self, builder: PartitionChangeBuilder, record: PartitionChangeRecord) -> None:
         """Append ``record`` and replay it (Kafka's ``replay(PartitionChangeRecord)``:
@@ -128,13 +130,15 @@ class ReplicationControlManager:
         keeps them (§5.2.1 case G under the new MinISR). Kafka
         (``ConfigurationControlManager.createClearElrRecordsAsNeeded``, a
         ``ClearElrRecord`` replayed by ``removeTopicElrs``): both emptied whatever
-        the ISR, and nothing written when both were empty."""
+        the ISR, and nothing written when both were empty; nothing at all with the
+        ELR feature off."""
         self.min_isr = min_isr
         p = self.partition
         if p is None:
             return
         if self.config.follows(Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE):
-            self.remove_topic_elrs()
+            if self.elr_enabled:
+                self.remove_topic_elrs()
             return
         if len(p.isr) >= min_isr:
             record = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
@@ -162,8 +166,12 @@ class ReplicationControlManager:
         """A broker registering with an empty broker epoch moves from the ELR to the
         LastKnownELR: its log may have lost records (§5.2, §5.3.1). Kafka
         (``handleBrokerShutdown``, unclean): it leaves the ISR and ELR in a change
-        that may elect."""
+        that may elect; with the ELR feature off, any registration leaves the ISR
+        only, as a fencing does."""
         p = self.partition
+        if self.config.follows(Rule.LAST_KNOWN_LEADER) and not self.elr_enabled:
+            self.handle_broker_fenced(broker)
+            return
         if self.config.follows(Rule.LAST_KNOWN_LEADER):
             if Bug.UNCLEAN_REGISTRATION_KEEPS_ELR in self.bugs and p is not None and broker not in p.isr:
                 return  # BUG: the unclean broker keeps its ELR entry
@@ -210,6 +218,8 @@ class ReplicationControlManager:
         if p is None or (broker not in p.isr and broker != p.leader):
             return
         b = self._builder()
+        if Bug.FENCING_IGNORES_ELR_FEATURE in self.bugs:
+            b.elr_enabled = True   # BUG: the change is built with the ELR on, whatever the feature level
         b.target_isr = p.isr - {broker}
         if p.leader == broker:
             b.target_leader = NO_LEADER
@@ -222,7 +232,8 @@ class ReplicationControlManager:
 
     def handle_broker_unfenced(self, broker: int) -> None:
         """With no leader, an unfenced ISR or ELR member may now be elected (§2.8).
-        Kafka tries every leaderless partition, whichever broker was unfenced."""
+        Kafka tries every leaderless partition, whichever broker was unfenced; with
+        the ELR feature off its change is written electing or not (it empties the ELR)."""
         p = self.partition
         cfg = self.config
         kafka = cfg.follows(Rule.LAST_KNOWN_LEADER) or cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES)
@@ -230,7 +241,7 @@ class ReplicationControlManager:
             return
         b = self._builder()
         b.elect_leader()
-        if b.target_leader != NO_LEADER:
+        if b.target_leader != NO_LEADER or not self.elr_enabled:
             self._change(self._builder())
 
     # ------------------------------------------------------ AlterPartition (§2.9.2)

@@ -93,7 +93,8 @@ def _candidate_values(state: ClusterState, rng) -> dict[str, Callable[[dict, boo
     return {"broker": broker, "leader": broker, "follower": broker, "followers": followers, "count": counts,
             "lossy": lambda chosen, own: [True, False], "value": lambda chosen, own: [state.history.next_value],
             "msg": lambda chosen, own: ids, "target": lambda chosen, own: targets, "ms": lambda chosen, own: [0, 1],
-            "min_isr": lambda chosen, own: list(range(len(brokers) + 2)), "enable": lambda chosen, own: [True, False]}
+            "min_isr": lambda chosen, own: list(range(len(brokers) + 2)), "enable": lambda chosen, own: [True, False],
+            "enabled": lambda chosen, own: [True, False]}
 
 
 class MirroredStep:

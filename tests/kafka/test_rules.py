@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import pytest
 
-from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, BeginControlledShutdown, ControlledShutdown, AlterClusterMinIsr, FailOverController, RegisterBrokerRecord, ResendRegistration, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
-                   CancelReassignment, Config, FenceBroker, FetchResponse, FenceBrokerRecord,
+from model import (ELR_FEATURE, KAFKA, MIN_INSYNC_REPLICAS, NO_LEADER, PROFILES, STATIC_MIN_INSYNC_REPLICAS, AdvanceTime, BeginControlledShutdown, ControlledShutdown, AlterClusterMinIsr, FailOverController, RegisterBrokerRecord, ResendRegistration, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
+                   CancelReassignment, Config, ConfigRecord, FeatureLevelRecord, FenceBroker, FetchResponse,
+                   FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
-                   StartBroker, UncleanShutdown, UnfenceBroker, enabled_actions, why_not_enabled)
+                   StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, enabled_actions, why_not_enabled)
 
 from scenario import Scenario
 
@@ -826,6 +827,83 @@ def test_a_cluster_level_min_isr_change_clears_the_elr_of_a_topic_with_its_own(f
     assert sc.partition.partition_epoch == epoch + 1 and len(sc.state.controller.metadata_log) == offset + 3
     sc.sync_metadata(1)
     assert sc.state.min_isr == 2 and sc.state.leader_min_isr(1) == 2
+
+
+def _written_by(sc: Scenario, action: object) -> list:
+    """The metadata records ``action`` writes."""
+    offset = len(sc.state.controller.metadata_log)
+    sc.do(action)
+    return list(sc.state.controller.metadata_log[offset:])
+
+
+@ON_OFF
+def test_the_elr_feature_level_switches_the_elr_at_run_time(follows: bool):
+    """RF 3, MinISR 3: fencing 3 and then 2 leaves ISR [1], ELR [2, 3]. Kafka's
+    downgrade of eligible.leader.replicas.version to 0 writes its FeatureLevelRecord
+    alone: the ELR stays. 2 is unfenced, and fencing leader 1 still elects it, cleanly,
+    from that ELR (isValidNewLeader reads it whatever the level) and, ELR off, empties
+    the rest of it: 3 goes, and 1 does not join. Fencing 2, the last ISR member, leaves
+    the partition leaderless with 2 still in the ISR (never written empty with ELR off)
+    and no last known leader. The upgrade writes the cluster-level min.insync.replicas
+    (the static 1; the topic keeps its 3) before the level, the second one the level
+    alone. The chapters have no feature level: the ELR stays on."""
+    sc = Scenario(config(Rule.ELR_FEATURE_LEVEL, follows, brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=3))
+    sc.fence(3)
+    sc.fence(2)
+    assert (sc.partition.isr, sc.partition.elr) == ({1}, {2, 3})
+    if follows:
+        epoch = sc.partition.partition_epoch
+        assert _written_by(sc, UpdateElrFeature(False)) == [FeatureLevelRecord(ELR_FEATURE, 0)]
+        assert not sc.state.elr_enabled
+        assert (sc.partition.elr, sc.partition.partition_epoch) == ({2, 3}, epoch)
+    else:
+        assert "no feature level" in why_not_enabled(sc.state, UpdateElrFeature(False))
+        assert UpdateElrFeature(False) not in enabled_actions(sc.state)
+    sc.unfence(2)
+    sc.fence(1)
+    p = sc.partition
+    assert (p.leader, p.isr, p.elr, p.leader_recovery_state) == (2, {2}, set() if follows else {1, 3}, "RECOVERED")
+    assert not sc.state.history.unclean_elections
+    sc.fence(2)
+    p = sc.partition
+    if not follows:
+        assert (p.leader, p.isr, p.elr, p.last_known_elr) == (NO_LEADER, set(), {1, 2, 3}, {2})
+        return
+    assert (p.leader, p.isr, p.elr, p.last_known_elr) == (NO_LEADER, {2}, set(), set())
+    cluster_min_isr = ConfigRecord(MIN_INSYNC_REPLICAS, STATIC_MIN_INSYNC_REPLICAS, cluster_default=True)
+    assert _written_by(sc, UpdateElrFeature(True)) == [cluster_min_isr, FeatureLevelRecord(ELR_FEATURE, 1)]
+    assert sc.state.elr_enabled and sc.state.min_isr == 3 and sc.partition == p
+    sc.do(UpdateElrFeature(False))
+    assert _written_by(sc, UpdateElrFeature(True)) == [FeatureLevelRecord(ELR_FEATURE, 1)]
+    sc.sync_all()   # the brokers apply every record: Kafka's log has as many as the model's
+
+
+def test_with_the_elr_feature_off_an_unfencing_empties_a_leaderless_partitions_elr():
+    """RF 3 on four brokers, MinISR 2, 4 fenced: fencing 3, 2 and then 1 leaves the
+    partition leaderless, ISR [], ELR [1, 2], LastKnownELR [1]. After the downgrade,
+    unfencing 4, no replica, still has Kafka's controller build a change for the
+    leaderless partition (handleBrokerUnfenced): it elects nobody but, ELR off,
+    empties the ELR, and is written. Unfencing 2 then elects nobody (no ELR, and no
+    last known leader with ELR off) and writes nothing. Once upgraded, unfencing 1
+    elects it, the last known leader, uncleanly."""
+    sc = Scenario(Config(profile=KAFKA, brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2))
+    for b in (4, 3, 2, 1):
+        sc.fence(b)
+    p = sc.partition
+    assert (p.leader, p.isr, p.elr, p.last_known_elr) == (NO_LEADER, set(), {1, 2}, {1})
+    sc.do(UpdateElrFeature(False))
+    epoch = sc.partition.partition_epoch
+    sc.unfence(4)
+    p = sc.partition
+    assert (p.leader, p.isr, p.elr, p.last_known_elr) == (NO_LEADER, set(), set(), {1})
+    assert p.partition_epoch == epoch + 1
+    sc.unfence(2)
+    assert sc.partition == p
+    sc.do(UpdateElrFeature(True))
+    sc.unfence(1)
+    p = sc.partition
+    assert (p.leader, p.isr, p.elr, p.last_known_elr) == (1, {1}, set(), set())
+    assert [e.mechanism for e in sc.state.history.unclean_elections] == ["last_known_leader"]
 
 
 @ON_OFF

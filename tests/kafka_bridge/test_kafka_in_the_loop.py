@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -16,8 +17,9 @@ from check.lockstep import LockStep
 from check.machine import machine_for
 from check.random_walk import random_walk
 from check.subject import Subject
-from model import (KAFKA, PROFILES, AdvanceTime, Config, ProposeIsrShrink, ReceiveAlterPartition,
-                   ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, Rule, SendFetch)
+from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, Config, FenceBroker, Produce, ProposeIsrShrink,
+                   ReceiveAlterPartition, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, Rule, SendFetch,
+                   StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature)
 from scenario import with_shutdowns_let_go
 
 #: Under CONFIGS[0], leader 1's ISR check removes 3: 2 fetches at the leader's LEO
@@ -332,3 +334,54 @@ def test_a_copy_of_kafkas_controller_keeps_what_a_controlled_shutdown_waits_for(
         assert not cluster.is_enabled(ControlledShutdown(1))
     assert branch.apply(FenceBroker(3)) is not None and branch.is_enabled(ControlledShutdown(1))
     assert not original.is_enabled(ControlledShutdown(1))
+
+
+#: RF 3, MinISR 2: all replicas have the write; 3 and then 2 are fenced (ELR [2]),
+#: the ELR feature is downgraded, 2 restarts uncleanly and lossily (with the feature
+#: off it leaves only the ISR: it stays in the ELR) and, 1 fenced, is elected from it.
+ELR_OFF_LOSSY_RESTART = (
+    Produce(1, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(2), SendFetch(3),
+    ReceiveFetchRequest(3), ReceiveFetchResponse(4), SendFetch(2), ReceiveFetchRequest(5), ReceiveFetchResponse(6),
+    SendFetch(3), ReceiveFetchRequest(7), ReceiveFetchResponse(8), FenceBroker(3), FenceBroker(2),
+    UpdateElrFeature(False), UncleanShutdown(2, lossy=True), StartBroker(2), ReplicateMetadata(2, 6),
+    UnfenceBroker(2), FenceBroker(1))
+
+
+def _elr_feature_story() -> tuple:
+    """RF 3, MinISR 3 (tests/kafka/test_rules.py's ELR_FEATURE_LEVEL story): ELR
+    [2, 3], a downgrade, 2 unfenced and elected from the ELR when 1 is fenced, 2
+    fenced (kept in the ISR), an upgrade; the brokers then apply every record."""
+    from scenario import Scenario
+    sc = Scenario(Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=3, profile=KAFKA))
+    for action in (FenceBroker(3), FenceBroker(2), UpdateElrFeature(False)):
+        sc.do(action)
+    sc.unfence(2)
+    sc.fence(1)
+    sc.fence(2)
+    sc.do(UpdateElrFeature(True))
+    sc.sync_all()
+    return tuple(sc.trace)
+
+
+@pytest.mark.parametrize("parts", ["controller", "builder"])
+@pytest.mark.parametrize("story", ["feature-story", "lossy-restart"])
+def test_the_elr_feature_level_reaches_kafkas_controller_and_builder(parts, story):
+    """With eligible.leader.replicas.version switched at run time, Kafka's controller
+    (its FeatureControlManager read by its own builder), or Kafka's builder alone
+    handed the SUT controller's level (eligibleLeaderReplicasEnabled), agrees with
+    the model at every step: the ELR emptied and the ISR kept by the changes made
+    with the feature off, the election from an ELR kept from before the downgrade."""
+    config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
+    trace = ELR_OFF_LOSSY_RESTART
+    if story == "feature-story":
+        trace = _elr_feature_story()
+        config = attrs.evolve(config, min_isr=3)
+    lockstep = LockStep(Subject.at(config, implementation=composed(parts), check_properties=False))
+    for action in trace:
+        verdict = lockstep.step(action)
+        assert verdict is None, verdict.text
+    replication = lockstep.implementation.controller.replication
+    assert replication.elr_enabled == (story == "feature-story")   # the story ends upgraded
+    leader = NO_LEADER if story == "feature-story" else 2
+    p = replication.partition
+    assert (p.leader, p.isr, p.elr) == (leader, frozenset({2}), frozenset())

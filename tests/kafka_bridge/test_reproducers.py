@@ -141,6 +141,23 @@ def test_a_cluster_level_config_change_is_written_for_the_default_resource():
     assert 'assertEquals(Set.of(), set(partition.elr), "ELR");' in step
 
 
+def test_an_elr_feature_update_is_written_as_kafkas_update_features():
+    """UpdateElrFeature is ConfigurationControlManager.updateFeatures: a downgrade
+    (SAFE_DOWNGRADE to ELRV_0) answered with the FeatureLevelRecord alone, an upgrade
+    with the cluster-level min.insync.replicas first; the claimed epoch is passed
+    from 4.1.0 on."""
+    from model import Config, FenceBroker, UpdateElrFeature
+    config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
+    trace = (FenceBroker(3), FenceBroker(2), UpdateElrFeature(False), UpdateElrFeature(True))
+    texts = {v: generate(config, trace, "ReplicheckElrFeatureTest", "the ELR feature", "switched off and on",
+                         kafka_version=v, replicas=False).text for v in ("4.4.0", "4.0.0")}
+    down, up = texts["4.4.0"].split("// 3. UpdateElrFeature(enabled=False)")[1].split("// 4. UpdateElrFeature")
+    assert "EligibleLeaderReplicasVersion.ELRV_0.featureLevel()" in down and "UpgradeType.SAFE_DOWNGRADE" in down
+    assert re.search(r"// FeatureLevelRecord\n", down)
+    assert "UpgradeType.UPGRADE" in up and re.search(r"// ConfigRecord, FeatureLevelRecord\n", up)
+    assert "false, CLAIM_EPOCH);" in up and "CLAIM_EPOCH" not in texts["4.0.0"]
+
+
 def test_a_disagreement_outside_the_asserted_state_is_not_reproducible(monkeypatch):
     """A difference in no state a reproducer asserts (here a clock planted in the
     observation): the generator says so rather than write a test that would pass."""

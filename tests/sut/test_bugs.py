@@ -21,7 +21,7 @@ from model import (AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, Alter
                    Config, ControlledShutdown, ElectPreferredLeader, FailOverController, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition, ResendRegistration,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
-                   SendFetch, StartBroker, UncleanRecovery, UncleanShutdown, UnfenceBroker)
+                   SendFetch, StartBroker, UncleanRecovery, UncleanShutdown, UnfenceBroker, UpdateElrFeature)
 from model.profile import rules_error
 from sut import DOCS, Bug
 
@@ -356,6 +356,12 @@ def cluster_min_isr_overrides_topic(t: Trio) -> None:
     t.sync(1)                          # the buggy leader takes 1 as its log's MinISR
 
 
+def fencing_ignores_elr_feature(t: Trio) -> None:
+    t.do(UpdateElrFeature(False))      # eligible.leader.replicas.version=0
+    t.do(FenceBroker(3))               # ISR [1, 2]: at MinISR, no ELR either way
+    t.do(FenceBroker(2))               # ISR [1] below MinISR: the buggy change puts 2 in the ELR
+
+
 def amended_registration_fences(t: Trio) -> None:
     t.do(ResendRegistration(1))        # leader 1 registers again: the buggy record fences it
 
@@ -409,6 +415,7 @@ SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.CLUSTER_MIN_ISR_OVERRIDES_TOPIC: (KAFKA_ULE, cluster_min_isr_overrides_topic),
     Bug.ACTIVATION_TRACKS_FENCED_BROKERS: (KAFKA_ULE, activation_tracks_fenced_brokers),
     Bug.AMENDED_REGISTRATION_FENCES: (KAFKA_ULE, amended_registration_fences),
+    Bug.FENCING_IGNORES_ELR_FEATURE: (KAFKA_ULE, fencing_ignores_elr_feature),
     Bug.FENCED_BROKER_HOLDS_CONTROLLED_SHUTDOWN: (KAFKA_ULE, fenced_broker_holds_controlled_shutdown),
 }
 

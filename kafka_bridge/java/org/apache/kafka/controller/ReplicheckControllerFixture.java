@@ -31,6 +31,7 @@ import org.apache.kafka.metadata.PartitionRegistration;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
 import org.apache.kafka.server.common.EligibleLeaderReplicasVersion;
 import org.apache.kafka.server.common.MetadataVersion;
+import org.apache.kafka.server.config.ServerLogConfigs;
 import org.apache.kafka.server.config.ServerTopicConfigSynonyms;
 import org.apache.kafka.storage.internals.log.LogConfig;
 import org.apache.kafka.timeline.SnapshotRegistry;
@@ -45,9 +46,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * Apache Kafka's controller managers for one topic, set up as Kafka's own
  * ReplicationControlManagerTest sets them up: {@link FeatureControlManager} (a KRaft
- * cluster at the latest production metadata version, ELR on), {@link ClusterControlManager}
+ * cluster at the latest production metadata version, ELR on at bootstrap), {@link ClusterControlManager}
  * (broker registration, heartbeats, fencing), {@link ConfigurationControlManager} (topic
- * configs) and {@link ReplicationControlManager} (the partition). Their builders are
+ * configs, the cluster-level min.insync.replicas, feature updates) and
+ * {@link ReplicationControlManager} (the partition). Their builders are
  * package-private, hence this class's package.
  *
  * <p>Nothing a request returns is replayed until {@link #replay} is called with the
@@ -65,6 +67,10 @@ public final class ReplicheckControllerFixture {
     public static final long SESSION_TIMEOUT_MS = 9000;
     public static final String CLUSTER_ID = "replicheck-cluster-0000";
     public static final String TOPIC = "replicheck";
+    /** The epoch the active controller claimed, which QuorumController passes to a feature
+     *  update (curClaimEpoch, its Raft leader epoch): only a kraft.version upgrade reads it,
+     *  so with no Raft log here any fixed one will do (Kafka's own tests pass 0). */
+    public static final int CLAIM_EPOCH = 1;
 
     /** A clock moved only by {@link #sleep}. */
     public static final class ManualTime implements Time {
@@ -129,7 +135,7 @@ public final class ReplicheckControllerFixture {
             .setFeatureControl(featureControl)
             .setKafkaConfigSchema(new KafkaConfigSchema(
                 Map.of(ConfigResource.Type.TOPIC, LogConfig.configDefCopy(),
-                       ConfigResource.Type.BROKER, new ConfigDef()),
+                       ConfigResource.Type.BROKER, brokerConfigDef()),
                 ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS))
             .build();
         replicationControl = new ReplicationControlManager.Builder()
@@ -140,6 +146,15 @@ public final class ReplicheckControllerFixture {
             .setClusterControl(clusterControl)
             .setFeatureControl(featureControl)
             .build();
+    }
+
+    /** The broker configs the controller resolves: only Kafka's broker min.insync.replicas
+     *  (LogConfig.SERVER_CONFIG_DEF's key, default ServerLogConfigs.MIN_IN_SYNC_REPLICAS_DEFAULT),
+     *  the static value an ELR upgrade writes as the cluster-level one when there is none
+     *  (ConfigurationControlManager.maybeGenerateElrSafetyRecords; without the key it throws). */
+    private static ConfigDef brokerConfigDef() {
+        return new ConfigDef().define(
+            LogConfig.SERVER_CONFIG_DEF.configKeys().get(ServerLogConfigs.MIN_IN_SYNC_REPLICAS_CONFIG));
     }
 
     // a method, not a lambda: the handler reads replicationControl, built after clusterControl

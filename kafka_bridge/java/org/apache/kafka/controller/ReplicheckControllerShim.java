@@ -4,6 +4,7 @@
 package org.apache.kafka.controller;
 
 import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
@@ -28,6 +29,7 @@ import org.apache.kafka.metadata.BrokerRegistration;
 import org.apache.kafka.metadata.BrokerRegistrationReply;
 import org.apache.kafka.metadata.PartitionRegistration;
 import org.apache.kafka.server.common.ApiMessageAndVersion;
+import org.apache.kafka.server.common.EligibleLeaderReplicasVersion;
 
 import java.util.AbstractMap;
 import java.util.ArrayList;
@@ -350,6 +352,29 @@ public final class ReplicheckControllerShim {
         ControllerResult<Map<ConfigResource, ApiError>> result =
             fixture.configurationControl.incrementalAlterConfigs(Map.of(resource, ops), false, false);
         return ControllerResult.of(result.records(), result.response().get(resource));
+    }
+
+    /** UpdateFeatures of eligible.leader.replicas.version to 1 ({@code enabled}, an UPGRADE)
+     *  or 0 (a SAFE_DOWNGRADE), as QuorumController.updateFeatures calls
+     *  ConfigurationControlManager.updateFeatures: the FeatureLevelRecord, after an
+     *  upgrade's cluster-level min.insync.replicas when there is none
+     *  (maybeGenerateElrSafetyRecords); the response is Kafka's error. Like a config
+     *  change, the manager takes no Kafka request. */
+    public ControllerResult<ApiError> updateElrFeature(boolean enabled) {
+        lastRequest = null;
+        String feature = EligibleLeaderReplicasVersion.FEATURE_NAME;
+        EligibleLeaderReplicasVersion level =
+            enabled ? EligibleLeaderReplicasVersion.ELRV_1 : EligibleLeaderReplicasVersion.ELRV_0;
+        FeatureUpdate.UpgradeType type =
+            enabled ? FeatureUpdate.UpgradeType.UPGRADE : FeatureUpdate.UpgradeType.SAFE_DOWNGRADE;
+        return fixture.configurationControl.updateFeatures(Map.of(feature, level.featureLevel()),
+            Map.of(feature, type), false, ReplicheckControllerFixture.CLAIM_EPOCH);
+    }
+
+    /** Whether the finalized eligible.leader.replicas.version turns ELR on, as the
+     *  controller's partition changes read it (FeatureControlManager.isElrFeatureEnabled). */
+    public boolean elrEnabled() {
+        return fixture.featureControl.isElrFeatureEnabled();
     }
 
     /** The topic's min.insync.replicas as the controller holds it (what
