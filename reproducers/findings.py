@@ -11,7 +11,7 @@ import attrs
 from model import (KAFKA, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, BeginControlledShutdown, CancelReassignment, Config,
                    ControlledShutdown, FenceBroker, Produce, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
-                   SendFetch, StartBroker, UncleanShutdown, UnfenceBroker)
+                   SendFetch, StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature)
 
 
 @attrs.frozen
@@ -228,6 +228,35 @@ FINDINGS: tuple[KafkaFinding, ...] = (
             (("KAFKA-18649", "the ClearElrRecord's handling (merges only a partition with an ELR); not the "
                              "index"),
              ("KAFKA-19383", "deleted topics; not the index")))),
+    KafkaFinding(
+        8, "With the ELR off, an ELR member back from an unclean shutdown is elected",
+        Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, profile=KAFKA),
+        (Produce(1, 1), *_fetch(2, 1), *_fetch(2, 3), FenceBroker(2), UpdateElrFeature(False),
+         UncleanShutdown(2, lossy=True), StartBroker(2), ReplicateMetadata(2, 4), UnfenceBroker(2), FenceBroker(1)),
+        "with eligible.leader.replicas.version downgraded to 0, broker 2 registers after an unclean shutdown and "
+        "stays in the ELR; the fencing of leader 1 then elects it from that ELR, cleanly",
+        Upstream(
+            "KRaft controller: with eligible.leader.replicas.version downgraded to 0, the ELR kept from before is "
+            "still used for elections, and an unclean restart no longer removes a broker from it",
+            ((_CONTROLLER + "ConfigurationControlManager.java", "updateFeatures", 752),
+             (_CONTROLLER + "ReplicationControlManager.java", "handleBrokerShutdown", 1482),
+             (_CONTROLLER + "PartitionChangeBuilder.java", "isValidNewLeader", 318),
+             (_CONTROLLER + "PartitionChangeBuilder.java", "maybePopulateTargetElr", 532)),
+            "Kafka's operations guide calls the downgrade of eligible.leader.replicas.version to 0 safe. It writes "
+            "the feature level only: every partition keeps its ELR until its next change. While the feature is "
+            "off, a broker registering after an unclean shutdown is handled as a fencing, which takes it out of "
+            "the ISR but not of the ELR, yet PartitionChangeBuilder.isValidNewLeader still elects an ELR member "
+            "when the ISR left is empty. So one lossy shutdown (a machine's power; within MinISR - 1 failures) "
+            "followed by the leader's fencing elects the replica that lost the acknowledged writes, in a clean "
+            "election: no unclean election is reported, and the other replica, which holds them, follows it and "
+            "truncates. The same ELR is read again after an upgrade back to 1.",
+            ("Clear every partition's ELR and LastKnownELR when the feature is downgraded (a ClearElrRecord with "
+             "no topic name, as a cluster-level MinISR change writes).",
+             "Or read no ELR in isValidNewLeader while the feature is off, and take a broker registering after "
+             "an unclean shutdown out of the ELR whatever the feature level."),
+            (("KAFKA-18062", "brought the feature level that switches the ELR (Kafka 4.0.0)"),
+             ("KAFKA-15586", "clean shutdown detection: an unclean registration leaves the ELR, with the feature "
+                             "on only")))),
 )
 
 

@@ -13,7 +13,7 @@ import pytest
 import properties
 from model import (KAFKA, PROFILES, RULE_DOCS, AdvanceTime, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment,
                    Config, FenceBroker, Reassign, ReceiveAlterPartition, Rule,
-                   ReplicateMetadata, StartBroker, UncleanShutdown, UnfenceBroker, why_not_enabled)
+                   ReplicateMetadata, StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, why_not_enabled)
 
 from scenario import Scenario
 
@@ -207,3 +207,39 @@ def test_a_cancelled_reassignment_after_a_cleared_elr_records_no_leader_as_the_l
         sc.do(action)
     assert (sc.partition.leader, sc.partition.isr, sc.partition.last_known_elr) == (-1, {1}, {-1})
     assert broken(sc) == {"ValidPartitionMetadata"}
+
+
+@ON_OFF
+def test_an_elr_member_back_from_an_unclean_shutdown_with_the_elr_off_is_elected(follows: bool):
+    """Finding 8. RF 2 of 3 brokers, MinISR 2: a write acknowledged on both
+    replicas; the controller fences 2 (ISR [1], ELR [2]). The operator switches the
+    ELR off (eligible.leader.replicas.version=0, a safe downgrade in Kafka's guide):
+    the registration keeps its ELR. Replica 2 restarts uncleanly and loses its
+    unflushed write (one lossy shutdown: inside the fault budget); with the feature
+    off its registration takes it out of the ISR only, so it stays in the ELR. The
+    controller fences leader 1: the ISR it leaves is empty, and Kafka's election
+    reads the ELR whatever the feature, so 2 is elected, cleanly, with an empty
+    log. With the rule off there is no feature level to switch; the same story
+    without the downgrade takes 2 out of the ELR at its registration and leaves the
+    partition leaderless. (14 actions.)"""
+    sc = story(Rule.ELR_FEATURE_LEVEL, follows, brokers=(1, 2, 3), assignment=(1, 2), min_isr=2)
+    sc.produce(1)
+    sc.deliver_fetch(2)
+    sc.deliver_fetch(2)                              # the HWM passes the write: acknowledged
+    sc.do(FenceBroker(2))
+    assert (sc.partition.isr, sc.partition.elr) == ({1}, {2})
+    if follows:
+        sc.do(UpdateElrFeature(False))
+    else:
+        assert why_not_enabled(sc.state, UpdateElrFeature(False)) is not None
+    for action in (UncleanShutdown(2, True), StartBroker(2)):
+        sc.do(action)
+    sc.unfence(2)
+    sc.do(FenceBroker(1))
+    assert properties.guarantees_apply(sc.state) and [w.value for w in sc.state.history.acked] == [1]
+    if follows:
+        assert len(sc.trace) == 14
+        assert (sc.partition.leader, sc.partition.isr, sc.replica(2).leo) == (2, {2}, 0)
+        assert broken(sc) == {"LeaderCandidateCompleteness", "UncleanExclusion"}
+    else:
+        assert sc.partition.leader == -1 and 2 not in sc.partition.elr and broken(sc) == set()
