@@ -139,9 +139,9 @@ class LockStep:
     probes: check the enablement of ``probe_actions`` after every step (the
     machine does; the default). The subject's ``check_properties`` (off for an
     implementation whose profile has known findings, or for tests that compare the
-    implementation only) and ``detach_at_findings`` (a property failing is not a
-    verdict: the implementation is detached there, ``detached`` names the failed
-    properties, and the model goes on alone — once the model shows a finding,
+    implementation only) and ``detach_at_findings`` (a property failing, or a
+    liveness goal after healing, is not a verdict: the implementation is detached
+    there, ``detached`` names the failed properties, and the model goes on alone — once the model shows a finding,
     what follows is the finding's consequence, not a new disagreement to look
     for) decide what a property failure does. A state already checked is not
     checked again.
@@ -253,6 +253,10 @@ class LockStep:
         finally:
             self.last_outcome = self.last_observed = None   # the directive has no outcome of its own
         violations = () if self.detached or not self.subject.check_properties else check_liveness(self.state)
+        if violations and self.subject.detach_at_findings:
+            # a goal the model itself misses, the implementation agreeing at every step: a finding
+            self._detach(violations)
+            return None
         return liveness_verdict(violations, self.state, tuple(self.trace), tuple(done)) if violations else None
 
     def _apply(self, before: ClusterState, action: Action) -> Optional[Verdict]:
@@ -292,15 +296,20 @@ class LockStep:
         only = self.subject.only_properties
         violations = properties.check_all(self.state) if only is None else properties.check_some(self.state, only)
         if violations and self.subject.detach_at_findings:
-            self.detached = tuple(sorted({v.property for v in violations}))
-            self.implementation = None
-            self.check_properties = False
+            self._detach(violations)
             return None
         if violations:
             return property_verdict(violations, self.state, tuple(self.trace))
         if self.implementation is None:
             self._checked = self.state
         return None
+
+    def _detach(self, violations: tuple) -> None:
+        """A finding under ``detach_at_findings``: the implementation is left out, and
+        the properties too, from here on (``detached`` names what failed)."""
+        self.detached = tuple(sorted({v.property for v in violations}))
+        self.implementation = None
+        self.check_properties = False
 
     def _check_implementation(self) -> Optional[Verdict]:
         if self._checked is self.state:

@@ -90,8 +90,9 @@ class Subject:
     only_properties: None checks every property; a set of names checks those
       only (the liveness goals are judged as ever): a reduction's screening
       replay (``check.reduce``), never a search.
-    detach_at_findings: a property failing detaches the implementation and the
-      model goes on alone (``check.lockstep.LockStep``) instead of failing.
+    detach_at_findings: a property failing, or a liveness goal after healing,
+      detaches the implementation and the model goes on alone
+      (``check.lockstep.LockStep``) instead of failing.
     known: the signatures (``check.signature``) of disagreements the run goes on
       past: where the implementation disagrees so, it is detached and the model
       goes on alone, its properties still checked (a campaign's known

@@ -151,7 +151,8 @@ def marked_recovering(state: ClusterState, d: PartitionMetadata) -> PartitionMet
 
 
 def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, ...]] = None,
-          unclean: bool = True, preferred: bool = False) -> tuple[PartitionMetadata, Optional[str]]:
+          unclean: bool = True, preferred: bool = False,
+          unclean_restart: frozenset[int] = frozenset()) -> tuple[PartitionMetadata, Optional[str]]:
     """With ``preferred`` (ElectLeaders PREFERRED, ``PartitionChangeBuilder.
     electPreferredLeader``) the first replica when it is a valid leader (an unfenced
     ISR member, or ELR member while the ISR is empty, moved to the ISR); then, as
@@ -164,7 +165,9 @@ def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, 
     Returns the draft and, for an unclean election, its mechanism (None when
     clean): under Rule.LAST_KNOWN_LEADER, with ISR and ELR empty, the last known
     leader (the registration's LastKnownELR, when it is the only member) once
-    unfenced (PartitionChangeBuilder.canElectLastKnownLeader); then, under
+    unfenced (PartitionChangeBuilder.canElectLastKnownLeader, which reads the ELR
+    the change populated: the ISR members it removes, but ``unclean_restart``, join
+    it first); then, under
     Rule.UNCLEAN_ELECTION_IN_CHANGES with unclean.leader.election.enable and
     ``unclean``, the first unfenced replica (electAnyLeader, Election.UNCLEAN).
     Either sets ISR = [leader] and empties the ELR (maybeUpdateRecordElr), and
@@ -187,7 +190,8 @@ def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, 
         if r in d.elr and _unfenced(state, r):
             return attrs.evolve(d, leader=r, isr=d.isr | {r}, elr=d.elr - {r}), None
     known = state.partition.last_known_elr
-    if cfg.follows(Rule.LAST_KNOWN_LEADER) and state.elr_enabled and not d.isr and not d.elr and len(known) == 1:
+    if (cfg.follows(Rule.LAST_KNOWN_LEADER) and state.elr_enabled and not d.isr and len(known) == 1
+            and not apply_elr_rules(state, d, state.partition.isr - d.isr, unclean_restart).elr):
         (last,) = known
         if _unfenced(state, last):
             return (marked_recovering(state, attrs.evolve(d, leader=last, isr=frozenset({last}), elr=frozenset())),
@@ -269,7 +273,7 @@ def change_partition(state: ClusterState, d: PartitionMetadata, unclean_restart:
             bump_leader_epoch = True
     if completed and d.leader not in d.isr:
         d = attrs.evolve(d, leader=NO_LEADER)
-    d, how = elect(state, d, unclean=unclean, preferred=preferred)
+    d, how = elect(state, d, unclean=unclean, preferred=preferred, unclean_restart=unclean_restart)
     # After an unclean election the ELR is void (PartitionChangeBuilder.maybeUpdateRecordElr).
     d = apply_elr_rules(state, d, p.isr - d.isr, unclean_restart) if how is None else d
     return commit_election(state, d, how, bump_leader_epoch)
@@ -296,9 +300,10 @@ def register_broker(state: ClusterState, broker: int, clean: bool) -> ClusterSta
 
     Under Rule.LAST_KNOWN_LEADER an unclean registration takes the broker out of
     the ISR and ELR in a partition change that may elect
-    (ReplicationControlManager.handleBrokerShutdown); with the ELR feature off
-    (Rule.ELR_FEATURE_LEVEL) any registration takes it out of the ISR only, as a
-    fencing does; under
+    (ReplicationControlManager.handleBrokerShutdown); a clean one, or any with the
+    ELR feature off (Rule.ELR_FEATURE_LEVEL), takes it out of the ISR only, as a
+    fencing does (which changes something only for a broker still in the ISR: one
+    the feature off kept there as the last member); under
     Rule.METADATA_RECORD_ORDER that change precedes the RegisterBrokerRecord and
     the broker epoch is the offset of the first (ClusterControlManager.registerBroker)."""
     cfg = state.config
@@ -312,9 +317,9 @@ def register_broker(state: ClusterState, broker: int, clean: bool) -> ClusterSta
         state = append_metadata(state, RegisterBrokerRecord(broker, epoch, clean))
     p = state.partition
     if cfg.follows(Rule.LAST_KNOWN_LEADER):
-        if not state.elr_enabled:
+        if clean or not state.elr_enabled:
             state = _remove_broker(state, broker)
-        elif not clean:
+        else:
             state = _unclean_shutdown_changes(state, broker)
     elif not clean and broker in p.elr and not cfg.has(Variant.UNCLEAN_REGISTRATION_KEEPS_ELR):
         state = commit_partition(state, attrs.evolve(p, elr=p.elr - {broker},
@@ -355,7 +360,7 @@ def expire_session(state: ClusterState, broker: int) -> ClusterState:
     change again (``handleBrokerFenced``; its registration change is a no-op, left
     out of the log). The session ends either way."""
     if state.registration(broker).fenced:
-        state = _remove_broker(state, broker)
+        state = refence(state, broker)
     else:
         state = fence_broker(state, broker)
     return set_registration(state, attrs.evolve(state.registration(broker), session=False))
@@ -388,6 +393,16 @@ def _heard(state: ClusterState, broker: int) -> ClusterState:
         return state
     return attrs.evolve(state, controller=attrs.evolve(state.controller,
                                                        unheard=state.controller.unheard - {broker}))
+
+
+def refence(state: ClusterState, broker: int) -> ClusterState:
+    """The fencing's partition change run again for a broker already fenced
+    (``handleBrokerFenced``; its registration change is a no-op, not written): at
+    its session's expiry (``expire_session``) and, under
+    Rule.FENCED_BROKER_SESSION_EXPIRES, at its heartbeat asking to shut down
+    (``BrokerHeartbeatManager.calculateNextBrokerState``: FENCED, then
+    SHUTDOWN_NOW). It changes something only for a broker still in the ISR."""
+    return _remove_broker(state, broker)
 
 
 def fence_broker(state: ClusterState, broker: int) -> ClusterState:

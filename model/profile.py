@@ -224,15 +224,18 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
     Rule.FENCED_BROKER_SESSION_EXPIRES: RuleDoc(
         "§2.8, §8.3",
         _META + "BrokerHeartbeatManager.java: touch, fence (the session tracker keeps a fenced broker's session); "
-        "ReplicationControlManager.java: maybeFenceOneStaleBroker, handleBrokerFenced, generateLeaderAndIsrUpdates; "
-        "ClusterControlManager.java: registerBroker (hasValidSession)",
+        "ReplicationControlManager.java: maybeFenceOneStaleBroker, handleBrokerFenced, generateLeaderAndIsrUpdates, "
+        "processBrokerHeartbeat; BrokerHeartbeatManager.java: calculateNextBrokerState (FENCED, wantShutDown: "
+        "SHUTDOWN_NOW); ClusterControlManager.java: registerBroker (hasValidSession)",
         "A broker is fenced once, by its session's expiry or by its controlled shutdown; a fenced broker has no "
         "session left to expire.",
         "A broker fenced by its controlled shutdown (SHUTDOWN_NOW, as the heartbeat asking to shut down is "
         "answered) keeps the session that heartbeat renewed. When it expires (FenceBroker), or before the broker's "
         "next registration, the controller runs the fencing again: the broker leaves any ISR it is in, which a "
         "reassignment's revert can have put it back in (PartitionReassignmentRevert takes the first original "
-        "replica when no ISR member is left, fenced or not); the registration change it writes is a no-op.",
+        "replica when no ISR member is left, fenced or not); the registration change it writes is a no-op. A "
+        "fenced broker's own heartbeat asking to shut down (ControlledShutdown) runs it again too (SHUTDOWN_NOW), "
+        "which matters for a last member the ELR feature off kept in the ISR.",
         "A fenced replica put back in the ISR of a leaderless partition leaves it at its session's expiry, for the "
         "ELR when the ISR falls below MinISR, where the chapters keep it in the ISR until it is elected."),
     Rule.EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS: RuleDoc(

@@ -133,6 +133,9 @@ def _e_controlled_shutdown(s: ClusterState, a: ControlledShutdown) -> ClusterSta
     # §8.3 to its end, as Kafka's heartbeats with wantShutDown go: the first puts a leader
     # in controlled shutdown (or fences a broker leading nothing), the next fences it.
     s = ctl.renew_session(s, a.broker)
+    if s.registration(a.broker).fenced and s.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES):
+        # a fenced broker's heartbeat with wantShutDown: SHUTDOWN_NOW runs its fencing's change again
+        s = ctl.refence(s, a.broker)
     if not s.registration(a.broker).fenced:
         s = ctl.begin_controlled_shutdown(s, a.broker)
     if not s.registration(a.broker).fenced:

@@ -257,6 +257,34 @@ FINDINGS: tuple[KafkaFinding, ...] = (
             (("KAFKA-18062", "brought the feature level that switches the ELR (Kafka 4.0.0)"),
              ("KAFKA-15586", "clean shutdown detection: an unclean registration leaves the ELR, with the feature "
                              "on only")))),
+    KafkaFinding(
+        9, "With the ELR off, a partition whose ISR is empty loses its ELR and stays offline",
+        Config(brokers=(1, 2, 3), assignment=(1,), min_isr=1, profile=KAFKA),
+        (FenceBroker(1), UpdateElrFeature(False), FenceBroker(2), UnfenceBroker(2), UnfenceBroker(1)),
+        "with eligible.leader.replicas.version downgraded to 0, the unfencing of broker 2 empties the ELR of the "
+        "leaderless partition whose ISR is empty; once its one replica 1 is unfenced nothing elects it: no "
+        "leader, ISR and ELR empty",
+        Upstream(
+            "KRaft controller: after eligible.leader.replicas.version is downgraded to 0, a partition whose ISR "
+            "is empty loses its ELR at its next change and no clean election can bring it back",
+            ((_CONTROLLER + "ConfigurationControlManager.java", "updateFeatures", 752),
+             (_CONTROLLER + "ReplicationControlManager.java", "handleBrokerUnfenced", 1444),
+             (_CONTROLLER + "PartitionChangeBuilder.java", "maybeUpdateRecordElr", 502),
+             (_CONTROLLER + "PartitionChangeBuilder.java", "canElectLastKnownLeader", 286),
+             (_CONTROLLER + "PartitionChangeBuilder.java", "build", 426)),
+            "With the ELR on, a partition's ISR can be empty: its last member went to the ELR (a fencing, a "
+            "controlled shutdown), to be elected when it returns. The downgrade leaves it so. The next change "
+            "the controller builds for the partition empties the ELR (maybeUpdateRecordElr with the feature "
+            "off), and an unfencing of any broker builds one for every leaderless partition "
+            "(handleBrokerUnfenced). From then on the ISR and the ELR are empty, and with the feature off the "
+            "last known leader is not elected either: the partition stays offline, its replicas unfenced, until "
+            "an unclean leader election or an upgrade back to 1 (which elects the last known leader, "
+            "uncleanly). Before KIP-966 the last member would have stayed in the ISR.",
+            ("On the downgrade, give every partition whose ISR is empty its ELR as ISR (or its last known "
+             "leader), as the controller before KIP-966 kept the last member in the ISR.",
+             "Or elect the ELR and the last known leader while the feature is off, as long as the registration "
+             "holds them."),
+            (("KAFKA-18062", "brought the feature level that switches the ELR (Kafka 4.0.0)"),))),
 )
 
 

@@ -48,7 +48,7 @@ class PartitionChangeBuilder:
     # ------------------------------------------------------------- elections (§2.8)
 
     def elect_leader(self, order: Optional[Iterable[int]] = None, unclean: bool = True,
-                     preferred: bool = False) -> None:
+                     preferred: bool = False, unclean_shutdown: frozenset[int] = frozenset()) -> None:
         """With ``preferred`` (``Election.PREFERRED``, ``electPreferredLeader``) the
         first target replica when it is an unfenced ISR member. Otherwise, and
         then: keep a leader that is still in the ISR and unfenced; else the first
@@ -85,9 +85,10 @@ class PartitionChangeBuilder:
                 return
         cfg = self.config
         known = self.partition.last_known_elr
-        # canElectLastKnownLeader: only with the ELR feature on
-        if (cfg.follows(Rule.LAST_KNOWN_LEADER) and self.elr_enabled and not self.target_isr and not self.target_elr
-                and len(known) == 1):
+        # canElectLastKnownLeader: only with the ELR feature on, and with no ELR once the ISR
+        # members the change removes joined it (maybePopulateTargetElr runs before the election)
+        if (cfg.follows(Rule.LAST_KNOWN_LEADER) and self.elr_enabled and not self.target_isr
+                and not self._populated_elr(unclean_shutdown) and len(known) == 1):
             (last,) = known
             if ok(last):
                 self.elect_uncleanly(last, LAST_KNOWN_LEADER)
@@ -98,6 +99,15 @@ class PartitionChangeBuilder:
                     self.elect_uncleanly(r, UNCLEAN_LEADER_ELECTION)
                     return
         self.target_leader = NO_LEADER
+
+    def _populated_elr(self, unclean_shutdown: frozenset[int]) -> frozenset[int]:
+        """The ELR ``apply_elr_rules`` would make of the current targets, the targets
+        left as they are (Kafka populates it before the election)."""
+        saved = self.target_elr, self.target_last_known_elr
+        self.apply_elr_rules(self.partition.isr - self.target_isr, unclean_shutdown)
+        populated = self.target_elr
+        self.target_elr, self.target_last_known_elr = saved
+        return populated
 
     def elect_uncleanly(self, leader: int, how: str) -> None:
         """``leader`` elected uncleanly (``how``: the mechanism reported): ISR = [it],
@@ -190,7 +200,7 @@ class PartitionChangeBuilder:
         if self.config.follows(Rule.REASSIGNMENT_COMPLETION) and (self.target_adding or self.target_removing):
             if self.complete_reassignment() and self.target_leader not in self.target_isr:
                 self.target_leader = NO_LEADER
-        self.elect_leader(unclean=unclean, preferred=preferred)
+        self.elect_leader(unclean=unclean, preferred=preferred, unclean_shutdown=unclean_shutdown)
         if self.election is None:   # after an unclean election the ELR is void (maybeUpdateRecordElr)
             self.apply_elr_rules(p.isr - self.target_isr, unclean_shutdown)
         return self.build()

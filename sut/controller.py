@@ -182,6 +182,8 @@ class QuorumController:
         applied) is what its heartbeat carries; the shutdown here does not read it.
         The heartbeats renew its session."""
         self.cluster.renew_session(broker)
+        if not self.cluster.is_unfenced(broker) and self.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES):
+            self.replication.handle_broker_fenced(broker)   # FENCED, then SHUTDOWN_NOW: the fencing again
         if self.cluster.is_unfenced(broker):
             self.begin_controlled_shutdown(broker, metadata_offset)
         if self.cluster.is_unfenced(broker):

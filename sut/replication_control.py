@@ -166,10 +166,10 @@ class ReplicationControlManager:
         """A broker registering with an empty broker epoch moves from the ELR to the
         LastKnownELR: its log may have lost records (§5.2, §5.3.1). Kafka
         (``handleBrokerShutdown``, unclean): it leaves the ISR and ELR in a change
-        that may elect; with the ELR feature off, any registration leaves the ISR
+        that may elect; a clean one, or any with the ELR feature off, leaves the ISR
         only, as a fencing does."""
         p = self.partition
-        if self.config.follows(Rule.LAST_KNOWN_LEADER) and not self.elr_enabled:
+        if self.config.follows(Rule.LAST_KNOWN_LEADER) and (clean or not self.elr_enabled):
             self.handle_broker_fenced(broker)
             return
         if self.config.follows(Rule.LAST_KNOWN_LEADER):

@@ -15,6 +15,7 @@ from model import (KAFKA, PROFILES, RULE_DOCS, AdvanceTime, AlterMinIsr, AlterPa
                    Config, FenceBroker, Reassign, ReceiveAlterPartition, Rule,
                    ReplicateMetadata, StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, why_not_enabled)
 
+from properties.liveness import met_by
 from scenario import Scenario
 
 ON_OFF = pytest.mark.parametrize("follows", [True, False], ids=["kafka", "rule-off"])
@@ -243,3 +244,26 @@ def test_an_elr_member_back_from_an_unclean_shutdown_with_the_elr_off_is_elected
         assert broken(sc) == {"LeaderCandidateCompleteness", "UncleanExclusion"}
     else:
         assert sc.partition.leader == -1 and 2 not in sc.partition.elr and broken(sc) == set()
+
+
+@ON_OFF
+def test_with_the_elr_off_a_partition_whose_isr_is_empty_loses_its_elr_and_stays_offline(follows: bool):
+    """Finding 9, a liveness goal. RF 1 on [1] of 3 brokers, MinISR 1: fencing 1
+    leaves ISR [], ELR [1], LastKnownELR [1]. After the downgrade, broker 2's
+    unfencing builds a change for the leaderless partition, which empties the ELR;
+    unfencing 1 then elects nobody (no ISR, no ELR, and no last known leader with
+    the feature off), and healing brings no leader: LeaderElected fails although
+    every broker runs unfenced. With the rule off there is no downgrade, and 1 is
+    elected from the ELR when it is unfenced."""
+    sc = story(Rule.ELR_FEATURE_LEVEL, follows, brokers=(1, 2, 3), assignment=(1,), min_isr=1)
+    sc.do(FenceBroker(1))
+    if follows:
+        sc.do(UpdateElrFeature(False))
+    for action in (FenceBroker(2), UnfenceBroker(2), UnfenceBroker(1)):
+        sc.do(action)
+    met = met_by(sc.state)
+    if follows:
+        assert (sc.partition.leader, sc.partition.isr, sc.partition.elr) == (-1, set(), set())
+        assert met["LeaderElected"] is None and met["HwmReachesLeo"] is None
+    else:
+        assert sc.partition.leader == 1 and all(r is not None for r in met.values())

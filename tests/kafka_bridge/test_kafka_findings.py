@@ -16,7 +16,7 @@ import pytest
 
 from check.lockstep import LockStep
 from check.subject import Subject
-from model import KAFKA, Config
+from model import KAFKA, Config, FenceBroker, Heal, UnfenceBroker, UpdateElrFeature
 from reproducers.findings import finding
 
 #: 6 actions; no lossy shutdown (within any fault budget): the story of finding 5's reproducer.
@@ -85,3 +85,23 @@ def test_detaching_needs_a_property_failure(detach):
     from test_kafka_in_the_loop import SHRINK_3
     found = [lockstep.step(a) for a in SHRINK_3]
     assert found[-1] is not None and found[-1].kind == "divergence" and lockstep.detached == ()
+
+
+#: Finding 9: after a downgrade of the ELR feature the partition's ELR is emptied and healing brings no leader.
+OFFLINE = (FenceBroker(1), UpdateElrFeature(False), FenceBroker(2), UnfenceBroker(2), UnfenceBroker(1), Heal())
+
+
+@pytest.mark.parametrize("detach", [False, True])
+def test_a_liveness_goal_the_model_misses_after_healing_detaches_too(detach):
+    """Kafka's code agrees at every step of finding 9's story and of its healing; the
+    goals the model misses after healing are a liveness verdict, or, in the
+    campaign's mode, the finding the run is detached at."""
+    import kafka_bridge
+    config = Config(brokers=(1, 2, 3), assignment=(1,), min_isr=1, profile=KAFKA)
+    lockstep = LockStep(Subject.at(config, implementation=kafka_bridge.implementation, detach_at_findings=detach))
+    found = [lockstep.step(a) for a in OFFLINE]
+    assert found[:-1] == [None] * (len(OFFLINE) - 1)
+    if detach:
+        assert found[-1] is None and "LeaderElected" in lockstep.detached and lockstep.implementation is None
+    else:
+        assert found[-1].kind == "liveness" and "LeaderElected" in found[-1].text and lockstep.detached == ()
