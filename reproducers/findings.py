@@ -249,7 +249,10 @@ FINDINGS: tuple[KafkaFinding, ...] = (
             "when the ISR left is empty. So one lossy shutdown (a machine's power; within MinISR - 1 failures) "
             "followed by the leader's fencing elects the replica that lost the acknowledged writes, in a clean "
             "election: no unclean election is reported, and the other replica, which holds them, follows it and "
-            "truncates. The same ELR is read again after an upgrade back to 1.",
+            "truncates. The same ELR is read again after an upgrade back to 1. No crash is needed either: with the "
+            "feature off a MinISR change writes no ClearElrRecord, so lowering min.insync.replicas leaves the ELR "
+            "beside an ISR the leader acknowledges writes with, and the leader's fencing elects the ELR member "
+            "that lacks them.",
             ("Clear every partition's ELR and LastKnownELR when the feature is downgraded (a ClearElrRecord with "
              "no topic name, as a cluster-level MinISR change writes).",
              "Or read no ELR in isValidNewLeader while the feature is off, and take a broker registering after "

@@ -267,3 +267,25 @@ def test_with_the_elr_off_a_partition_whose_isr_is_empty_loses_its_elr_and_stays
         assert met["LeaderElected"] is None and met["HwmReachesLeo"] is None
     else:
         assert sc.partition.leader == 1 and all(r is not None for r in met.values())
+
+
+def test_with_the_elr_off_a_stale_elr_member_is_elected_without_any_crash():
+    """Finding 8 with no crash: RF 3, MinISR 2; fencing 3 and then 2 leaves ISR [1],
+    ELR [2]. The ELR is switched off and MinISR lowered to 1: with the feature off
+    Kafka writes no ClearElrRecord, so ELR [2] stays beside an ISR of MinISR members,
+    and leader 1 acknowledges a write 2 does not have. 2 is unfenced; fencing 1
+    elects it from that ELR, cleanly: the acknowledged write is lost. (9 actions.)"""
+    sc = story(Rule.ELR_FEATURE_LEVEL, True, brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2)
+    sc.do(FenceBroker(3))
+    sc.do(FenceBroker(2))
+    sc.do(UpdateElrFeature(False))
+    sc.do(AlterMinIsr(1))
+    sc.sync_metadata(1)
+    sc.produce(1)
+    assert [w.value for w in sc.state.history.acked] == [1] and (sc.partition.isr, sc.partition.elr) == ({1}, {2})
+    assert broken(sc) == {"LeaderCandidateCompleteness", "ReplicationQuorumSuperset", "ValidPartitionMetadata"}
+    sc.unfence(2)
+    sc.fence(1)
+    assert len(sc.trace) == 9 and properties.guarantees_apply(sc.state) and not sc.state.history.lossy_shutdowns
+    assert (sc.partition.leader, sc.partition.isr, sc.replica(2).leo) == (2, {2}, 0)
+    assert {"LeaderCandidateCompleteness", "StrongIsr"} <= broken(sc)
