@@ -101,13 +101,9 @@ class PartitionChangeBuilder:
         self.target_leader = NO_LEADER
 
     def _populated_elr(self, unclean_shutdown: frozenset[int]) -> frozenset[int]:
-        """The ELR ``apply_elr_rules`` would make of the current targets, the targets
-        left as they are (Kafka populates it before the election)."""
-        saved = self.target_elr, self.target_last_known_elr
-        self.apply_elr_rules(self.partition.isr - self.target_isr, unclean_shutdown)
-        populated = self.target_elr
-        self.target_elr, self.target_last_known_elr = saved
-        return populated
+        """The ELR ``apply_elr_rules`` would make of the current targets (Kafka
+        populates it before the election)."""
+        return self._elr_rules(self.partition.isr - self.target_isr, unclean_shutdown)[0]
 
     def elect_uncleanly(self, leader: int, how: str) -> None:
         """``leader`` elected uncleanly (``how``: the mechanism reported): ISR = [it],
@@ -128,28 +124,23 @@ class PartitionChangeBuilder:
         broker back from an unclean shutdown never; the LastKnownELR is the last
         leader's, kept by ``build``. With the ELR feature off (``maybeUpdateRecordElr``)
         the ELR is emptied, and the LastKnownELR unless Kafka's rule keeps it."""
+        self.target_elr, self.target_last_known_elr = self._elr_rules(removed_from_isr, unclean_shutdown)
+
+    def _elr_rules(self, removed_from_isr: frozenset[int],
+                   unclean_shutdown: frozenset[int]) -> tuple[frozenset[int], frozenset[int]]:
+        """(ELR, LastKnownELR) as ``apply_elr_rules`` sets them, the targets left as they are."""
+        elr, known, isr = self.target_elr, self.target_last_known_elr, self.target_isr
         lke_rule = self.config.follows(Rule.LAST_KNOWN_LEADER)
         if not self.elr_enabled:
-            self.target_elr = frozenset()
-            if not lke_rule:
-                self.target_last_known_elr = frozenset()
-            return
-        if len(self.target_isr) >= self.min_isr:
+            return frozenset(), known if lke_rule else frozenset()
+        if len(isr) >= self.min_isr:
             if Bug.ELR_NOT_CLEARED_AT_MIN_ISR in self.bugs:
                 # BUG: only the ISR members leave; the rest of the ELR/LastKnownELR stays
-                self.target_elr = self.target_elr - self.target_isr
-                if not lke_rule:
-                    self.target_last_known_elr = self.target_last_known_elr - self.target_isr
-                return
-            self.target_elr = frozenset()
-            if not lke_rule:
-                self.target_last_known_elr = frozenset()
-            return
+                return elr - isr, known if lke_rule else known - isr
+            return frozenset(), known if lke_rule else frozenset()
         if not self.config.follows(Rule.ELR_KEEPS_REMOVED_REPLICAS):
             removed_from_isr = removed_from_isr & frozenset(self.target_replicas)
-        self.target_elr = (self.target_elr | removed_from_isr) - self.target_isr - unclean_shutdown
-        if not lke_rule:
-            self.target_last_known_elr = self.target_last_known_elr - self.target_isr
+        return (elr | removed_from_isr) - isr - unclean_shutdown, known if lke_rule else known - isr
 
     # ----------------------------------------------------------- reassignment (ch4)
 

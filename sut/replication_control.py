@@ -169,13 +169,12 @@ class ReplicationControlManager:
         that may elect; a clean one, or any with the ELR feature off, leaves the ISR
         only, as a fencing does."""
         p = self.partition
-        if self.config.follows(Rule.LAST_KNOWN_LEADER) and (clean or not self.elr_enabled):
-            self.handle_broker_fenced(broker)
-            return
         if self.config.follows(Rule.LAST_KNOWN_LEADER):
-            if Bug.UNCLEAN_REGISTRATION_KEEPS_ELR in self.bugs and p is not None and broker not in p.isr:
+            if clean or not self.elr_enabled:
+                self.handle_broker_fenced(broker)
+            elif Bug.UNCLEAN_REGISTRATION_KEEPS_ELR in self.bugs and p is not None and broker not in p.isr:
                 return  # BUG: the unclean broker keeps its ELR entry
-            if not clean and p is not None:
+            elif p is not None:
                 self._unclean_shutdown_changes(p, broker)
             return
         if clean or p is None or broker not in p.elr:
