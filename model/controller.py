@@ -499,7 +499,8 @@ def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
     lets the last known leader or an unclean candidate in. With the ELR feature off
     (Rule.ELR_FEATURE_LEVEL) that change is written whenever it changes the
     registration, electing or not: it empties an ELR kept from before the downgrade
-    (maybeUpdateRecordElr)."""
+    (maybeUpdateRecordElr). Under Rule.REASSIGNMENT_COMPLETION it is written too
+    when it completes a reassignment, electing or not."""
     # the heartbeat renews the session (after an expiry, a running broker's next one starts it again)
     state = set_registration(state, attrs.evolve(state.registration(broker), fenced=False, session=True))
     state = append_metadata(state, UnfenceBrokerRecord(broker))
@@ -510,7 +511,11 @@ def unfence_broker(state: ClusterState, broker: int) -> ClusterState:
         d, _ = elect(state, p)
         elected = d.leader != NO_LEADER and not (cfg.has(Variant.ELR_MEMBER_NOT_ELECTED_ON_UNFENCE)
                                                  and d.leader in p.elr)
-        if elected or not state.elr_enabled:
+        # the builder's other effect: a reassignment whose adding replicas are all in
+        # the ISR completes (PartitionChangeBuilder.build, completeReassignmentIfNeeded)
+        completes = (cfg.follows(Rule.REASSIGNMENT_COMPLETION) and p.reassigning
+                     and completed_reassignment(state, p) is not None)
+        if elected or not state.elr_enabled or completes:
             state = change_partition(state, p)
     return state
 

@@ -232,7 +232,8 @@ class ReplicationControlManager:
     def handle_broker_unfenced(self, broker: int) -> None:
         """With no leader, an unfenced ISR or ELR member may now be elected (§2.8).
         Kafka tries every leaderless partition, whichever broker was unfenced; with
-        the ELR feature off its change is written electing or not (it empties the ELR)."""
+        the ELR feature off its change is written electing or not (it empties the ELR),
+        and under Kafka's completion rule when it completes a reassignment."""
         p = self.partition
         cfg = self.config
         kafka = cfg.follows(Rule.LAST_KNOWN_LEADER) or cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES)
@@ -240,7 +241,9 @@ class ReplicationControlManager:
             return
         b = self._builder()
         b.elect_leader()
-        if b.target_leader != NO_LEADER or not self.elr_enabled:
+        # the builder also completes a reassignment whose adding replicas are the ISR
+        completes = cfg.follows(Rule.REASSIGNMENT_COMPLETION) and self._builder().complete_reassignment()
+        if b.target_leader != NO_LEADER or not self.elr_enabled or completes:
             self._change(self._builder())
 
     # ------------------------------------------------------ AlterPartition (§2.9.2)
