@@ -34,7 +34,7 @@ import attrs
 import properties
 from model import (Action, ActionNotEnabled, AlterClusterMinIsr, AlterMinIsr, ElectPreferredLeader, FailOverController, ResendRegistration, AlterPartitionRequest, AlterPartitionResponse,
                    AlterUncleanLeaderElection, UpdateElrFeature, BeginControlledShutdown, BrokerStatus, CancelReassignment, ClusterState, Config, Consume,
-                   FenceBroker, FetchRequest, FetchResponse, Flush, Heal, ListOffsets, Observation, Outcome, Produce,
+                   FenceBroker, FetchRequest, FetchResponse, Flush, WriteEpochCheckpoint, Heal, ListOffsets, Observation, Outcome, Produce,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, Rule, SendFetch,
                    StartBroker, UncleanLeaderElection, UncleanRecovery, UnfenceBroker, initial_state, observe, outcome,
@@ -67,7 +67,7 @@ def probe_actions(state: ClusterState) -> list[Action]:
     many = state.config.follows(Rule.SHRINK_ALL_OUT_OF_SYNC)
     out: list[Action] = []
     for b in brokers:
-        out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), BeginControlledShutdown(b), Flush(b), SendFetch(b),
+        out += [StartBroker(b), UnfenceBroker(b), FenceBroker(b), BeginControlledShutdown(b), Flush(b), WriteEpochCheckpoint(b), SendFetch(b),
                 Produce(b, state.history.next_value), ResendRegistration(b)]
         replica = state.broker(b).replica
         if replica is None:

@@ -5,7 +5,8 @@ each replica log's leader epoch cache (§3.2), on a checkpoint file of its own.
 LeaderEpochFileCache`` and answers with Kafka's: ``assign`` (Kafka's
 ``assign(epoch, startOffset)``), ``truncate_from_end``
 (``truncateFromEndAsyncFlush``; the flush runs at once on an immediate
-scheduler), ``clear`` (``clearAndFlush``), and the lookups ``latest_epoch``,
+scheduler), ``clear`` (``clearAndFlush``), ``restore`` (the entries a start
+reads back), and the lookups ``latest_epoch``,
 ``entries``, ``epoch_for_offset`` and ``end_offset_for`` (the End Offset for
 Leader Epoch of the divergence check, ``endOffsetFor``). Every write goes to the
 cache's checkpoint file as in a broker: ``leader-epoch-checkpoint`` in a
@@ -73,6 +74,13 @@ class KafkaLeaderEpochFileCache:
 
     def clear(self) -> None:
         self._cache.clearAndFlush()
+
+    def restore(self, entries: tuple[EpochEntry, ...]) -> None:
+        """The cache as a start reads it from its checkpoint file: exactly ``entries``
+        (an increasing list, so Kafka's ``assign`` of each in order keeps them all)."""
+        self._cache.clearAndFlush()
+        for e in entries:
+            self._cache.assign(e[0], e[1])
 
     # ----------------------------------------------------------------- lookups
 

@@ -217,6 +217,8 @@ def _replica_invocation(call: Call, b: str, out: JavaSource) -> str:
         "update_high_watermark": lambda: f"{b}.log().maybeUpdateHighWatermark({int(a[0])}L)",
         "truncate_to": lambda: f"{b}.truncateTo({int(a[0])}L)",
         "flush": lambda: f"{b}.flush()",
+        "defer_epoch_checkpoint_writes": lambda: f"{b}.deferEpochCheckpointWrites()",
+        "write_epoch_checkpoint": lambda: f"{b}.writeEpochCheckpoint()",
         "unclean_shutdown": lambda: f"{b}.uncleanShutdown({_boolean(a[0])})",
         "restart": lambda: f"{b}.restart({int(a[0])}L)",
         "set_broker": lambda: f"{b}.setBroker({int(a[0])}, {'null' if a[1] is None else f'{int(a[1])}L'}, "

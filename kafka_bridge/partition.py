@@ -171,7 +171,7 @@ class KafkaPartition:
         self._reads: dict[tuple, Any] = {}   # reads of Kafka's state since the last change (``_read``)
         self.folder = tempfile.mkdtemp(prefix="replicheck-partition-", dir=FOLDER_ROOT)
         self.broker_id = broker_id
-        # the log's scheduled tasks run at once, on the caller's thread (the shim's ImmediateScheduler)
+        # the log's scheduled tasks run at once, on the caller's thread (the shim's BridgeScheduler)
         self._shim = k.PartitionShim(k.File(self.folder), TOPIC_NAME, k.topic_id, broker_id, min_isr,
                                      k.PartitionShim.ManualTime())
         weakref.finalize(self, _dispose, self._shim, self.folder)
@@ -392,6 +392,25 @@ class KafkaPartition:
         self._shim.flush()
 
     # ------------------------------------------------------------ crashes and restarts
+
+    @_logged
+    def defer_epoch_checkpoint_writes(self) -> None:
+        """From now on the epoch checkpoint's write a truncation schedules waits for
+        ``write_epoch_checkpoint`` (Rule.EPOCH_CHECKPOINT_WRITTEN_LATER); an unclean
+        shutdown loses it, a controlled one runs it. Before: it runs at once."""
+        self._shim.deferEpochCheckpointWrites()
+
+    @_logged
+    def write_epoch_checkpoint(self) -> None:
+        """The log's scheduler runs the waiting epoch checkpoint writes
+        (``LeaderEpochFileCache.writeIfDirExists``)."""
+        self._running()
+        self._shim.writeEpochCheckpoint()
+
+    @_read
+    def epoch_checkpoint_scheduled(self) -> bool:
+        """Whether an epoch checkpoint write waits for the scheduler."""
+        return bool(self._shim.epochCheckpointWriteScheduled())
 
     @_logged
     def unclean_shutdown(self, lossy: bool) -> None:

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
-from model import NO_LEADER, Config, EpochEndOffset, Record
+from model import NO_LEADER, Config, EpochEndOffset, Record, Rule
 
 from sut.alter_partition_manager import AlterPartitionManager
 from sut.clock import ManualTime
@@ -137,6 +137,17 @@ class KafkaLog:
     def flush(self) -> None:
         self._replica.flush()
 
+    @property
+    def epoch_checkpoint_scheduled(self) -> bool:
+        """Whether Kafka's epoch checkpoint write waits for the log's scheduler."""
+        self._replica.before_call()
+        return self._kp.epoch_checkpoint_scheduled()
+
+    def write_epoch_checkpoint(self) -> None:
+        """The log's scheduler runs Kafka's waiting epoch checkpoint writes."""
+        self._replica.before_call()
+        self._kp.write_epoch_checkpoint()
+
     def __repr__(self) -> str:
         return (f"KafkaLog(leo={self.log_end_offset}, hwm={self.high_watermark}, "
                 f"recovery_point={self.recovery_point})")
@@ -163,6 +174,8 @@ class KafkaReplica:
         self.time = ManualTime() if time is None else time
         epoch = alter_partition_manager.lifecycle.broker_epoch
         self.kafka = KafkaPartition(broker_id, -1 if epoch is None else epoch, config.min_isr)
+        if config.follows(Rule.EPOCH_CHECKPOINT_WRITTEN_LATER):
+            self.kafka.defer_epoch_checkpoint_writes()
         self.log = KafkaLog(self)
         self.assignment: tuple[int, ...] = ()
         # glue bookkeeping (see the module doc)

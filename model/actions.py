@@ -94,6 +94,14 @@ class Flush:
     broker: int
 
 
+@attrs.frozen
+class WriteEpochCheckpoint:
+    """The log's scheduler runs the leader-epoch checkpoint's write a truncation
+    scheduled (Rule.EPOCH_CHECKPOINT_WRITTEN_LATER, ``LeaderEpochFileCache.
+    writeIfDirExists``): the file holds the cache. Enabled while one is scheduled."""
+    broker: int
+
+
 # metadata propagation (§2.3.2)
 @attrs.frozen
 class ReplicateMetadata:
@@ -287,6 +295,7 @@ class Heal:
 
 Action = Union[
     StartBroker, ResendRegistration, UnfenceBroker, FenceBroker, BeginControlledShutdown, ControlledShutdown, UncleanShutdown, FailOverController, Flush,
+    WriteEpochCheckpoint,
     ReplicateMetadata, SendFetch, ReceiveFetchRequest, ReceiveFetchResponse,
     ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
     ReceiveAlterPartitionResponse,
@@ -365,6 +374,10 @@ ACTIONS: tuple[ActionKind, ...] = (
     # Not swarmed, as ProposeIsrShrinkMany: only the Kafka profile has sessions to lose.
     ActionKind(FailOverController, "lifecycle", fault=True, weight=0.1, tag="CONTROLLER FAILOVER"),
     ActionKind(Flush, "lifecycle", broker_fields=("broker",), weight=2.0, swarm=_RARE, tag="flush"),
+    # Not swarmed, as FailOverController: only the Kafka profile schedules the write. Rare
+    # on purpose: what it guards against lives in the moments before it runs.
+    ActionKind(WriteEpochCheckpoint, "lifecycle", broker_fields=("broker",), weight=0.5,
+               tag="epoch checkpoint written"),
     ActionKind(ReplicateMetadata, "metadata", broker_fields=("broker",), weight=5.0, tag="md+{count}"),
     ActionKind(SendFetch, "fetch", sends="FetchRequest", broker_fields=("follower",), weight=6.0, family_weight=2),
     ActionKind(ReceiveFetchRequest, "fetch", sends="FetchResponse", receives="FetchRequest",

@@ -17,7 +17,7 @@ from . import clock
 from . import replica as rep
 from .actions import (Action, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, AlterUncleanLeaderElection, UpdateElrFeature,
                       BeginControlledShutdown, CancelReassignment, Consume, ControlledShutdown, DropMessage,
-                      ElectPreferredLeader, FailOverController, FenceBroker, Flush, ListOffsets, Produce,
+                      ElectPreferredLeader, FailOverController, FenceBroker, Flush, WriteEpochCheckpoint, ListOffsets, Produce,
                       ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign, ReceiveAlterPartition,
                       ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                       ResendRegistration, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery,
@@ -57,6 +57,7 @@ def _lifecycle(state: ClusterState) -> Iterator[Action]:
             yield UncleanShutdown(b.id, False)
             yield UncleanShutdown(b.id, True)
             yield Flush(b.id)
+            yield WriteEpochCheckpoint(b.id)
 
 
 def _metadata(state: ClusterState) -> Iterator[Action]:
@@ -150,7 +151,7 @@ Segment = Callable[[ClusterState, bool], Iterator[Action]]
 #: flag: whether the costly ``ProposeIsrShrinkMany`` candidates are wanted).
 _SEGMENTS: tuple[tuple[frozenset, Segment], ...] = (
     (frozenset({StartBroker, FenceBroker, UnfenceBroker, ResendRegistration, BeginControlledShutdown,
-                ControlledShutdown, UncleanShutdown, Flush}), lambda s, many: _lifecycle(s)),
+                ControlledShutdown, UncleanShutdown, Flush, WriteEpochCheckpoint}), lambda s, many: _lifecycle(s)),
     (frozenset({ReplicateMetadata}), lambda s, many: _metadata(s)),
     (frozenset({SendFetch, ReceiveFetchRequest, ReceiveFetchResponse}), lambda s, many: _fetch(s)),
     (frozenset({ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand}), _isr_proposals),

@@ -70,6 +70,7 @@ class Rule(enum.Enum):
     REPLICA_LAG_TIME = "ReplicaState.isCaughtUp, Replica.updateFetchStateOrThrow, resetReplicaState"
     FOLLOWER_APPLIES_PARTITION_EPOCH = "Partition.makeFollower (partitionEpoch)"
     EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH = "Partition.makeLeader/makeFollower, UnifiedLog.truncateTo, LogLoader.load"
+    EPOCH_CHECKPOINT_WRITTEN_LATER = "LeaderEpochFileCache.truncateFromEndAsyncFlush, LogLoader.load"
     CLEAR_ELR_ON_MIN_ISR_CHANGE = "ConfigurationControlManager.createClearElrRecordsAsNeeded, removeTopicElrs"
     CONFIG_APPLIED_AFTER_PARTITION_CHANGES = "BrokerMetadataPublisher.onMetadataUpdate (DynamicConfigPublisher last)"
     CLEARED_ELR_STAYS_INDEXED = "ReplicationControlManager.removeTopicElrs (brokersToElrs not updated)"
@@ -454,6 +455,23 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "A deposed leader that wrote nothing in its epoch meets a diverging epoch at its first fetch and "
         "truncates at its LEO: one more fetch round trip, the same log. Found by running Kafka's own "
         "kafka.cluster.Partition as the brokers' replica in lockstep (kafka_bridge.replica)."),
+    Rule.EPOCH_CHECKPOINT_WRITTEN_LATER: RuleDoc(
+        "§3.2, §5.1.1 (the chapters' epoch cache is as durable as the records it describes)",
+        "storage/src/main/java/org/apache/kafka/storage/internals/epoch/LeaderEpochFileCache.java: assign, "
+        "truncateFromEndAsyncFlush, writeIfDirExists; " + _STORAGE + "LogLoader.java: load, recoverLog "
+        "(KAFKA-15046, Kafka 3.7.0: no fsync on truncation; KAFKA-16541, Kafka 3.7.1 and 3.8.0: the write "
+        "moved to the scheduler)",
+        "A truncation of the epoch cache is on disk when the truncation returns.",
+        "An assignment writes and syncs the whole leader-epoch-checkpoint at once; a truncation that removes "
+        "entries only schedules that write (WriteEpochCheckpoint: the log's scheduler runs it). An unclean "
+        "shutdown, lossy or not, loses a write still scheduled: the next start reads the checkpoint as it was "
+        "before the truncation, and the log's load drops only the entries at or above the log end offset. A "
+        "controlled shutdown runs the scheduled write (the scheduler's shutdown runs its queued tasks).",
+        "A replica that truncated, then appended records of an older epoch past the removed entry's start "
+        "offset, and crashed before the write, comes back with the removed entry: an epoch it holds no record "
+        "of, claiming records of another epoch. Its fetches carry that epoch as the last fetched epoch, and its "
+        "End Offset for Leader Epoch answers read it.",
+        requires=(Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH,)),
     Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE: RuleDoc(
         "§5.2.1 case G (the chapters are silent on a MinISR change; KIP-966)",
         _META + "ConfigurationControlManager.java: incrementalAlterConfig, createClearElrRecordsAsNeeded; "

@@ -10,7 +10,8 @@ import attrs
 
 from .clock import after_fetch, is_caught_up
 from .config import Variant
-from .log import end_offset_for_epoch, epoch_entries, truncation_offset
+from . import epoch_checkpoint as ec
+from .log import end_offset_for_epoch, truncation_offset
 from .profile import Rule
 from .state import (AckedWrite, AlterPartitionRequest, AlterPartitionResponse, EpochEndOffset, BrokerStatus, ClusterState,
                     ControlledShutdownRecord, FenceBrokerRecord, FetchRequest, FetchResponse, FollowerState,
@@ -234,16 +235,18 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True,
             and image.partition_epoch == r.partition_epoch)
         if not was_leader:
             # The new epoch's entry at the LESO replaces a kept unwritten one (LeaderEpochFileCache.assign).
-            r = attrs.evolve(r, role=Role.LEADER, leader=broker, leader_epoch=image.leader_epoch,
-                             partition_epoch=image.partition_epoch, leso=r.leo, isr=image.isr,
-                             pending_isr=None, pending_request=in_flight, unwritten_epoch=None,
-                             followers=_reset_followers(state, r, image, True, ()))
+            r = ec.assigned(cfg, r, attrs.evolve(
+                r, role=Role.LEADER, leader=broker, leader_epoch=image.leader_epoch,
+                partition_epoch=image.partition_epoch, leso=r.leo, isr=image.isr,
+                pending_isr=None, pending_request=in_flight, unwritten_epoch=None,
+                followers=_reset_followers(state, r, image, True, ())), image.leader_epoch, r.leo)
         elif image.leader_epoch != r.leader_epoch:
             # Clearing the last-fetch marker is what makes a follower fetch again in this
             # epoch before it can join the ISR (§2.10.3, §6.5.4 condition 3).
-            r = attrs.evolve(r, leader_epoch=image.leader_epoch, partition_epoch=image.partition_epoch,
-                             leso=r.leo, isr=image.isr, pending_isr=None, pending_request=in_flight,
-                             followers=_reset_followers(state, r, image, False, keep))
+            r = ec.assigned(cfg, r, attrs.evolve(
+                r, leader_epoch=image.leader_epoch, partition_epoch=image.partition_epoch,
+                leso=r.leo, isr=image.isr, pending_isr=None, pending_request=in_flight,
+                followers=_reset_followers(state, r, image, False, keep)), image.leader_epoch, r.leo)
         elif same_epoch_applies:
             if cfg.follows(Rule.REPLICA_LAG_TIME):
                 # Partition.updateAssignmentAndIsr starts an added replica at ReplicaState.EMPTY
@@ -262,14 +265,20 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True,
     if was_leader:
         state = nack(state, broker)
     if was_leader or r.role == Role.NONE or image.leader_epoch != r.leader_epoch:
-        if was_leader and cfg.follows(Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH):
+        cache = ec.cache_of(r) if r.epoch_cache is not None else None
+        if was_leader and cfg.follows(Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH) and cache is None:
             r = attrs.evolve(r, unwritten_epoch=_unwritten_epoch(r))
         if cfg.has(Variant.TRUNCATE_TO_HWM) and r.role != Role.NONE:
             # UnifiedLog.truncateTo drops the cache's entries at or past the new LEO
-            r = attrs.evolve(r, log=r.log[:r.hwm], flushed=min(r.flushed, r.hwm), unwritten_epoch=None)
+            r = ec.truncated(cfg, r, attrs.evolve(r, log=r.log[:r.hwm], flushed=min(r.flushed, r.hwm),
+                                                  unwritten_epoch=None), r.hwm)
+            cache = r.epoch_cache
         r = attrs.evolve(r, role=Role.FOLLOWER, leader=image.leader, leader_epoch=image.leader_epoch,
                          partition_epoch=image.partition_epoch, leso=None, isr=frozenset(),
                          pending_isr=None, pending_request=in_flight, followers=())
+        if cache is not None:
+            # makeFollower leaves a restored cache as it is (the leader's entry included)
+            r = ec.settled(r, cache)
     elif cfg.follows(Rule.FOLLOWER_APPLIES_PARTITION_EPOCH) and changed and image.partition_epoch > r.partition_epoch:
         r = attrs.evolve(r, partition_epoch=image.partition_epoch)   # Partition.makeFollower
     return set_replica(state, broker, r)
@@ -374,14 +383,14 @@ def handle_fetch_request(state: ClusterState, req: FetchRequest) -> ClusterState
         if req.fetch_offset > r.leo:
             return respond(state, error=OFFSET_OUT_OF_RANGE, hwm=r.hwm, log_end_offset=r.leo)
     elif req.last_fetched_epoch is not None:
-        eoe = end_offset_for_epoch(r.log, req.last_fetched_epoch, (r.leader_epoch, r.leso))
+        eoe = end_offset_for_epoch(r.log, req.last_fetched_epoch, (r.leader_epoch, r.leso), r.epoch_cache)
         if eoe is None and cfg.follows(Rule.FETCH_ERROR_ORDER):
             # readRecords: the end offset of the last fetched epoch cannot be determined
             return respond(state, error=OFFSET_OUT_OF_RANGE)
         if eoe is None:
             # Requested epoch above every epoch of the leader (only with a flawed
             # variant): the leader's log ends at its LEO in its latest epoch.
-            eoe = EpochEndOffset(epoch_entries(r.log, (r.leader_epoch, r.leso))[-1][0], r.leo)
+            eoe = EpochEndOffset(ec.cache_of(r)[-1][0], r.leo)
         epochs_differ = eoe.epoch < req.last_fetched_epoch and not cfg.has(Variant.NO_LAST_FETCHED_EPOCH)
         if epochs_differ or eoe.end_offset < req.fetch_offset:
             return respond(state, diverging_epoch=eoe, hwm=r.hwm)
@@ -450,8 +459,8 @@ def handle_fetch_response(state: ClusterState, resp: FetchResponse) -> ClusterSt
     assert r is not None
     if resp.error == OFFSET_OUT_OF_RANGE and cfg.has(Variant.TRUNCATE_TO_HWM) and resp.log_end_offset is not None:
         to = min(r.leo, resp.log_end_offset)
-        return set_replica(state, resp.dst, attrs.evolve(r, log=r.log[:to], hwm=min(r.hwm, to),
-                                                         flushed=min(r.flushed, to), unwritten_epoch=None))
+        return set_replica(state, resp.dst, ec.truncated(cfg, r, attrs.evolve(
+            r, log=r.log[:to], hwm=min(r.hwm, to), flushed=min(r.flushed, to), unwritten_epoch=None), to))
     if resp.error is not None:
         return state
     if resp.diverging_epoch is not None:
@@ -459,16 +468,18 @@ def handle_fetch_response(state: ClusterState, resp: FetchResponse) -> ClusterSt
             to = max(0, min(r.leo, resp.diverging_epoch.end_offset))
         else:
             to = truncation_offset(r.log, resp.diverging_epoch, cfg.follows(Rule.TRUNCATION_IN_ROUNDS),
-                                   r.unwritten_epoch)
+                                   r.unwritten_epoch, r.epoch_cache)
         # UnifiedLog.truncateTo truncates the epoch cache at the new LEO, even a no-op truncation's
-        r = attrs.evolve(r, log=r.log[:to], hwm=min(r.hwm, to), flushed=min(r.flushed, to), unwritten_epoch=None)
+        r = ec.truncated(cfg, r, attrs.evolve(r, log=r.log[:to], hwm=min(r.hwm, to), flushed=min(r.flushed, to),
+                                              unwritten_epoch=None), min(to, r.leo))
         if cfg.has(Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE):
             r = attrs.evolve(r, stopped_in_epoch=r.leader_epoch)
     else:
         log = r.log + resp.records
         # an appended record's entry replaces the unwritten one (LeaderEpochFileCache.assign)
         unwritten = r.unwritten_epoch if not resp.records else None
-        r = attrs.evolve(r, log=log, hwm=min(resp.hwm, len(log)), unwritten_epoch=unwritten)
+        r = ec.appended(cfg, r, attrs.evolve(r, log=log, hwm=min(resp.hwm, len(log)), unwritten_epoch=unwritten),
+                        resp.records)
     return set_replica(state, resp.dst, r)
 
 

@@ -361,6 +361,12 @@ class Replica:
     stopped_in_epoch: only under Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE
     (else None): the leader epoch in which this follower truncated on a diverging
     epoch and stopped fetching.
+    epoch_checkpoint: under Rule.EPOCH_CHECKPOINT_WRITTEN_LATER, the entries
+    ``((epoch, start offset), ...)`` of the leader-epoch checkpoint on disk while a
+    truncation's write of it is scheduled; None when the file holds the cache.
+    epoch_cache: the epoch cache when it is not the one the records give (an
+    unclean restart read a checkpoint whose scheduled write was lost: entries of
+    epochs it holds no record of); None otherwise (see ``model.log``).
     """
 
     log: tuple[Record, ...] = ()
@@ -378,6 +384,8 @@ class Replica:
     unwritten_epoch: Optional[tuple[int, int]] = None
     abandoned: frozenset[tuple[int, int]] = frozenset()
     stopped_in_epoch: Optional[int] = None
+    epoch_checkpoint: Optional[tuple[tuple[int, int], ...]] = None
+    epoch_cache: Optional[tuple[tuple[int, int], ...]] = None
 
     @property
     def leo(self) -> int:
@@ -392,7 +400,9 @@ class Replica:
     def last_fetched_epoch(self) -> Optional[int]:
         """The latest epoch of the epoch cache (§3.2; Kafka's ``UnifiedLog.latestEpoch``):
         the kept unwritten epoch if any, else the epoch of the last record (None for
-        an empty log)."""
+        an empty log); the restored cache's latest when there is one."""
+        if self.epoch_cache is not None:
+            return self.epoch_cache[-1][0] if self.epoch_cache else None
         if self.unwritten_epoch is not None:
             return self.unwritten_epoch[0]
         return self.log[-1].epoch if self.log else None

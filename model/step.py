@@ -10,12 +10,13 @@ from typing import Callable, Optional
 import attrs
 
 from . import controller as ctl
+from . import epoch_checkpoint as ec
 from . import replica as rep
 from .actions import (Action, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, AlterUncleanLeaderElection, UpdateElrFeature,
                       CancelReassignment,
                       ElectPreferredLeader,
                       BeginControlledShutdown, Consume, ControlledShutdown, DropMessage,
-                      FailOverController, FenceBroker, Flush, ResendRegistration, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
+                      FailOverController, FenceBroker, Flush, WriteEpochCheckpoint, ResendRegistration, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
                       ProposeIsrShrinkMany, Produce,
                       Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                       ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch,
@@ -140,9 +141,13 @@ def _e_controlled_shutdown(s: ClusterState, a: ControlledShutdown) -> ClusterSta
         s = ctl.begin_controlled_shutdown(s, a.broker)
     if not s.registration(a.broker).fenced:
         s = ctl.fence_broker(s, a.broker)
+    memory = ec.memory_cache(s.config, s.replica(a.broker))
     s = rep.deactivate(s, a.broker)
     b = s.broker(a.broker)
     r = b.replica if b.replica is None else attrs.evolve(b.replica, flushed=b.replica.leo)
+    if memory is not None and r is not None:
+        # the scheduler's shutdown runs a scheduled checkpoint write; the load reads the cache back
+        r = ec.loaded(s.config, r, memory, lost_write=False)
     return set_broker(s, attrs.evolve(b, status=BrokerStatus.OFFLINE_CLEAN, replica=r,
                                       clean_shutdown_epoch=b.broker_epoch, shutting_down=False))
 
@@ -179,6 +184,7 @@ def _e_begin_controlled_shutdown(s: ClusterState, a: BeginControlledShutdown) ->
 
 
 def _e_unclean_shutdown(s: ClusterState, a: UncleanShutdown) -> ClusterState:
+    memory = ec.memory_cache(s.config, s.replica(a.broker))
     s = rep.deactivate(s, a.broker)
     b = s.broker(a.broker)
     r = b.replica
@@ -186,6 +192,9 @@ def _e_unclean_shutdown(s: ClusterState, a: UncleanShutdown) -> ClusterState:
         if r is not None:
             r = attrs.evolve(r, log=r.log[:r.flushed], hwm=min(r.hwm, r.flushed))
         s = set_history(s, lossy_shutdowns=s.history.lossy_shutdowns + 1)
+    if memory is not None and r is not None:
+        # a scheduled checkpoint write dies with the process; the load reads back the file
+        r = ec.loaded(s.config, r, memory, lost_write=True)
     return set_broker(s, attrs.evolve(b, status=BrokerStatus.OFFLINE_DIRTY, replica=r, clean_shutdown_epoch=None,
                                       shutting_down=False))
 
@@ -209,6 +218,17 @@ def _e_flush(s: ClusterState, a: Flush) -> ClusterState:
     r = s.replica(a.broker)
     assert r is not None
     return set_replica(s, a.broker, attrs.evolve(r, flushed=r.leo))
+
+
+def _g_write_epoch_checkpoint(s: ClusterState, a: WriteEpochCheckpoint) -> Optional[str]:
+    if (e := _g_active(s, a.broker)):
+        return e
+    if not s.config.follows(Rule.EPOCH_CHECKPOINT_WRITTEN_LATER):
+        return "the chapters' epoch cache is written with every change (Rule.EPOCH_CHECKPOINT_WRITTEN_LATER)"
+    r = s.replica(a.broker)
+    if r is None or r.epoch_checkpoint is None:
+        return f"broker {a.broker} has no epoch checkpoint write scheduled"
+    return None
 
 
 # -------------------------------------------------------------------- metadata
@@ -586,6 +606,8 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     ControlledShutdown: (_g_controlled_shutdown, _e_controlled_shutdown),
     UncleanShutdown: (_g_unclean_shutdown, _e_unclean_shutdown),
     Flush: (_g_flush, _e_flush),
+    WriteEpochCheckpoint: (_g_write_epoch_checkpoint,
+                           lambda s, a: set_replica(s, a.broker, ec.written(s.replica(a.broker)))),
     ReplicateMetadata: (_g_replicate, _e_replicate),
     SendFetch: (_g_send_fetch, _e_send_fetch),
     ReceiveFetchRequest: (lambda s, a: _g_receive_to(s, a.msg, FetchRequest), _e_receive_fetch_request),

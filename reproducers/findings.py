@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 
 from model import (KAFKA, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, BeginControlledShutdown, CancelReassignment, Config,
-                   ControlledShutdown, FenceBroker, Produce, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
+                   ControlledShutdown, ElectPreferredLeader, FenceBroker, Produce, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    SendFetch, StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature)
 
@@ -288,6 +288,53 @@ FINDINGS: tuple[KafkaFinding, ...] = (
              "Or elect the ELR and the last known leader while the feature is off, as long as the registration "
              "holds them."),
             (("KAFKA-18062", "brought the feature level that switches the ELR (Kafka 4.0.0)"),))),
+    KafkaFinding(
+        10, "A restart brings back an epoch a truncation removed, and committed records diverge",
+        Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1, profile=KAFKA),
+        (Produce(1, 1), *_fetch(2, 1), *_fetch(3, 3), SendFetch(2), ReceiveFetchRequest(5), SendFetch(3),
+         ReceiveFetchRequest(7), Produce(1, 2), Reassign((2, 1, 3)), ElectPreferredLeader(),
+         ReplicateMetadata(2, 2), ReplicateMetadata(3, 2), Produce(2, 3), *_fetch(3, 9), FenceBroker(2),
+         ReplicateMetadata(1, 4), ReplicateMetadata(3, 2), ReplicateMetadata(2, 2), UnfenceBroker(2),
+         *_fetch(2, 11), *_fetch(2, 13), UncleanShutdown(2, lossy=False), FenceBroker(2), FenceBroker(1),
+         ReplicateMetadata(3, 4), StartBroker(2), ReplicateMetadata(2, 5), UnfenceBroker(2), *_fetch(2, 15)),
+        "broker 2 truncates away its epoch-2 record and entry, takes 1's epoch-1 record at the same offset, and "
+        "dies before the scheduled checkpoint write: restarted, its epoch cache holds (2, 1) again, its fetch "
+        "to the new leader 3 (which holds the epoch-2 record) carries epoch 2 and finds no divergence, and the "
+        "two replicas hold different records under the HWM",
+        Upstream(
+            "Leader epoch cache: a checkpoint write a truncation scheduled and a crash lost brings back the removed "
+            "entry at the next start when the log regrew past its start offset, and the follower keeps a "
+            "diverging log",
+            (("storage/src/main/java/org/apache/kafka/storage/internals/epoch/LeaderEpochFileCache.java",
+              "truncateFromEndAsyncFlush", 335),
+             ("storage/src/main/java/org/apache/kafka/storage/internals/log/LogLoader.java", "load", 220),
+             ("storage/src/main/java/org/apache/kafka/storage/internals/log/LogSegment.java", "recover", 505),
+             ("core/src/main/scala/kafka/cluster/Partition.scala", "readRecords", 1401),
+             ("core/src/main/scala/kafka/server/ReplicaFetcherThread.scala", "latestEpoch", 50)),
+            "Since KAFKA-15046 and KAFKA-16541 a truncation of the epoch cache writes the checkpoint file later, "
+            "on the log's scheduler; the comment there reasons that stale entries a crash brings back are "
+            "removed by the load's truncateFromEnd at the log end offset. That holds only while the log has not "
+            "grown back past them. A follower that truncates a removed epoch's records and appends the leader's "
+            "records of an older epoch at the same offsets (no new epoch: no assign, no synchronous write) "
+            "restarts after a crash with the removed entry in front of records of another epoch. Its fetches "
+            "then carry the removed epoch as their last fetched epoch; a leader that holds that epoch's records "
+            "(a replica that took them from the old leader) ends the epoch at or past the follower's fetch "
+            "offset and answers without a diverging epoch. The follower keeps its records, joins the ISR and "
+            "takes the HWM: two replicas hold different records at committed offsets, and a consumer reads "
+            "different data at the same offset depending on which replica leads. A crash of the process (not the "
+            "machine) suffices; the window is as long as the scheduler's queue, which a leadership change "
+            "that truncates many partitions at once fills with one fsync each.",
+            ("Write the checkpoint synchronously when the truncation removes an entry below the log end offset "
+             "the log can grow back to, or flush the scheduled write before the log appends past a removed "
+             "entry's start offset.",
+             "Or on load, check the cache against the log: drop the entries whose epoch no batch at or after "
+             "their start offset carries (LogSegment.recover already reads every batch of the segments it "
+             "recovers).",
+             "Or write the checkpoint on every flush of the log, so that the cache on disk is never older than "
+             "the records on disk."),
+            (("KAFKA-15046", "removed the fsync of the checkpoint on truncation (Kafka 3.7.0)"),
+             ("KAFKA-16541", "moved the truncation's checkpoint write to the scheduler (Kafka 3.7.1 and 3.8.0)"))),
+        component="broker (LeaderEpochFileCache, UnifiedLog)", replicas=True),
 )
 
 

@@ -37,7 +37,7 @@ from kafka_bridge import KafkaUnavailable, implementation, not_applicable
 from kafka_bridge.calls import CallLog, recording
 from kafka_bridge.controller import registration_of
 from kafka_bridge.junit import call_statements, replica_statements, source
-from kafka_bridge.render import JavaSource, int_array
+from kafka_bridge.render import JavaSource, int_array, long_array
 
 from .template import test_class
 
@@ -174,10 +174,12 @@ def state_assertions(state: ClusterState) -> list[str]:
     return lines
 
 
-def replica_assertions(state: ClusterState, brokers: Sequence[int]) -> list[str]:
-    """Each replica's HWM and log end offset (exclusive ends, as Kafka's) as the
-    model holds them, for the replicas of ``brokers`` the test drives (a stopped
-    broker's as its files hold them: the fixture reads them back at the shutdown)."""
+def replica_assertions(state: ClusterState, brokers: Sequence[int], out: JavaSource) -> list[str]:
+    """Each replica's HWM and log end offset (exclusive ends, as Kafka's) and its
+    records' leader epochs and values as the model holds them, for
+    the replicas of ``brokers`` the test drives (a stopped broker's as its files hold
+    them: the fixture reads them back at the shutdown)."""
+    out_arrays = out.use("java.util.Arrays")
     lines = []
     for broker in observe(state).brokers:
         r = broker.replica
@@ -186,6 +188,12 @@ def replica_assertions(state: ClusterState, brokers: Sequence[int]) -> list[str]
         lines.append(f"assertEquals({r.hwm}L, broker{broker.id}.log().highWatermark(), \"broker {broker.id}'s HWM\");")
         lines.append(f"assertEquals({len(r.log)}L, broker{broker.id}.log().logEndOffset(), "
                      f"\"broker {broker.id}'s log end offset\");")
+        # the records themselves, (leader epoch, value) from offset 0: where replicas diverge
+        stream = f"{out_arrays}.stream(broker{broker.id}.logRecords())"
+        lines.append(f"assertArrayEquals({long_array(rec.epoch for rec in r.log)}, "
+                     f"{stream}.mapToLong(rec -> rec[1]).toArray(), \"broker {broker.id}'s records' leader epochs\");")
+        lines.append(f"assertArrayEquals({long_array(rec.value for rec in r.log)}, "
+                     f"{stream}.mapToLong(rec -> rec[2]).toArray(), \"broker {broker.id}'s records' values\");")
     return lines
 
 
@@ -254,7 +262,7 @@ def render(recorded: Recorded, name: str, title: str, about: str, kafka_version:
     if not recorded.thrown:
         body += ["", "// What the row shows: the controller's state and each replica's, as the model holds them."]
         body += state_assertions(run.lockstep.state)
-        body += replica_assertions(run.lockstep.state, recorded.brokers) if replicas else []
+        body += replica_assertions(run.lockstep.state, recorded.brokers, out) if replicas else []
     actions = [f"{i + 1}. {a!r}" for i, a in enumerate(recorded.trace[:run.steps])]
     text = test_class(name=name, title=title, about=about, outcome=recorded.outcome, config=recorded.config,
                       actions=actions, imports=out.import_lines(), body=body, release=kafka_version,

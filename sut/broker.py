@@ -109,6 +109,13 @@ class BrokerServer:
         assert p is not None
         p.flush()
 
+    def write_epoch_checkpoint(self) -> None:
+        """The log's scheduler runs the epoch checkpoint's scheduled write
+        (Rule.EPOCH_CHECKPOINT_WRITTEN_LATER)."""
+        p = self.replica_manager.partition
+        assert p is not None
+        p.log.write_epoch_checkpoint()
+
     # -------------------------------------------------------- metadata (§2.3.2)
 
     def pending_metadata(self) -> int:

@@ -180,6 +180,14 @@ CATALOGUE: tuple[tuple, ...] = (
      "eligible.leader.replicas.version at 0 a fenced replica leaving an ISR below MinISR joins the ELR, and the "
      "last one leaves the ISR empty, where the controller keeps no ELR and keeps the last member in the ISR.",
      frozenset({Rule.ELR_FEATURE_LEVEL})),
+    ("EPOCH_CHECKPOINT_WRITES_TRUNCATION_SNAPSHOT",
+     "§3.2, §5.1.1", "sut/log.py UnifiedLog.truncate_epoch_cache",
+     "The checkpoint write a truncation schedules writes the cache as it is when the write runs "
+     "(LeaderEpochFileCache.writeIfDirExists reads the entries under the cache's lock); the buggy write takes "
+     "the entries when the truncation schedules it, so a newer epoch assigned (and written) in between is "
+     "overwritten with the older entries, and a crash brings the cache back without it: the design KAFKA-17142's "
+     "review turned down.",
+     frozenset({Rule.EPOCH_CHECKPOINT_WRITTEN_LATER, Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH})),
     # --- controller failover (Kafka profile)
     ("ACTIVATION_TRACKS_FENCED_BROKERS",
      "§2.8", "sut/cluster_control.py ClusterControlManager.activate",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from model import (ActionNotEnabled, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection, UpdateElrFeature,
                    BeginControlledShutdown, CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
-                   FailOverController, FenceBroker, Flush, ResendRegistration, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
+                   FailOverController, FenceBroker, Flush, WriteEpochCheckpoint, ResendRegistration, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
                    UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker, Heal)
@@ -51,6 +51,7 @@ class Cluster(Enablement):
         ControlledShutdown: ("_g_controlled_shutdown", "_e_controlled_shutdown"),
         UncleanShutdown: ("_g_unclean_shutdown", "_e_unclean_shutdown"),
         Flush: ("_g_flush", "_e_flush"),
+        WriteEpochCheckpoint: ("_g_write_epoch_checkpoint", "_e_write_epoch_checkpoint"),
         ReplicateMetadata: ("_g_replicate", "_e_replicate"),
         SendFetch: ("_g_send_fetch", "_e_send_fetch"),
         ReceiveFetchRequest: ("_g_receive_fetch_request", "_e_receive_fetch_request"),
@@ -190,6 +191,9 @@ class Cluster(Enablement):
 
     def _e_flush(self, a: Flush) -> None:
         self.brokers[a.broker].flush()
+
+    def _e_write_epoch_checkpoint(self, a: WriteEpochCheckpoint) -> None:
+        self.brokers[a.broker].write_epoch_checkpoint()
 
     def _e_replicate(self, a: ReplicateMetadata) -> None:
         self.brokers[a.broker].replicate_metadata(a.count)

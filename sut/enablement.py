@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 from model import (NO_LEADER, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config, UpdateElrFeature,
                    Consume,
-                   BeginControlledShutdown, ControlledShutdown, DropMessage, FailOverController, FenceBroker, ResendRegistration, FetchRequest, FetchResponse, Flush, ListOffsets,
+                   BeginControlledShutdown, ControlledShutdown, DropMessage, FailOverController, FenceBroker, ResendRegistration, FetchRequest, FetchResponse, Flush, WriteEpochCheckpoint, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
@@ -144,6 +144,16 @@ class Enablement:
         p = self.brokers[a.broker].replica_manager.partition
         if p is None or p.log.recovery_point >= p.log.log_end_offset:
             return f"broker {a.broker} has nothing unflushed"
+        return None
+
+    def _g_write_epoch_checkpoint(self, a: WriteEpochCheckpoint) -> Reason:
+        if (e := self._g_active(a.broker)):
+            return e
+        if not self.config.follows(Rule.EPOCH_CHECKPOINT_WRITTEN_LATER):
+            return "the chapters' epoch cache is written with every change (Rule.EPOCH_CHECKPOINT_WRITTEN_LATER)"
+        p = self.brokers[a.broker].replica_manager.partition
+        if p is None or not p.log.epoch_checkpoint_scheduled:
+            return f"broker {a.broker} has no epoch checkpoint write scheduled"
         return None
 
     def _g_replicate(self, a: ReplicateMetadata) -> Reason:

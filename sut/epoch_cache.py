@@ -58,6 +58,11 @@ class LeaderEpochFileCache:
     def clear(self) -> None:
         self._epochs.clear()
 
+    def restore(self, entries: tuple[EpochEntry, ...]) -> None:
+        """The cache a start reads from the checkpoint file: exactly ``entries``
+        (``LeaderEpochFileCache``'s constructor over ``LeaderEpochCheckpointFile.read``)."""
+        self._epochs = [EpochEntry(*e) for e in entries]
+
     def _remove_from_end(self, predicate) -> None:
         epochs = self._epochs
         while epochs and predicate(epochs[-1]):

@@ -189,7 +189,7 @@ class Partition:
         self.min_isr = config.min_isr
         self.delayed_produce = delayed_produce   # the broker's purgatory of acks=all writes
         self.bugs = bugs
-        self.log = UnifiedLog(bugs, epoch_cache)
+        self.log = UnifiedLog(bugs, epoch_cache, config.follows(Rule.EPOCH_CHECKPOINT_WRITTEN_LATER))
         self.role = ReplicaRole.OFFLINE
         self.leader_id = NO_LEADER
         self.leader_epoch = -1
@@ -282,7 +282,7 @@ class Partition:
         self.partition_epoch = reg.partition_epoch
         leso = self.log.log_end_offset
         self.leader_epoch_start_offset = leso
-        self.log.leader_epoch_cache.assign(reg.leader_epoch, leso)
+        self.log.assign_epoch_start_offset(reg.leader_epoch, leso)
         self.partition_state = CommittedPartitionState(reg.isr)
 
     def make_follower(self, reg: PartitionRegistration, changed: bool = True) -> bool:
@@ -307,10 +307,15 @@ class Partition:
         """The broker stops: the replica keeps its log and last epochs on disk and
         forgets the in-memory leader state. Under Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH
         a kept entry at the LEO goes: loading the log at the restart truncates the
-        cache there (Kafka's ``LogLoader.load``)."""
+        cache there (Kafka's ``LogLoader.load``); under Rule.EPOCH_CHECKPOINT_WRITTEN_LATER
+        the load is ``shutdown``'s, from the checkpoint file."""
+        if self.log.checkpoint_written_later:
+            self._drop_leader_state(keep_unwritten_epoch=True)
+            self.role = ReplicaRole.OFFLINE
+            return
         self._drop_leader_state()
         if self.config.follows(Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH):
-            self.log.leader_epoch_cache.truncate_from_end(self.log.log_end_offset)
+            self.log.truncate_epoch_cache(self.log.log_end_offset)
         self.role = ReplicaRole.OFFLINE
 
     def flush(self) -> None:
@@ -320,11 +325,15 @@ class Partition:
     def shutdown(self, flush: bool, lossy: bool) -> None:
         """The broker stopped (after ``make_offline``): at the end of a controlled
         shutdown the log is flushed (``flush``); a ``lossy`` crash loses the
-        unflushed suffix (§5.1.1); otherwise the log stays as it is."""
+        unflushed suffix (§5.1.1); otherwise the log stays as it is. With the
+        checkpoint written late, the log is then read back as the next start reads
+        it (an unclean shutdown lost a scheduled checkpoint write)."""
         if flush:
             self.log.flush()
         elif lossy:
             self.log.lose_unflushed()
+        if self.log.checkpoint_written_later:
+            self.log.load(lost_write=not flush)
 
     def _drop_leader_state(self, keep_unwritten_epoch: bool = False) -> None:
         if self.is_leader and not keep_unwritten_epoch:
@@ -332,7 +341,7 @@ class Partition:
             # the LEO) leaves the epoch cache, so the last fetched epoch is the
             # epoch of the last record (§3.2). Kafka keeps it (Rule.
             # EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH: makeFollower leaves the log alone).
-            self.log.leader_epoch_cache.truncate_from_end(self.log.log_end_offset)
+            self.log.truncate_epoch_cache(self.log.log_end_offset)
         self.leader_epoch_start_offset = None
         self.partition_state = NO_STATE
         self.remote_replicas = {}

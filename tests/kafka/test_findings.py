@@ -289,3 +289,28 @@ def test_with_the_elr_off_a_stale_elr_member_is_elected_without_any_crash():
     assert len(sc.trace) == 9 and properties.guarantees_apply(sc.state) and not sc.state.history.lossy_shutdowns
     assert (sc.partition.leader, sc.partition.isr, sc.replica(2).leo) == (2, {2}, 0)
     assert {"LeaderCandidateCompleteness", "StrongIsr"} <= broken(sc)
+
+
+@ON_OFF
+def test_a_restart_brings_back_a_truncated_epoch_and_committed_records_diverge(follows: bool):
+    """Finding 10, its reproducer's trace (41 actions). Broker 2 led epoch 2 and wrote
+    offset 1 (taken by 3); leader 1 (epoch 3) holds an epoch-1 record there. 2 truncates
+    at 1, dropping its entry (2, 1), takes 1's record (epoch 1: no new entry, no write),
+    and dies before the checkpoint write its truncation scheduled. Restarted, its cache
+    holds (2, 1) again; its fetch to the new leader 3 carries epoch 2, which 3 ends at
+    its LEO: no divergence, and 2 and 3 hold different records under their HWM. With the
+    checkpoint written at the truncation, 2's fetch carries epoch 1 and it truncates."""
+    from reproducers.findings import finding
+    f = finding(10)
+    sc = story(Rule.EPOCH_CHECKPOINT_WRITTEN_LATER, follows, brokers=f.config.brokers,
+               assignment=f.config.assignment, min_isr=f.config.min_isr)
+    for action in f.trace:
+        sc.do(action)
+    assert properties.guarantees_apply(sc.state) and sc.state.history.lossy_shutdowns == 0
+    assert sc.replica(2).last_fetched_epoch == (2 if follows else 1)
+    if follows:
+        assert sc.replica(2).epoch_cache == ((1, 0), (2, 1))
+        assert [r.epoch for r in sc.replica(2).log] == [1, 1] and [r.epoch for r in sc.replica(3).log] == [1, 2]
+        assert broken(sc) == {"LogMatching"}
+    else:
+        assert broken(sc) == set()

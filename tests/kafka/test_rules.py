@@ -17,7 +17,8 @@ from model import (ELR_FEATURE, KAFKA, MIN_INSYNC_REPLICAS, NO_LEADER, PROFILES,
                    FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
-                   StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, enabled_actions, why_not_enabled)
+                   StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, WriteEpochCheckpoint, ReplicateMetadata, ElectPreferredLeader,
+                   enabled_actions, why_not_enabled)
 
 from scenario import Scenario
 
@@ -965,6 +966,112 @@ def test_an_unclean_election_leaves_the_partition_recovering_until_the_leaders_f
     change = [r for r in sc.state.controller.metadata_log if isinstance(r, PartitionChangeRecord)][-1]
     assert sc.partition.isr == {1, 2} and sc.partition.leader_recovery_state == "RECOVERED"
     assert change.leader_recovery_state == ("RECOVERED" if follows else None)
+
+
+@ON_OFF
+def test_a_restart_brings_back_an_epoch_a_truncation_removed_and_replicas_diverge(follows: bool):
+    """RF 3 on [1, 2, 3], MinISR 1. 1 writes offset 0 (epoch 1, everywhere) and 1
+    (epoch 1, only its own). After a move to [2, 1, 3] the preferred election makes
+    2 leader (epoch 2) before 1 applies it; 2 writes offset 1 in epoch 2 and 3 takes
+    it. 2 is fenced and 1 leads epoch 3: 2 truncates at 1, dropping its entry (2, 1),
+    and takes 1's epoch-1 record at offset 1. Kafka: the truncation only schedules
+    the checkpoint's write, and 2 dies before it runs; the restart reads (2, 1) back,
+    although offset 1 is an epoch-1 record. 1 is fenced, 3 leads epoch 4; 2's fetch
+    carries epoch 2, which 3 ends at 2: no divergence, and 2 keeps its offset 1 under
+    the HWM, the record 3 does not have (LogMatching). The chapters: the restart
+    reads the cache without (2, 1), the fetch carries epoch 1, and 2 truncates."""
+    sc = Scenario(config(Rule.EPOCH_CHECKPOINT_WRITTEN_LATER, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=1), check_properties=not follows)   # LogMatching fails under Kafka
+    sc.produce(1)
+    replicate_all(sc, 1, 2, 3)
+    sc.produce(1)                              # offset 1 in epoch 1, on 1 only
+    sc.do(Reassign((2, 1, 3)))
+    sc.do(ElectPreferredLeader())
+    sc.sync_metadata(2)
+    sc.sync_metadata(3)
+    sc.produce(2)                              # offset 1 in epoch 2, taken by 3
+    sc.deliver_fetch(3)
+    sc.fence(2)
+    assert (sc.partition.leader, sc.partition.leader_epoch) == (1, 3)
+    sc.sync_metadata(1)
+    sc.sync_metadata(3)
+    sc.unfence(2)
+    _, resp = sc.deliver_fetch(2)
+    assert (resp.diverging_epoch.epoch, resp.diverging_epoch.end_offset) == (1, 2)
+    sc.deliver_fetch(2)                        # 1's offset 1 (epoch 1): no new entry, no write
+    assert [r.epoch for r in sc.replica(2).log] == [1, 1]
+    assert sc.replica(2).epoch_checkpoint == (((1, 0), (2, 1)) if follows else None)
+    assert why_not_enabled(sc.state, WriteEpochCheckpoint(2)) is None if follows else not None
+    sc.stop(2, clean=False)
+    sc.fence(1)
+    assert (sc.partition.leader, sc.partition.leader_epoch) == (3, 4)
+    sc.sync_metadata(3)
+    sc.restart(2)
+    req, resp = sc.deliver_fetch(2)
+    assert req.last_fetched_epoch == (2 if follows else 1)
+    assert (resp.diverging_epoch is None) == follows
+    sc.produce(3)
+    replicate_all(sc, 3, 2)
+    assert sc.replica(2).hwm == sc.replica(3).hwm == 3
+    assert (sc.replica(2).log[1] == sc.replica(3).log[1]) != follows
+
+
+def test_the_scheduled_epoch_checkpoint_write_closes_the_window():
+    """The story above with the scheduler's write run before 2 dies: the restart
+    reads the cache without (2, 1), and 2 truncates at 3's answer."""
+    sc = Scenario(config(Rule.EPOCH_CHECKPOINT_WRITTEN_LATER, True, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=1))
+    sc.produce(1)
+    replicate_all(sc, 1, 2, 3)
+    sc.produce(1)
+    sc.do(Reassign((2, 1, 3)))
+    sc.do(ElectPreferredLeader())
+    sc.sync_metadata(2)
+    sc.sync_metadata(3)
+    sc.produce(2)
+    sc.deliver_fetch(3)
+    sc.fence(2)
+    sc.sync_metadata(1)
+    sc.sync_metadata(3)
+    sc.unfence(2)
+    sc.deliver_fetch(2)
+    sc.deliver_fetch(2)
+    sc.do(WriteEpochCheckpoint(2))
+    assert sc.replica(2).epoch_checkpoint is None
+    assert why_not_enabled(sc.state, WriteEpochCheckpoint(2)) is not None
+    sc.stop(2, clean=False)
+    sc.fence(1)
+    sc.sync_metadata(3)
+    sc.restart(2)
+    req, resp = sc.deliver_fetch(2)
+    assert req.last_fetched_epoch == 1 and resp.diverging_epoch is not None
+    sc.produce(3)
+    replicate_all(sc, 3, 2)
+    assert sc.replica(2).log == sc.replica(3).log
+
+
+def test_an_unfencing_completes_a_reassignment_whose_adding_replicas_are_the_isr():
+    """The 14 actions a Kafka campaign found (seed 1): [1, 2, 3] -> [1, 2, 3, 4] of 4
+    brokers, MinISR 3, unclean elections on. Every broker fenced, the ELR off, 4
+    elected uncleanly and fenced in turn: the ISR keeps its last member 4 (the ELR
+    off), no leader. With the ELR back on, 3's unfencing builds the change of the
+    leaderless partition (handleBrokerUnfenced): it elects no one, but the adding
+    replica 4 is the whole ISR, so the builder completes the reassignment and the
+    change is written (completeReassignmentIfNeeded), leader or not."""
+    sc = Scenario(Config(profile=KAFKA, brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=3,
+                         unclean_leader_election=True), check_properties=False)
+    for action in (FenceBroker(1), FenceBroker(2), FenceBroker(3), UpdateElrFeature(False), AdvanceTime(1),
+                   UnfenceBroker(3), Reassign((1, 2, 3, 4)), AdvanceTime(1), FenceBroker(3), FenceBroker(4),
+                   ReplicateMetadata(3, 1), UpdateElrFeature(True), AlterUncleanLeaderElection(False)):
+        sc.do(action)
+    p = sc.partition
+    assert (p.leader, p.isr, p.adding, p.replicas) == (NO_LEADER, {4}, {4}, (1, 2, 3, 4))
+    epoch = p.partition_epoch
+    sc.do(UnfenceBroker(3))
+    p = sc.partition
+    assert (p.leader, p.isr, p.adding, p.removing, p.partition_epoch) == (NO_LEADER, {4}, frozenset(), frozenset(),
+                                                                         epoch + 1)
+    assert p.replicas == (1, 2, 3, 4)
 
 
 def test_every_rule_has_a_test():

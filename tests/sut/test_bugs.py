@@ -21,7 +21,8 @@ from model import (AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, Alter
                    Config, ControlledShutdown, ElectPreferredLeader, FailOverController, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition, ResendRegistration,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
-                   SendFetch, StartBroker, UncleanRecovery, UncleanShutdown, UnfenceBroker, UpdateElrFeature)
+                   SendFetch, StartBroker, UncleanRecovery, UncleanShutdown, UnfenceBroker, UpdateElrFeature,
+                   WriteEpochCheckpoint)
 from model.profile import rules_error
 from sut import DOCS, Bug
 
@@ -32,6 +33,8 @@ C3_MIN1 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1, unclean_rec
 #: Kafka's profile with unclean.leader.election.enable: a fencing elects uncleanly.
 KAFKA_ULE = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, unclean_leader_election=True,
                    profile=model.KAFKA)
+#: RF 3 under the Kafka profile, MinISR 1: a leader alone in the ISR takes writes.
+KAFKA_MIN1 = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=1, profile=model.KAFKA)
 C4 = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, unclean_recovery="balanced")
 #: RF 2 of 3 brokers, with the one Kafka rule the code path of EPOCH_ASSIGN_KEEPS_LATER_OFFSETS needs.
 C3_UNWRITTEN = Config(brokers=(1, 2, 3), assignment=(2, 3), min_isr=2, rules=DOCS[Bug.EPOCH_ASSIGN_KEEPS_LATER_OFFSETS].needs)
@@ -362,6 +365,21 @@ def fencing_ignores_elr_feature(t: Trio) -> None:
     t.do(FenceBroker(2))               # ISR [1] below MinISR: the buggy change puts 2 in the ELR
 
 
+def epoch_checkpoint_writes_truncation_snapshot(t: Trio) -> None:
+    t.produce(1)
+    t.fetch(2)
+    t.fetch(3)
+    t.do(FenceBroker(1))               # 2 leads epoch 2: its entry (2, 1)
+    t.sync(2)
+    t.do(FenceBroker(2))               # 3 leads epoch 3
+    t.sync(2)
+    t.sync(3)
+    t.fetch(2)                         # 2 truncates (2, 1) away: a write scheduled (the buggy one of [(1, 0)])
+    t.produce(3)
+    t.fetch(2)                         # 2 assigns (3, 1) and writes it at once
+    t.attempt(WriteEpochCheckpoint(2)) # nothing left to write; the buggy write would put back [(1, 0)]
+
+
 def amended_registration_fences(t: Trio) -> None:
     t.do(ResendRegistration(1))        # leader 1 registers again: the buggy record fences it
 
@@ -416,6 +434,7 @@ SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.ACTIVATION_TRACKS_FENCED_BROKERS: (KAFKA_ULE, activation_tracks_fenced_brokers),
     Bug.AMENDED_REGISTRATION_FENCES: (KAFKA_ULE, amended_registration_fences),
     Bug.FENCING_IGNORES_ELR_FEATURE: (KAFKA_ULE, fencing_ignores_elr_feature),
+    Bug.EPOCH_CHECKPOINT_WRITES_TRUNCATION_SNAPSHOT: (KAFKA_MIN1, epoch_checkpoint_writes_truncation_snapshot),
     Bug.FENCED_BROKER_HOLDS_CONTROLLED_SHUTDOWN: (KAFKA_ULE, fenced_broker_holds_controlled_shutdown),
 }
 

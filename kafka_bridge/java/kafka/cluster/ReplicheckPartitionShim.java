@@ -27,6 +27,7 @@ import org.apache.kafka.server.util.Scheduler;
 import org.apache.kafka.server.util.timer.Timer;
 import org.apache.kafka.server.util.timer.TimerTask;
 import org.apache.kafka.storage.internals.checkpoint.CleanShutdownFileHandler;
+import org.apache.kafka.storage.internals.checkpoint.LeaderEpochCheckpointFile;
 import org.apache.kafka.storage.internals.checkpoint.OffsetCheckpointFile;
 import org.apache.kafka.storage.internals.log.AppendOrigin;
 import org.apache.kafka.storage.internals.log.EpochEntry;
@@ -67,8 +68,10 @@ import scala.Option;
  * PartitionTest sets it up:
  * <ul>
  *   <li>the clock ({@link ManualTime}): replica.lag.time.max.ms is measured on it;</li>
- *   <li>the log's scheduler ({@link ImmediateScheduler}: each task runs at once, on the
- *       caller's thread, periodic ones once);</li>
+ *   <li>the log's scheduler ({@link BridgeScheduler}: each task runs at once, on the
+ *       caller's thread, periodic ones once; the epoch cache's checkpoint writes a
+ *       truncation schedules wait for {@link #writeEpochCheckpoint} when
+ *       {@link #deferEpochCheckpointWrites} asked for it);</li>
  *   <li>the broker's metadata ({@link #setBroker}): the alive broker epochs, fenced and
  *       shutting-down brokers Partition.isReplicaIsrEligible reads;</li>
  *   <li>the AlterPartitionManager: a request Partition submits waits in
@@ -106,8 +109,15 @@ public final class ReplicheckPartitionShim {
     /** A scheduler running each task at once, on the caller's thread (a periodic task
      *  once): the log's asynchronous work (the epoch cache's checkpoint flush after a
      *  truncation, the partition metadata file, a segment's deletion) is done before
-     *  the call that asked for it returns, deterministically. */
-    public static final class ImmediateScheduler implements Scheduler {
+     *  the call that asked for it returns, deterministically. With {@code deferring},
+     *  the epoch cache's checkpoint writes (LeaderEpochFileCache's
+     *  "leader-epoch-cache-flush-" tasks) wait instead until {@link #runEpochCheckpointWrites}:
+     *  the moments between a truncation and its write, where a crash loses it. */
+    public static final class BridgeScheduler implements Scheduler {
+        private static final String EPOCH_CHECKPOINT_WRITE = "leader-epoch-cache-flush-";
+        private boolean deferring;
+        private final List<Runnable> epochCheckpointWrites = new ArrayList<>();
+
         private static final ScheduledFuture<Object> DONE = new ScheduledFuture<>() {
             @Override public long getDelay(TimeUnit unit) { return 0; }
             @Override public int compareTo(Delayed other) {
@@ -123,10 +133,24 @@ public final class ReplicheckPartitionShim {
         @Override public void startup() { }
         @Override public void shutdown() { }
         @Override public ScheduledFuture<?> schedule(String name, Runnable task, long delayMs, long periodMs) {
-            task.run();
+            if (deferring && name.startsWith(EPOCH_CHECKPOINT_WRITE)) epochCheckpointWrites.add(task);
+            else task.run();
             return DONE;
         }
         @Override public void resizeThreadPool(int threads) { }
+
+        /** Whether an epoch checkpoint write waits. */
+        public boolean epochCheckpointWriteScheduled() { return !epochCheckpointWrites.isEmpty(); }
+
+        /** Run the waiting epoch checkpoint writes, in the order they were scheduled. */
+        public void runEpochCheckpointWrites() {
+            List<Runnable> writes = new ArrayList<>(epochCheckpointWrites);
+            epochCheckpointWrites.clear();
+            for (Runnable write : writes) write.run();
+        }
+
+        /** The process died: the waiting writes never run. */
+        public void dropEpochCheckpointWrites() { epochCheckpointWrites.clear(); }
     }
 
     /** An AlterPartition Partition submitted, waiting for the controller's answer. */
@@ -146,7 +170,7 @@ public final class ReplicheckPartitionShim {
     private static DelayedOperations delayedOperations;
 
     private final ManualTime time;
-    private final Scheduler scheduler = new ImmediateScheduler();
+    private final BridgeScheduler scheduler = new BridgeScheduler();
     private final int brokerId;
     private long brokerEpoch = -1L;
     private final Map<Integer, Long> aliveBrokerEpochs = new HashMap<>();
@@ -377,6 +401,32 @@ public final class ReplicheckPartitionShim {
         log.flush(false);
     }
 
+    /** From now on the epoch cache's checkpoint write a truncation schedules
+     *  (LeaderEpochFileCache.truncateFromEndAsyncFlush) waits for
+     *  {@link #writeEpochCheckpoint}, as a broker's scheduler thread may make it wait,
+     *  and an unclean shutdown loses it. */
+    public void deferEpochCheckpointWrites() {
+        scheduler.deferring = true;
+    }
+
+    /** The log's scheduler runs the waiting epoch checkpoint writes
+     *  (LeaderEpochFileCache.writeIfDirExists): the file holds the cache. */
+    public void writeEpochCheckpoint() {
+        running();
+        scheduler.runEpochCheckpointWrites();
+    }
+
+    /** Whether an epoch checkpoint write waits that would change the file: one whose
+     *  file does not hold the cache. (The load schedules a write that changes
+     *  nothing whenever the first entry starts at the log start offset:
+     *  truncateFromStartAsyncFlush removes and puts back that entry.) */
+    public boolean epochCheckpointWriteScheduled() throws IOException {
+        if (!scheduler.epochCheckpointWriteScheduled()) return false;
+        List<EpochEntry> onDisk = new LeaderEpochCheckpointFile(LeaderEpochCheckpointFile.newFile(logDir),
+            logDirFailureChannel).read();
+        return !onDisk.equals(log.leaderEpochCache().epochEntries());
+    }
+
     // ------------------------------------------------------------ lifecycle
 
     /** The checkpoints Kafka writes in the background (ReplicaManager's high watermark
@@ -430,6 +480,7 @@ public final class ReplicheckPartitionShim {
             }
         }
         log.closeQuietly();
+        scheduler.dropEpochCheckpointWrites();   // the scheduler's thread dies with the process
         partition = null;
         submitted.clear();   // the requests die with the broker: their answers never come
         if (cut != null) {
@@ -449,6 +500,7 @@ public final class ReplicheckPartitionShim {
     public void controlledShutdown() throws Exception {
         running();
         highWatermarkCheckpoint.write(Map.of(tp, log.highWatermark()));
+        scheduler.runEpochCheckpointWrites();   // KafkaScheduler.shutdown runs its queued tasks
         log.flush(true);
         log.close();
         recoveryPointCheckpoint.write(Map.of(tp, log.recoveryPoint()));
