@@ -1050,6 +1050,22 @@ def test_the_scheduled_epoch_checkpoint_write_closes_the_window():
     assert sc.replica(2).log == sc.replica(3).log
 
 
+def test_a_restart_reads_the_epoch_checkpoint_back_truncated_at_the_log_end():
+    """Leader 1's write (epoch 1, offset 0) is not flushed and a lossy crash loses it;
+    the checkpoint still holds the epoch's entry (1, 0), and the load truncates it at
+    the log end offset 0 (LogLoader.load): restarted, 1 fetches from the new leader 2
+    with no last fetched epoch."""
+    sc = Scenario(config(Rule.EPOCH_CHECKPOINT_WRITTEN_LATER, True, brokers=(1, 2, 3), assignment=(1, 2), min_isr=1))
+    sc.produce(1)
+    sc.stop(1, clean=False, lossy=True)
+    assert sc.partition.leader == 2
+    sc.sync_metadata(2)
+    sc.restart(1)
+    assert sc.replica(1).log == () and sc.replica(1).epoch_cache is None
+    req, _ = sc.deliver_fetch(1)
+    assert req.last_fetched_epoch is None
+
+
 def test_an_unfencing_completes_a_reassignment_whose_adding_replicas_are_the_isr():
     """The 14 actions a Kafka campaign found (seed 1): [1, 2, 3] -> [1, 2, 3, 4] of 4
     brokers, MinISR 3, unclean elections on. Every broker fenced, the ELR off, 4
