@@ -36,7 +36,7 @@ def tracked(cfg: Config, r: Replica) -> bool:
 
 def _records_cache(r: Replica) -> Entries:
     current = (r.leader_epoch, r.leso) if r.role == Role.LEADER and r.leso is not None else r.unwritten_epoch
-    return tuple((e, s) for e, s in epoch_entries(r.log, current))
+    return tuple(epoch_entries(r.log, current))
 
 
 def cache_of(r: Replica) -> Entries:
@@ -50,40 +50,41 @@ def settled(r: Replica, cache: Entries) -> Replica:
     """``r`` holding ``cache``: implicit when the records (with a leader's own entry,
     or a follower's unwritten entry at the LEO) give it, else explicit."""
     plain = attrs.evolve(r, epoch_cache=None, unwritten_epoch=None)
-    if _records_cache(plain) == cache:
+    records = _records_cache(plain)
+    if records == cache:
         return plain
     last = r.log[-1].epoch if r.log else None
     if (r.role != Role.LEADER and cache and cache[-1][1] == r.leo and (last is None or cache[-1][0] > last)
-            and _records_cache(plain) == cache[:-1]):
+            and records == cache[:-1]):
         return attrs.evolve(plain, unwritten_epoch=cache[-1])
     return attrs.evolve(plain, epoch_cache=cache)
+
+
+def _assigned_each(cfg: Config, r: Replica, new: Replica, entries: Entries) -> Replica:
+    """``new`` (``r`` changed) with ``r``'s cache after ``assign`` of each of
+    ``entries`` in turn: any change writes the checkpoint at once."""
+    if not tracked(cfg, r) or not entries:
+        return new
+    before = cache_of(r)
+    after = before
+    for epoch, start in entries:
+        after = assign(after, epoch, start)
+    if after != before:
+        new = attrs.evolve(new, epoch_checkpoint=None)
+    return settled(new, after)
 
 
 def assigned(cfg: Config, r: Replica, new: Replica, epoch: int, start: int) -> Replica:
     """``new`` (``r`` with its records or role changed) after ``assign(epoch,
     start)`` on ``r``'s cache: a change writes the checkpoint at once."""
-    if not tracked(cfg, r):
-        return new
-    before = cache_of(r)
-    after = assign(before, epoch, start)
-    if after != before:
-        new = attrs.evolve(new, epoch_checkpoint=None)
-    return settled(new, after)
+    return _assigned_each(cfg, r, new, ((epoch, start),))
 
 
 def appended(cfg: Config, r: Replica, new: Replica, records: tuple[Record, ...]) -> Replica:
     """``new`` (``r`` with ``records`` appended as a follower) with the cache after
     ``UnifiedLog.appendAsFollower``'s assignment of each record's epoch at its
     offset; any change writes the checkpoint at once."""
-    if not tracked(cfg, r) or not records:
-        return new
-    before = cache_of(r)
-    after = before
-    for i, rec in enumerate(records):
-        after = assign(after, rec.epoch, r.leo + i)
-    if after != before:
-        new = attrs.evolve(new, epoch_checkpoint=None)
-    return settled(new, after)
+    return _assigned_each(cfg, r, new, tuple((rec.epoch, r.leo + i) for i, rec in enumerate(records)))
 
 
 def truncated(cfg: Config, r: Replica, new: Replica, to: int) -> Replica:
@@ -103,7 +104,7 @@ def written(r: Replica) -> Replica:
     return attrs.evolve(r, epoch_checkpoint=None)
 
 
-def loaded(cfg: Config, r: Replica, memory: Entries, lost_write: bool) -> Replica:
+def loaded(r: Replica, memory: Entries, lost_write: bool) -> Replica:
     """The replica as the next start reads it back (``r``: stopped, its log as on
     disk): the checkpoint (the cache ``memory`` of the moment it stopped, or the
     file as it was before the scheduled write an unclean shutdown lost), truncated

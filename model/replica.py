@@ -265,7 +265,7 @@ def reconcile(state: ClusterState, broker: int, changed: bool = True,
     if was_leader:
         state = nack(state, broker)
     if was_leader or r.role == Role.NONE or image.leader_epoch != r.leader_epoch:
-        cache = ec.cache_of(r) if r.epoch_cache is not None else None
+        cache = r.epoch_cache
         if was_leader and cfg.follows(Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH) and cache is None:
             r = attrs.evolve(r, unwritten_epoch=_unwritten_epoch(r))
         if cfg.has(Variant.TRUNCATE_TO_HWM) and r.role != Role.NONE:

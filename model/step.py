@@ -147,7 +147,7 @@ def _e_controlled_shutdown(s: ClusterState, a: ControlledShutdown) -> ClusterSta
     r = b.replica if b.replica is None else attrs.evolve(b.replica, flushed=b.replica.leo)
     if memory is not None and r is not None:
         # the scheduler's shutdown runs a scheduled checkpoint write; the load reads the cache back
-        r = ec.loaded(s.config, r, memory, lost_write=False)
+        r = ec.loaded(r, memory, lost_write=False)
     return set_broker(s, attrs.evolve(b, status=BrokerStatus.OFFLINE_CLEAN, replica=r,
                                       clean_shutdown_epoch=b.broker_epoch, shutting_down=False))
 
@@ -194,7 +194,7 @@ def _e_unclean_shutdown(s: ClusterState, a: UncleanShutdown) -> ClusterState:
         s = set_history(s, lossy_shutdowns=s.history.lossy_shutdowns + 1)
     if memory is not None and r is not None:
         # a scheduled checkpoint write dies with the process; the load reads back the file
-        r = ec.loaded(s.config, r, memory, lost_write=True)
+        r = ec.loaded(r, memory, lost_write=True)
     return set_broker(s, attrs.evolve(b, status=BrokerStatus.OFFLINE_DIRTY, replica=r, clean_shutdown_epoch=None,
                                       shutting_down=False))
 

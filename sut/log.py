@@ -125,20 +125,17 @@ class UnifiedLog:
         self.epoch_checkpoint = self._snapshot = None
         self.truncate_epoch_cache(len(self._records))
 
-    def _maybe_assign_epoch_start_offset(self, epoch: int, offset: int) -> None:
-        self.assign_epoch_start_offset(epoch, offset)
-
     def append_as_leader(self, value: int, leader_epoch: int) -> int:
         """Append one record in ``leader_epoch``; returns its offset."""
         offset = len(self._records)
-        self._maybe_assign_epoch_start_offset(leader_epoch, offset)
+        self.assign_epoch_start_offset(leader_epoch, offset)
         self._records.append(Record(leader_epoch, value))
         return offset
 
     def append_as_follower(self, records: Iterable[Record]) -> None:
         """Append records fetched from the leader, keeping their epochs (§2.2.2)."""
         for rec in records:
-            self._maybe_assign_epoch_start_offset(rec.epoch, len(self._records))
+            self.assign_epoch_start_offset(rec.epoch, len(self._records))
             self._records.append(rec)
 
     def truncate_to(self, target_offset: int) -> bool:
