@@ -42,7 +42,7 @@ from check.machine import machine_for
 from check.reduce import reduce_counterexample
 from check.replay import TraceNotEnabled, replay
 from check.subject import Subject
-from model import KAFKA, PROFILES, RULE_DOCS, AdvanceTime, Config, Rule
+from model import KAFKA, PROFILES, rules_without, AdvanceTime, Config, Rule
 
 
 def attribute(trace: tuple, config: Config, compare_sut: bool) -> list[str]:
@@ -53,7 +53,7 @@ def attribute(trace: tuple, config: Config, compare_sut: bool) -> list[str]:
     the clock-less rules."""
     needed = []
     for rule in sorted(config.rules, key=lambda r: r.name):
-        without = config.rules - {rule} - {r for r in config.rules if rule in RULE_DOCS[r].requires}
+        without = rules_without(config.rules, rule)
         timed = trace if Rule.REPLICA_LAG_TIME in without else tuple(a for a in trace if not isinstance(a, AdvanceTime))
         try:
             if not replay(timed, Subject.at(attrs.evolve(config, rules=without), compare=compare_sut)).failed:

@@ -32,7 +32,7 @@ from typing import Any, Iterable, Optional, Sequence
 import attrs
 
 import properties
-from model import (Action, ActionNotEnabled, AlterClusterMinIsr, AlterMinIsr, ElectPreferredLeader, FailOverController, ResendRegistration, AlterPartitionRequest, AlterPartitionResponse,
+from model import (Action, ActionNotEnabled, AlterClusterMinIsr, AlterMinIsr, ElectPreferredLeader, FailOverController, FailOverFromSnapshot, ResendRegistration, AlterPartitionRequest, AlterPartitionResponse,
                    AlterUncleanLeaderElection, UpdateElrFeature, BeginControlledShutdown, BrokerStatus, CancelReassignment, ClusterState, Config, Consume,
                    FenceBroker, FetchRequest, FetchResponse, Flush, WriteEpochCheckpoint, Heal, ListOffsets, Observation, Outcome, Produce,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, ReceiveAlterPartition,
@@ -88,7 +88,7 @@ def probe_actions(state: ClusterState) -> list[Action]:
             AlterClusterMinIsr(len(state.partition.target_replicas) + 1),
             AlterUncleanLeaderElection(state.unclean_leader_election), UpdateElrFeature(state.elr_enabled)]
     out += [UncleanRecovery(), UncleanLeaderElection(), ElectPreferredLeader(), CancelReassignment(), Consume(),
-            ListOffsets(), FailOverController()]
+            ListOffsets(), FailOverController(), FailOverFromSnapshot()]
     return out
 
 

@@ -29,9 +29,10 @@ SUT's record types, with what the model does not have left out:
 - a ``ConfigRecord`` of ``min.insync.replicas`` or ``unclean.leader.election.enable``
   written after the topic's creation (a config change, or the cluster-level
   MinISR an ELR upgrade writes first) is the SUT's ``ConfigRecord``; a
-  ``ClearElrRecord`` is a ``PartitionChangeRecord`` emptying the ELR and
-  LastKnownELR when it changed the registration (Kafka merges it into a partition
-  with either set, moving its partition epoch), and is left out when it did not;
+  ``ClearElrRecord`` is the SUT's when it changed Kafka's registration or the
+  log's replay (Kafka merges it into a partition with either set, moving its
+  partition epoch; after a failover to a controller that loaded a snapshot the
+  two may differ), and is left out when it changed neither;
 - a ``FeatureLevelRecord`` of ``eligible.leader.replicas.version`` (UpdateFeatures)
   is the SUT's ``FeatureLevelRecord``;
 - ``TopicRecord``, the topic's creation configs and the bootstrap feature levels
@@ -59,9 +60,9 @@ from typing import Any, Callable, Optional
 
 from model import DYNAMIC_CONFIGS, MIN_INSYNC_REPLICAS, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Config, Rule
 
-from sut.metadata import (ELR_FEATURE, ApiMessage, ConfigRecord, ControlledShutdownRecord, FeatureLevelRecord,
-                          FenceBrokerRecord, PartitionChangeRecord, PartitionRecord, PartitionRegistration,
-                          RegisterBrokerRecord, UnfenceBrokerRecord)
+from sut.metadata import (ELR_FEATURE, ApiMessage, ClearElrRecord, ConfigRecord, ControlledShutdownRecord,
+                          FeatureLevelRecord, FenceBrokerRecord, MetadataDelta, MetadataImage, PartitionRecord,
+                          PartitionRegistration, RegisterBrokerRecord, UnfenceBrokerRecord)
 from sut.network import InMemoryNetwork
 
 from .calls import Call, CallLog, claim
@@ -229,7 +230,8 @@ class KafkaQuorumController:
     Kafka refuses a request the SUT's guards (the model's) let through."""
 
     def __init__(self, config: Config, network: InMemoryNetwork, bugs: frozenset = frozenset(),
-                 change_builder: Optional[type] = None, _replayed: tuple = ()) -> None:
+                 change_builder: Optional[type] = None, _replayed: tuple = (),
+                 _snapshot: tuple[int, int] = (-1, -1)) -> None:
         k = kafka()
         self.config = config
         self.network = network
@@ -240,9 +242,15 @@ class KafkaQuorumController:
         self._partition: Optional[PartitionRegistration] = None
         self._registrations: Optional[dict[int, BrokerRegistrationView]] = None
         self._configs: Optional[tuple[int, bool, bool]] = None
-        # a copy replays what the original's fixture replayed (ReplicheckControllerFixture.replayed)
-        for record, offset in _replayed or [(r, -1) for r in self.shim.bootstrapRecords()]:
+        # a copy replays what the original's fixture replayed (ReplicheckControllerFixture.replayed),
+        # and loads the snapshot where the original's managers loaded one (snapshotAt)
+        at, last_offset = _snapshot
+        for i, (record, offset) in enumerate(_replayed or [(r, -1) for r in self.shim.bootstrapRecords()]):
+            if i == at:
+                self.shim.failOverFromSnapshot(last_offset)
             self.shim.replay(record, offset)
+        if at == len(_replayed) > 0:
+            self.shim.failOverFromSnapshot(last_offset)
         self.shim.activate()
         self.cluster = ClusterControlView(self)
         self.replication = ReplicationControlView(self)
@@ -252,7 +260,8 @@ class KafkaQuorumController:
         a fenced broker's session (which activation does not start) is renewed where
         this controller still holds one, so the copy holds the same sessions."""
         replayed = tuple((e.getKey(), int(e.getValue())) for e in self.shim.replayed())
-        other = KafkaQuorumController(self.config, copy.deepcopy(self.network, memo), _replayed=replayed)
+        other = KafkaQuorumController(self.config, copy.deepcopy(self.network, memo), _replayed=replayed,
+                                      _snapshot=(int(self.shim.snapshotAt()), int(self.shim.snapshotOffset())))
         other.metadata_log = list(self.metadata_log)   # records are immutable
         for broker, reg in self.registrations().items():
             if reg.session and not other.registrations()[broker].session:
@@ -266,6 +275,16 @@ class KafkaQuorumController:
         managers are replaced by a standby's, which replayed every record, and
         activated; nothing is written."""
         self.request("failOver")
+        self._partition = self._registrations = self._configs = None
+
+    def fail_over_from_snapshot(self) -> None:
+        """A controller failover to one that restarted and loaded a snapshot of the log
+        (``ReplicheckControllerFixture.failOverFromSnapshot``: Kafka's ``MetadataImage``
+        written as ``SnapshotEmitter`` writes it, replayed into new managers at its last
+        offset, then activated); nothing is written. The snapshot's last offset is the
+        last record's of the metadata log (a Kafka record left out of it, replayed at
+        the next record's offset, is not the snapshot's end)."""
+        self.request("failOverFromSnapshot", len(self.metadata_log) - 1)
         self._partition = self._registrations = self._configs = None
 
     # ------------------------------------------------------------ the log
@@ -305,6 +324,8 @@ class KafkaQuorumController:
             offset = len(self.metadata_log)
             clearing = kind is k.ClearElrRecord and self.partition() is not None
             epoch_before = self.partition().partition_epoch if clearing else None   # type: ignore[union-attr]
+            # the log's replay, which a controller that loaded a snapshot may not hold
+            replayed = self._log_partition() if clearing else None
             self.shim.replay(record, offset)
             if self.calls is not None:
                 self.calls.replayed(offset)
@@ -327,12 +348,20 @@ class KafkaQuorumController:
                 translated = config_record_of(message)
             elif kind is k.FeatureLevelRecord and str(message.name()) == ELR_FEATURE:
                 translated = FeatureLevelRecord(ELR_FEATURE, int(message.featureLevel()))
-            elif clearing and self.partition().partition_epoch != epoch_before:   # type: ignore[union-attr]
-                # the clear changed the registration (removeTopicElrs merges only a partition
-                # with an ELR or LastKnownELR): the SUT's brokers apply it as the change it is
-                translated = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
+            elif clearing and (self.partition().partition_epoch != epoch_before   # type: ignore[union-attr]
+                               or replayed.cleared() is not replayed):   # type: ignore[union-attr]
+                # the clear changed a registration, Kafka's or the log's replay (removeTopicElrs
+                # and TopicDelta.replay merge only a partition with an ELR or LastKnownELR)
+                translated = ClearElrRecord()
             if translated is not None:
                 self.metadata_log.append(translated)
+
+    def _log_partition(self) -> Optional[PartitionRegistration]:
+        """The partition registration the translated log's replay gives (a broker's image)."""
+        delta = MetadataDelta(MetadataImage())
+        for record in self.metadata_log:
+            delta.replay(record)
+        return delta.apply().partition
 
     def _registration_state(self, broker: int) -> Optional[tuple[bool, bool]]:
         """(fenced, in controlled shutdown) of Kafka's registration (None: none)."""

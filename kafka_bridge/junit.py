@@ -139,6 +139,9 @@ def call_statements(call: Call, n: int, out: JavaSource, release: tuple[int, ...
         return [f"controller.trackSession({int(call.args[0])});   // its first heartbeat once registered"]
     if call.method == "failOver":
         return ["controller.failOver();   // the active controller resigns: a standby that replayed the log activates"]
+    if call.method == "failOverFromSnapshot":
+        return [f"controller.failOverFromSnapshot({int(call.args[0])}L);   // the active controller resigns: one "
+                "that restarted, and loaded a snapshot of the log, activates"]
     if call.method == "reportMetadataOffset":
         b, offset = int(call.args[0]), int(call.args[1])
         return [f"controller.reportMetadataOffset({b}, {offset}L);   // broker {b}'s heartbeat reports offset {offset}"]
@@ -157,6 +160,8 @@ def call_statements(call: Call, n: int, out: JavaSource, release: tuple[int, ...
     if call.thrown is not None:
         return lines + _thrown(call.thrown, invocation, n, out)
     lines.append(f"{_result_type(call, out)} result{n} = {invocation};")
+    if call.method == "alterPartition":
+        lines.append(_alter_partition_answer(call.result, n, out))
     records = _records(call.result)
     if call.offsets:
         offsets = ", ".join(f"{o}L" for o in call.offsets)
@@ -164,6 +169,16 @@ def call_statements(call: Call, n: int, out: JavaSource, release: tuple[int, ...
     elif records:
         lines.append(f"// not replayed: {', '.join(records)} (the bridge refused the change)")
     return lines
+
+
+def _alter_partition_answer(result: Any, n: int, out: JavaSource) -> str:
+    """The assertion of Kafka's answer to the partition of AlterPartition ``result``
+    (``ReplicationControlManager.alterPartition``): its error, NONE when it was taken."""
+    errors = out.use("org.apache.kafka.common.protocol.Errors")
+    code = int(result.response().topics().get(0).partitions().get(0).errorCode())
+    name = str(kafka().Errors.forCode(code).name())
+    return (f"assertEquals({errors}.{name}.code(), result{n}.response().topics().get(0).partitions().get(0)"
+            f".errorCode(), \"the AlterPartition's answer\");")
 
 
 def _thrown(error: Any, invocation: str, n: int, out: JavaSource) -> list[str]:

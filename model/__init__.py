@@ -11,7 +11,7 @@ and ``outcome`` (what an action visibly did).
 from .actions import *  # noqa: F403  (every action class and the action registry)
 from .config import (LIVENESS_VARIANTS, MAX_BROKERS, MIN_BROKERS, UNCLEAN_RECOVERY_STRATEGIES, VARIANT_DOCS, Config,
                      Variant)
-from .profile import CHAPTERS, KAFKA, KAFKA_RELEASE, PROFILES, RULE_DOCS, Rule, RuleDoc
+from .profile import CHAPTERS, KAFKA, KAFKA_RELEASE, PROFILES, RULE_DOCS, Rule, RuleDoc, rules_without
 from .errors import ActionNotEnabled
 from .initial import initial_state
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset
@@ -23,7 +23,7 @@ from .state import (DYNAMIC_CONFIGS, ELR_FEATURE, LEADER_RECOVERY_STATES, MIN_IN
                     RECOVERING, STATIC_MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE,
                     AckedWrite, AlterPartitionRequest,
                     AlterPartitionResponse, Broker, BrokerRegistration, BrokerStatus, ClusterState,
-                    ConfigRecord, ControlledShutdownRecord, ControllerState, EpochEndOffset, FeatureLevelRecord, FenceBrokerRecord, FetchRequest, FetchResponse,
+                    ClearElrRecord, ConfigRecord, ControlledShutdownRecord, ControllerState, EpochEndOffset, FeatureLevelRecord, FenceBrokerRecord, FetchRequest, FetchResponse,
                     FollowerState, History, ListOffsetsAnswer, Message, MetadataRecord, Network,
                     PartitionChangeRecord, PartitionMetadata, PartitionRecord, PendingWrite, Record,
                     RegisterBrokerRecord, Replica, Role, UncleanElectionReport, UnfenceBrokerRecord,

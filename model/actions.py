@@ -89,6 +89,20 @@ class FailOverController:
 
 
 @attrs.frozen
+class FailOverFromSnapshot:
+    """The active controller resigns and a controller that restarted becomes
+    active: at its start it loaded the quorum's latest metadata snapshot, taken at
+    the committed log's end (a quiet cluster's periodic snapshot, ``SnapshotEmitter.
+    maybeEmit``), through ``QuorumController.handleLoadSnapshot``, which replays
+    every snapshot record at the snapshot's last offset. The snapshot is the
+    metadata image written with the options of its features: a partition's ELR and
+    LastKnownELR only while the ELR feature is on (Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED;
+    ``PartitionRegistration.toRecord``, ``ImageWriterOptions``). The heartbeat
+    sessions are rebuilt as for ``FailOverController``; the log and the brokers'
+    images stay as they are."""
+
+
+@attrs.frozen
 class Flush:
     """The broker flushes its replica's log to disk."""
     broker: int
@@ -294,7 +308,8 @@ class Heal:
 
 
 Action = Union[
-    StartBroker, ResendRegistration, UnfenceBroker, FenceBroker, BeginControlledShutdown, ControlledShutdown, UncleanShutdown, FailOverController, Flush,
+    StartBroker, ResendRegistration, UnfenceBroker, FenceBroker, BeginControlledShutdown, ControlledShutdown, UncleanShutdown, FailOverController,
+    FailOverFromSnapshot, Flush,
     WriteEpochCheckpoint,
     ReplicateMetadata, SendFetch, ReceiveFetchRequest, ReceiveFetchResponse,
     ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand, AdvanceTime, ReceiveAlterPartition,
@@ -317,7 +332,8 @@ class ActionKind:
       (its ``msg`` field), "any" for any message in flight, else None.
       may_send: a message class it sends before ``sends`` under some rule (a
       leader's fetch answer comes after the AlterPartition it proposed serving
-      the fetch, Rule.EXPAND_ISR_ON_FETCH), else None.
+      the fetch, Rule.EXPAND_ISR_ON_FETCH; a leader answered NOT_CONTROLLER sends
+      its proposal again, Rule.ALTER_PARTITION_ERRORS_KEEP_PENDING), else None.
     broker_fields: its fields holding broker ids (a tuple of them for ``Reassign`` and
       ``ProposeIsrShrinkMany``).
     weight: its default weight for the random walk's ``weighted`` policy (across
@@ -373,6 +389,8 @@ ACTIONS: tuple[ActionKind, ...] = (
                tag="{lossy:CRASH lossy|crash}"),
     # Not swarmed, as ProposeIsrShrinkMany: only the Kafka profile has sessions to lose.
     ActionKind(FailOverController, "lifecycle", fault=True, weight=0.1, tag="CONTROLLER FAILOVER"),
+    # Not swarmed, as FailOverController: only the Kafka profile fails over.
+    ActionKind(FailOverFromSnapshot, "lifecycle", fault=True, weight=0.1, tag="CONTROLLER FAILOVER (snapshot)"),
     ActionKind(Flush, "lifecycle", broker_fields=("broker",), weight=2.0, swarm=_RARE, tag="flush"),
     # Not swarmed, as FailOverController: only the Kafka profile schedules the write. Rare
     # on purpose: what it guards against lives in the moments before it runs.
@@ -395,8 +413,8 @@ ACTIONS: tuple[ActionKind, ...] = (
     ActionKind(AdvanceTime, "isr", weight=1.0, family_weight=2),
     ActionKind(ReceiveAlterPartition, "isr", sends="AlterPartitionResponse", receives="AlterPartitionRequest",
                weight=4.0, family_weight=3),
-    ActionKind(ReceiveAlterPartitionResponse, "isr", receives="AlterPartitionResponse", weight=4.0,
-               family_weight=3),
+    ActionKind(ReceiveAlterPartitionResponse, "isr", receives="AlterPartitionResponse",
+               may_send="AlterPartitionRequest", weight=4.0, family_weight=3),
     # The family's main action: the deep scenarios take several moves in a row (a
     # removal, then the re-add, §6.5.4), and the operator's other requests share the
     # family: at weight 1 each, two moves in a row became six times rarer when three

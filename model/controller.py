@@ -18,7 +18,7 @@ from .profile import Rule
 from .state import (ELR_FEATURE, MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, RECOVERED, RECOVERING,
                     STATIC_MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE, FeatureLevelRecord,
                     AlterPartitionRequest, AlterPartitionResponse,
-                    BrokerStatus, ClusterState, ConfigRecord, ControlledShutdownRecord, FenceBrokerRecord,
+                    BrokerStatus, ClearElrRecord, ClusterState, ConfigRecord, ControlledShutdownRecord, FenceBrokerRecord,
                     PartitionChangeRecord, PartitionMetadata, RegisterBrokerRecord, UncleanElectionReport,
                     UnfenceBrokerRecord, merge)
 from .update import append_metadata, set_history, set_registration
@@ -31,6 +31,7 @@ INVALID_UPDATE_VERSION = "INVALID_UPDATE_VERSION"
 INELIGIBLE_REPLICA = "INELIGIBLE_REPLICA"
 INVALID_REQUEST = "INVALID_REQUEST"
 NEW_LEADER_ELECTED = "NEW_LEADER_ELECTED"
+NOT_CONTROLLER = "NOT_CONTROLLER"
 
 # How a leader was elected, when not cleanly (reported as potential data loss, §5.3.2)
 LAST_KNOWN_LEADER = "last_known_leader"
@@ -289,7 +290,8 @@ def registration_offset(state: ClusterState, broker: int) -> Optional[int]:
     for i in range(len(log) - 1, -1, -1):
         rec = log[i]
         if isinstance(rec, RegisterBrokerRecord) and rec.broker == broker:
-            return i
+            # a snapshot's records are all replayed at its last offset (FailOverFromSnapshot)
+            return max(i, state.controller.snapshot_offset)
     return None
 
 
@@ -378,13 +380,42 @@ def fail_over(state: ClusterState) -> ClusterState:
     a fenced one. Under Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS the new
     heartbeat manager holds no controlled shutdown offset, and has heard from no
     broker that is not running (``ControllerState.unheard``)."""
+    ctrl = state.controller
     regs = tuple(attrs.evolve(r, session=not r.fenced, controlled_shutdown_offset=None)
-                 for r in state.controller.registrations)
-    unheard = state.controller.unheard
+                 for r in ctrl.registrations)
+    unheard = ctrl.unheard
     if state.config.follows(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS):
         unheard = frozenset(b.id for b in state.brokers
                             if b.status not in (BrokerStatus.STARTING, BrokerStatus.RUNNING))
-    return attrs.evolve(state, controller=attrs.evolve(state.controller, registrations=regs, unheard=unheard))
+    partition, elr_index = ctrl.replayed or (ctrl.partition, ctrl.elr_index)   # the log's replay
+    return attrs.evolve(state, controller=attrs.evolve(
+        ctrl, registrations=regs, unheard=unheard, partition=partition, elr_index=elr_index, replayed=None,
+        snapshot_offset=-1))
+
+
+def fail_over_from_snapshot(state: ClusterState) -> ClusterState:
+    """A controller that loaded the latest metadata snapshot, taken at the log's
+    end, becomes active (Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED;
+    ``SnapshotEmitter.maybeEmit`` writes the log's image, ``QuorumController.
+    handleLoadSnapshot`` replays it at the snapshot's last offset): the log's
+    partition registration without its ELR and LastKnownELR while the ELR feature
+    is off (``PartitionRegistration.toRecord``), Kafka's broker-to-ELR index built
+    from it anew, every registration at the snapshot's offset
+    (``registration_offset``); the sessions as ``fail_over`` rebuilds them. The
+    log's replay is kept beside it (``ControllerState.replayed``) while they differ."""
+    ctrl = state.controller
+    partition, elr_index = ctrl.replayed or (ctrl.partition, ctrl.elr_index)
+    loaded = partition
+    if not ctrl.elr_enabled:
+        loaded = attrs.evolve(partition, elr=frozenset(), last_known_elr=frozenset())
+    loaded_index = elr_index
+    if state.config.follows(Rule.CLEARED_ELR_STAYS_INDEXED):
+        loaded_index = tuple((b, 1) for b in sorted(loaded.elr))
+    state = fail_over(state)
+    differs = (loaded, loaded_index) != (partition, elr_index)
+    return attrs.evolve(state, controller=attrs.evolve(
+        state.controller, partition=loaded, elr_index=loaded_index,
+        replayed=(partition, elr_index) if differs else None, snapshot_offset=len(ctrl.metadata_log) - 1))
 
 
 def _heard(state: ClusterState, broker: int) -> ClusterState:
@@ -586,9 +617,13 @@ def _validate_alter_partition_kafka(state: ClusterState, req: AlterPartitionRequ
     non-leader is an INVALID_REQUEST, every proposed member must be unfenced, not in
     controlled shutdown, and in the broker epoch the request names (None, Kafka's
     -1, skips that check; ineligibleReplicasForIsr), after the leader recovery
-    state (``_recovery_state_refused``). A request ahead of the controller (NOT_CONTROLLER)
-    cannot happen with one controller."""
+    state (``_recovery_state_refused``). A request in a leader or partition epoch
+    ahead of the controller's is NOT_CONTROLLER (Kafka takes this controller for a
+    deposed one): only a controller whose registration is not the log's replay
+    meets one (``FailOverFromSnapshot``)."""
     p = state.partition
+    if req.leader_epoch > p.leader_epoch or req.partition_epoch > p.partition_epoch:
+        return NOT_CONTROLLER
     if req.leader_epoch < p.leader_epoch:
         return FENCED_LEADER_EPOCH
     if req.src != p.leader:
@@ -778,10 +813,10 @@ def remove_topic_elrs(state: ClusterState) -> ClusterState:
     """Kafka's replay of a ``ClearElrRecord`` (``ReplicationControlManager.removeTopicElrs``):
     a partition with an ELR or LastKnownELR has both emptied (a merge, so the
     partition epoch moves); one with neither is left as it is."""
-    p = state.partition
-    if not (p.elr or p.last_known_elr):
-        return state
-    rec = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
+    p, replayed = state.partition, state.controller.log_partition
+    if not (p.elr or p.last_known_elr or replayed.elr or replayed.last_known_elr):
+        return state   # it changes no registration: left out of the log, as the bridge leaves Kafka's out
+    rec = ClearElrRecord()
     # removeTopicElrs merges without updating Kafka's ELR index (Rule.CLEARED_ELR_STAYS_INDEXED)
     return append_metadata(state, rec, merge(p, rec), index=False)
 

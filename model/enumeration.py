@@ -17,7 +17,7 @@ from . import clock
 from . import replica as rep
 from .actions import (Action, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, AlterUncleanLeaderElection, UpdateElrFeature,
                       BeginControlledShutdown, CancelReassignment, Consume, ControlledShutdown, DropMessage,
-                      ElectPreferredLeader, FailOverController, FenceBroker, Flush, WriteEpochCheckpoint, ListOffsets, Produce,
+                      ElectPreferredLeader, FailOverController, FailOverFromSnapshot, FenceBroker, Flush, WriteEpochCheckpoint, ListOffsets, Produce,
                       ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign, ReceiveAlterPartition,
                       ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                       ResendRegistration, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery,
@@ -118,6 +118,7 @@ def _controller(state: ClusterState) -> Iterator[Action]:
     yield CancelReassignment()
     yield ElectPreferredLeader()
     yield FailOverController()
+    yield FailOverFromSnapshot()
     yield UncleanRecovery()
     yield UncleanLeaderElection()
 
@@ -157,7 +158,7 @@ _SEGMENTS: tuple[tuple[frozenset, Segment], ...] = (
     (frozenset({ProposeIsrShrink, ProposeIsrShrinkMany, ProposeIsrExpand}), _isr_proposals),
     (frozenset({AdvanceTime, ReceiveAlterPartition, ReceiveAlterPartitionResponse}), lambda s, many: _isr_rest(s)),
     (frozenset({Reassign}), lambda s, many: _reassign(s)),
-    (frozenset({CancelReassignment, ElectPreferredLeader, FailOverController, UncleanRecovery,
+    (frozenset({CancelReassignment, ElectPreferredLeader, FailOverController, FailOverFromSnapshot, UncleanRecovery,
                 UncleanLeaderElection}), lambda s, many: _controller(s)),
     (frozenset({AlterMinIsr, AlterClusterMinIsr, AlterUncleanLeaderElection, UpdateElrFeature}),
      lambda s, many: _configs(s)),

@@ -76,6 +76,8 @@ class Rule(enum.Enum):
     CLEARED_ELR_STAYS_INDEXED = "ReplicationControlManager.removeTopicElrs (brokersToElrs not updated)"
     CLUSTER_MIN_ISR_CLEARS_EVERY_ELR = "ConfigurationControlManager.createClearElrRecordsAsNeeded, replayClearAllElrs"
     ELR_FEATURE_LEVEL = "FeatureControlManager.isElrFeatureEnabled, PartitionChangeBuilder (eligibleLeaderReplicasEnabled)"
+    SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED = ("PartitionRegistration.toRecord (ImageWriterOptions), "
+                                             "QuorumController.handleLoadSnapshot")
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
@@ -206,10 +208,12 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "STALE_BROKER_EPOCH, then NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, "
         "INVALID_REQUEST; INELIGIBLE_REPLICA for an added replica fenced, in controlled shutdown (§8.3) or in "
         "another broker epoch.",
-        "STALE_BROKER_EPOCH, then FENCED_LEADER_EPOCH (so a deposed leader gets it), INVALID_REQUEST for a "
-        "non-leader, INVALID_UPDATE_VERSION, INVALID_REQUEST; INELIGIBLE_REPLICA for any proposed member "
-        "fenced, shutting down or in another broker epoch (-1, an epoch the leader does not know, skips the "
-        "epoch check). The request carries every member's broker epoch.",
+        "STALE_BROKER_EPOCH, then NOT_CONTROLLER for a leader or partition epoch above the controller's (it "
+        "takes itself for a deposed controller: only one whose registration is not the log's replay meets it, "
+        "see SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED), FENCED_LEADER_EPOCH (so a deposed leader gets it), "
+        "INVALID_REQUEST for a non-leader, INVALID_UPDATE_VERSION, INVALID_REQUEST; INELIGIBLE_REPLICA for any "
+        "proposed member fenced, shutting down or in another broker epoch (-1, an epoch the leader does not "
+        "know, skips the epoch check). The request carries every member's broker epoch.",
         "Another error code for a deposed leader; existing members are re-checked."),
     Rule.METADATA_RECORD_ORDER: RuleDoc(
         "§8.1, §2.8",
@@ -305,7 +309,8 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "a newer partition epoch.",
         "Only INELIGIBLE_REPLICA (and OPERATION_NOT_ATTEMPTED) roll back; FENCED_LEADER_EPOCH, "
         "INVALID_UPDATE_VERSION, INVALID_REQUEST and NEW_LEADER_ELECTED leave the change pending until new "
-        "metadata arrives. A success with the same partition epoch (nothing changed) is applied too.",
+        "metadata arrives; any other error (NOT_CONTROLLER) sends the same request again. A success with the "
+        "same partition epoch (nothing changed) is applied too.",
         "A leader whose change was refused keeps its Maximal ISR, and proposes nothing, until it applies "
         "new partition metadata."),
     Rule.ONE_ALTER_PARTITION_IN_FLIGHT: RuleDoc(
@@ -556,6 +561,24 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "member of an ELR kept from before the downgrade is elected, cleanly.",
         "An ELR written before a downgrade outlives it: a member whose unclean restart the controller no longer "
         "takes out of the ELR can still be elected from it while the feature is off, or after it is on again."),
+    Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED: RuleDoc(
+        "§1.2.1 (the controller is one replicated state machine: a snapshot holds what the log it replaces holds)",
+        "metadata/src/main/java/org/apache/kafka/image/publisher/SnapshotEmitter.java: maybeEmit; "
+        "metadata/src/main/java/org/apache/kafka/metadata/PartitionRegistration.java: toRecord; "
+        "metadata/src/main/java/org/apache/kafka/image/writer/ImageWriterOptions.java; " + _META +
+        "QuorumController.java: handleLoadSnapshot (the ELR feature's level in the options: Kafka 4.0.0)",
+        "A controller that loads a snapshot holds what a controller that replayed the log holds.",
+        "A controller can become active from a snapshot (FailOverFromSnapshot: it restarted and loaded the "
+        "quorum's latest snapshot, taken at the committed log's end). The snapshot writes each partition's "
+        "ELR and LastKnownELR only while the ELR feature is on: with the feature off they are left out, "
+        "silently (no loss is reported). Every snapshot record is replayed at the snapshot's last offset, "
+        "which each broker's unfencing then waits for, and Kafka's broker-to-ELR index is built anew from the "
+        "registration loaded. A controller that replayed the log (FailOverController) holds the log's "
+        "registration again.",
+        "An ELR kept from before a downgrade (see ELR_FEATURE_LEVEL) is gone from a controller that loaded a "
+        "snapshot, and only from it: the brokers' images and a standby that replayed the log keep it, so which "
+        "controller is active decides whether its members can be elected.",
+        requires=(Rule.CONTROLLER_FAILOVER, Rule.ELR_FEATURE_LEVEL)),
 }
 
 #: Rules in force per profile.
@@ -563,6 +586,18 @@ PROFILES: dict[str, frozenset[Rule]] = {
     CHAPTERS: frozenset(),
     KAFKA: frozenset(Rule),
 }
+
+
+def rules_without(rules: frozenset[Rule], *off: Rule) -> frozenset[Rule]:
+    """``rules`` without the rules ``off`` and every rule that requires one of them,
+    directly or through another (``RuleDoc.requires``): a set ``rules_error`` accepts
+    when ``rules`` is one."""
+    gone = set(off)
+    while True:
+        more = {r for r in rules if r not in gone and gone & set(RULE_DOCS[r].requires)}
+        if not more:
+            return frozenset(rules - gone)
+        gone |= more
 
 
 def rules_error(rules: frozenset[Rule]) -> str | None:

@@ -23,6 +23,7 @@ FENCED_LEADER_EPOCH = "FENCED_LEADER_EPOCH"
 UNKNOWN_LEADER_EPOCH = "UNKNOWN_LEADER_EPOCH"
 OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
 INELIGIBLE_REPLICA = "INELIGIBLE_REPLICA"
+NOT_CONTROLLER = "NOT_CONTROLLER"
 #: AlterPartition errors after which a leader rolls its pending ISR back under
 #: Rule.ALTER_PARTITION_ERRORS_KEEP_PENDING (Partition.handleAlterPartitionError).
 ROLLBACK_ERRORS = (INELIGIBLE_REPLICA,)
@@ -599,15 +600,30 @@ def propose_isr(state: ClusterState, leader: int, proposed: frozenset[int]) -> C
                                                         r.partition_epoch, proposed, epochs))
     if cfg.follows(Rule.REPLICA_LAG_TIME):
         # the clock says who is caught up; Kafka's proposal does not touch the HWM
-        return set_replica(state, leader, attrs.evolve(r, pending_isr=proposed, pending_request=msg_id))
+        return set_replica(state, leader, attrs.evolve(r, pending_isr=proposed, pending_request=msg_id,
+                                                       pending_broker_epochs=epochs))
     followers = r.followers
     if cfg.follows(Rule.HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS):
         out = r.isr - proposed
         followers = _known(tuple((f, attrs.evolve(fs, caught_up=False, last_fetch_leader_leo=None) if f in out
                                   else fs) for f, fs in followers))
     state = set_replica(state, leader, attrs.evolve(r, pending_isr=proposed, pending_request=msg_id,
-                                                    followers=followers))
+                                                    pending_broker_epochs=epochs, followers=followers))
     return maybe_advance_hwm(state, leader)
+
+
+def _resend_proposal(state: ClusterState, broker: int, r: Replica) -> ClusterState:
+    """Kafka's answer to an error it does not expect (``handleAlterPartitionError``'s
+    default case, NOT_CONTROLLER among them: "Retrying."): the same proposal sent
+    again (``submitAlterPartition(proposedIsrState)``), with the epochs it named and
+    the broker epoch the leader has now."""
+    b = state.broker(broker)
+    assert r.pending_isr is not None and b.broker_epoch is not None
+    msg_id = state.network.next_id
+    state = send(state, lambda i: AlterPartitionRequest(i, broker, b.broker_epoch, r.leader_epoch,  # type: ignore[arg-type]
+                                                        r.partition_epoch, r.pending_isr,  # type: ignore[arg-type]
+                                                        r.pending_broker_epochs))
+    return set_replica(state, broker, attrs.evolve(r, pending_request=msg_id))
 
 
 def handle_alter_partition_response(state: ClusterState, broker: int, resp: AlterPartitionResponse) -> ClusterState:
@@ -635,6 +651,8 @@ def handle_alter_partition_response(state: ClusterState, broker: int, resp: Alte
             rejected = frozenset((r.leader_epoch, f) for f in r.pending_isr - r.isr)
             r, answered = attrs.evolve(r, abandoned=r.abandoned | rejected), \
                 attrs.evolve(answered, abandoned=answered.abandoned | rejected)
+        if keep and resp.error == NOT_CONTROLLER:
+            return _resend_proposal(state, broker, answered)
         if keep and resp.error not in ROLLBACK_ERRORS:
             return set_replica(state, broker, answered)
         r = attrs.evolve(r, pending_isr=None, pending_request=None)

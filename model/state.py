@@ -209,14 +209,30 @@ class FeatureLevelRecord:
     level: int
 
 
+@attrs.frozen
+class ClearElrRecord:
+    """Kafka's ``ClearElrRecord`` (Rule.CLEAR_ELR_ON_MIN_ISR_CHANGE, Kafka 4.0.0): its
+    replay empties the ELR and LastKnownELR of a partition holding either, as a
+    merged change that moves the partition epoch, and leaves any other partition
+    as it is (``ReplicationControlManager.removeTopicElrs``, ``TopicDelta.replay``):
+    what it does depends on the registration it is replayed on. Written only when
+    it changes the registration of the active controller or of the log's replay."""
+
+
 MetadataRecord = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, ControlledShutdownRecord,
-                       PartitionRecord, PartitionChangeRecord, ConfigRecord, FeatureLevelRecord]
+                       PartitionRecord, PartitionChangeRecord, ClearElrRecord, ConfigRecord, FeatureLevelRecord]
+
+_CLEARED = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
 
 
 def merge(partition: Optional[PartitionMetadata], record: MetadataRecord) -> Optional[PartitionMetadata]:
     """Apply one metadata record to a materialized partition (§2.3.2). Pure."""
     if isinstance(record, PartitionRecord):
         return record.partition
+    if isinstance(record, ClearElrRecord):
+        if partition is None or not (partition.elr or partition.last_known_elr):
+            return partition
+        record = _CLEARED
     if not isinstance(record, PartitionChangeRecord) or partition is None:
         return partition
     p = partition
@@ -293,7 +309,14 @@ class ControllerState:
     them until a heartbeat, or a registration, comes). ``elr_enabled``: whether
     the finalized ``eligible.leader.replicas.version`` is 1 (Kafka's
     ``FeatureControlManager.isElrFeatureEnabled``); only ``UpdateElrFeature``
-    (Rule.ELR_FEATURE_LEVEL) turns it off."""
+    (Rule.ELR_FEATURE_LEVEL) turns it off. ``snapshot_offset``: only after
+    ``FailOverFromSnapshot`` (else -1): the offset of the last record of the
+    snapshot the active controller loaded, at which it replayed every registration
+    (``QuorumController.handleLoadSnapshot``). ``replayed``: only after
+    ``FailOverFromSnapshot``, while what it loaded differs from the log's replay
+    (else None): the partition registration and broker-to-ELR index a controller
+    that replayed the log holds instead, kept beside the loaded ones for the next
+    ``FailOverController``."""
 
     registrations: tuple[BrokerRegistration, ...]
     partition: PartitionMetadata
@@ -303,6 +326,14 @@ class ControllerState:
     elr_index: tuple[tuple[int, int], ...] = ()
     unheard: frozenset[int] = frozenset()
     elr_enabled: bool = True
+    snapshot_offset: int = -1
+    replayed: Optional[tuple[PartitionMetadata, tuple[tuple[int, int], ...]]] = None
+
+    @property
+    def log_partition(self) -> PartitionMetadata:
+        """The partition registration the metadata log's replay gives (a standby's,
+        a broker's image once caught up): ``partition`` unless a snapshot was loaded."""
+        return self.partition if self.replayed is None else self.replayed[0]
 
     def elr_entries(self, broker: int) -> int:
         """How many entries ``elr_index`` holds for ``broker``."""
@@ -349,7 +380,8 @@ class Replica:
     A follower fetches from ``leader`` with fetch offset = LEO and last fetched epoch
     = the latest epoch of its epoch cache (§3.2).
     Leader-only: leso (Leader Epoch Start Offset, §6.4.2), isr (committed ISR),
-    pending_isr and pending_request (the in-flight AlterPartition, §2.9.2),
+    pending_isr and pending_request (the in-flight AlterPartition, §2.9.2), and the
+    broker epochs it named (``pending_broker_epochs``, which a re-sent request names again),
     followers (sorted ``(broker, FollowerState)`` pairs).
     unwritten_epoch: under Rule.EPOCH_CACHE_KEEPS_UNWRITTEN_EPOCH, the epoch cache's
     entry ``(leader epoch, start offset = LEO)`` of an epoch this replica led
@@ -380,6 +412,7 @@ class Replica:
     isr: frozenset[int] = frozenset()
     pending_isr: Optional[frozenset[int]] = None
     pending_request: Optional[int] = None
+    pending_broker_epochs: tuple[tuple[int, Optional[int]], ...] = ()
     followers: tuple[tuple[int, FollowerState], ...] = ()
     unwritten_epoch: Optional[tuple[int, int]] = None
     abandoned: frozenset[tuple[int, int]] = frozenset()

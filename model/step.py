@@ -16,7 +16,7 @@ from .actions import (Action, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, Alte
                       CancelReassignment,
                       ElectPreferredLeader,
                       BeginControlledShutdown, Consume, ControlledShutdown, DropMessage,
-                      FailOverController, FenceBroker, Flush, WriteEpochCheckpoint, ResendRegistration, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
+                      FailOverController, FailOverFromSnapshot, FenceBroker, Flush, WriteEpochCheckpoint, ResendRegistration, ListOffsets, ProposeIsrExpand, ProposeIsrShrink,
                       ProposeIsrShrinkMany, Produce,
                       Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                       ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch,
@@ -120,6 +120,13 @@ def _g_resend_registration(s: ClusterState, a: ResendRegistration) -> Optional[s
 def _g_fail_over(s: ClusterState, a: FailOverController) -> Optional[str]:
     if not s.config.follows(Rule.CONTROLLER_FAILOVER):
         return "the chapters' controller never fails over (Rule.CONTROLLER_FAILOVER)"
+    return None
+
+
+def _g_fail_over_from_snapshot(s: ClusterState, a: FailOverFromSnapshot) -> Optional[str]:
+    if not s.config.follows(Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED):
+        return ("a controller loads no snapshot that differs from the log it replaces "
+                "(Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED)")
     return None
 
 
@@ -625,6 +632,7 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
     UncleanLeaderElection: (_g_unclean_election, lambda s, a: ctl.unclean_leader_election(s)),
     ElectPreferredLeader: (_g_preferred_election, lambda s, a: ctl.elect_preferred_leader(s)),
     FailOverController: (_g_fail_over, lambda s, a: ctl.fail_over(s)),
+    FailOverFromSnapshot: (_g_fail_over_from_snapshot, lambda s, a: ctl.fail_over_from_snapshot(s)),
     ResendRegistration: (_g_resend_registration, lambda s, a: ctl.amend_registration(s, a.broker)),
     AlterMinIsr: (_g_alter_min_isr, lambda s, a: ctl.alter_min_isr(s, a.min_isr)),
     AlterClusterMinIsr: (_g_alter_cluster_min_isr, lambda s, a: ctl.alter_cluster_min_isr(s, a.min_isr)),

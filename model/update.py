@@ -8,7 +8,7 @@ import attrs
 
 from .profile import Rule
 from .state import (Broker, BrokerRegistration, ClusterState, FollowerState, History, Message,
-                    MetadataRecord, PartitionMetadata, Replica)
+                    MetadataRecord, PartitionMetadata, Replica, merge)
 
 
 def set_broker(state: ClusterState, broker: Broker) -> ClusterState:
@@ -37,10 +37,17 @@ def append_metadata(state: ClusterState, record: MetadataRecord,
     is False (the ClearElrRecord's replay, which skips it)."""
     ctrl = state.controller
     changes: dict = {"metadata_log": ctrl.metadata_log + (record,)}
+    indexed = index and state.config.follows(Rule.CLEARED_ELR_STAYS_INDEXED)
     if partition is not None:
         changes["partition"] = partition
-        if index and state.config.follows(Rule.CLEARED_ELR_STAYS_INDEXED):
+        if indexed:
             changes["elr_index"] = _indexed(ctrl.elr_index, ctrl.partition.elr, partition.elr)
+    if ctrl.replayed is not None:
+        # a controller that loaded a snapshot: the log's replay goes on beside it
+        before, elr_index = ctrl.replayed
+        after = merge(before, record)
+        assert after is not None
+        changes["replayed"] = (after, _indexed(elr_index, before.elr, after.elr) if indexed else elr_index)
     return attrs.evolve(state, controller=attrs.evolve(ctrl, **changes))
 
 

@@ -11,7 +11,7 @@ from .base import (Property, Violation, budget_min_isr, guarantees_apply, keeps_
 from .log_properties import (ACKED_WRITES_LINEARIZABLE, CONSISTENT_READ, LEADER_CANDIDATE_COMPLETENESS,
                              LEADER_COMPLETENESS, LOG_MATCHING, NO_COMMITTED_RECORD_LOST, STRONG_ISR,
                              WEAK_ISR)
-from .metadata_properties import (APPLIED_HWM_MONOTONICITY, EPOCH_MONOTONICITY, LEADER_IN_ISR,
+from .metadata_properties import (APPLIED_HWM_MONOTONICITY, CONTROLLER_LOG_REPLAY, EPOCH_MONOTONICITY, LEADER_IN_ISR,
                                   METADATA_LOG_MATCHING, MIN_ISR_RECOVERY_QUORUM,
                                   REPLICATION_QUORUM_SUPERSET, UNCLEAN_EXCLUSION,
                                   VALID_PARTITION_METADATA)
@@ -30,6 +30,7 @@ ALL: tuple[Property, ...] = (
     ACKED_WRITES_LINEARIZABLE,
     VALID_PARTITION_METADATA,
     EPOCH_MONOTONICITY,
+    CONTROLLER_LOG_REPLAY,
     WEAK_ISR,
     STRONG_ISR,
     LEADER_IN_ISR,

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import attrs
+
 from model import (NO_LEADER, RECOVERING, ClusterState, FeatureLevelRecord, PartitionChangeRecord, PartitionRecord,
                    RegisterBrokerRecord, Rule, Variant, hwm_quorum, merge)
 
@@ -228,11 +230,7 @@ def _epoch_monotonicity(state: ClusterState) -> tuple[Violation, ...]:
     # a registration repeating its broker's epoch is an amendment under Rule.REGISTRATION_AMENDED
     amended = state.config.follows(Rule.REGISTRATION_AMENDED)
     out: list[Violation] = [v for amends, v in scan.problems if not (amends and amended)]
-    part = scan.images[scan.n]  # the list may already hold the images of a longer log that extends this one
     p = state.partition
-    if part != p:
-        out.append(Violation("EpochMonotonicity",
-                             f"the controller's partition {p} is not its metadata log's result {part}"))
     for b, r in hosted(state):
         if r.leader_epoch > p.leader_epoch or r.partition_epoch > p.partition_epoch:
             out.append(Violation(
@@ -241,6 +239,19 @@ def _epoch_monotonicity(state: ClusterState) -> tuple[Violation, ...]:
                 f"ahead of the controller's {p.leader_epoch} / {p.partition_epoch}",
                 (b,), (), (r.leader_epoch, p.leader_epoch)))
     return tuple(out)
+
+
+def _controller_log_replay(state: ClusterState) -> tuple[Violation, ...]:
+    scan = _scan(state.controller.metadata_log)
+    part = scan.images[scan.n]  # the list may already hold the images of a longer log that extends this one
+    p = state.partition
+    if part == p:
+        return ()
+    differ = [f"{field} {getattr(p, field)!r} where the log gives {getattr(part, field)!r}"
+              for field in attrs.fields_dict(type(p)) if getattr(p, field) != getattr(part, field)]
+    return (Violation("ControllerLogReplay",
+                      f"the active controller's partition registration differs from its metadata log's replay: "
+                      f"{'; '.join(differ)}", (), (len(state.controller.metadata_log),), (p.leader_epoch,)),)
 
 
 def _leader_in_isr(state: ClusterState) -> tuple[Violation, ...]:
@@ -299,6 +310,12 @@ EPOCH_MONOTONICITY = Property(
     "registration, under Kafka's rules, keeps the epoch of the one it amends); no replica is "
     "ahead of the controller's epochs.",
     _epoch_monotonicity)
+CONTROLLER_LOG_REPLAY = Property(
+    "ControllerLogReplay", "§1.2.1, §2.3.2",
+    "The active controller's partition registration is what its metadata log's replay gives, as "
+    "each broker's image is: the controller is one replicated state machine, so a controller that "
+    "loaded a snapshot and one that replayed the log hold the same registration.",
+    _controller_log_replay)
 LEADER_IN_ISR = Property(
     "LeaderInIsr", "KafkaReplication.tla",
     "The controller's leader is in its ISR. KRaft restates it with NoLeader allowed: the last ISR "

@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 
 from model import (KAFKA, AdvanceTime, AlterMinIsr, AlterUncleanLeaderElection, BeginControlledShutdown, CancelReassignment, Config,
-                   ControlledShutdown, ElectPreferredLeader, FenceBroker, Produce, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
+                   ControlledShutdown, ElectPreferredLeader, FailOverFromSnapshot, FenceBroker, Produce, ProposeIsrShrink, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    SendFetch, StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature)
 
@@ -335,6 +335,53 @@ FINDINGS: tuple[KafkaFinding, ...] = (
             (("KAFKA-15046", "removed the fsync of the checkpoint on truncation (Kafka 3.7.0)"),
              ("KAFKA-16541", "moved the truncation's checkpoint write to the scheduler (Kafka 3.7.1 and 3.8.0)"))),
         component="broker (LeaderEpochFileCache, UnifiedLog)", replicas=True),
+    KafkaFinding(
+        11, "A controller that loaded a snapshot runs a partition epoch behind the brokers, and refuses every ISR change",
+        Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA),
+        (FenceBroker(3), FenceBroker(2), UpdateElrFeature(False), FailOverFromSnapshot(), UpdateElrFeature(True),
+         AlterMinIsr(1), ReplicateMetadata(1, 9), ReplicateMetadata(2, 9), UnfenceBroker(2), ReplicateMetadata(1, 1),
+         ReplicateMetadata(2, 1), SendFetch(2), ReceiveFetchRequest(1), ReceiveFetchResponse(3), ReceiveAlterPartition(2),
+         ReceiveAlterPartitionResponse(4),
+         ReceiveAlterPartition(5)),
+        "with eligible.leader.replicas.version downgraded to 0, the controller that becomes active from a snapshot "
+        "holds no ELR where the log holds [2]; after the upgrade back to 1 the ClearElrRecord of a MinISR change "
+        "moves the partition epoch of the brokers' registrations, not of the controller's, which then answers "
+        "NOT_CONTROLLER to every AlterPartition of the leader",
+        Upstream(
+            "KRaft: a metadata snapshot written while eligible.leader.replicas.version is 0 drops the ELR the log "
+            "holds; a controller that loads it diverges from the log, and after a ClearElrRecord refuses every "
+            "AlterPartition with NOT_CONTROLLER",
+            (("metadata/src/main/java/org/apache/kafka/metadata/PartitionRegistration.java", "toRecord", 375),
+             ("metadata/src/main/java/org/apache/kafka/image/publisher/SnapshotEmitter.java", "maybeEmit", 149),
+             (_CONTROLLER + "QuorumController.java", "handleLoadSnapshot", 1031),
+             (_CONTROLLER + "ReplicationControlManager.java", "removeTopicElrs", 609),
+             ("metadata/src/main/java/org/apache/kafka/image/TopicDelta.java", "maybeClearElr", 126),
+             (_CONTROLLER + "ReplicationControlManager.java", "validateAlterPartitionData", 1276),
+             ("core/src/main/scala/kafka/cluster/Partition.scala", "handleAlterPartitionError", 1733)),
+            "A snapshot is written from the metadata image with the options of its features "
+            "(SnapshotEmitter.maybeEmit): while eligible.leader.replicas.version is 0, "
+            "PartitionRegistration.toRecord leaves the ELR and LastKnownELR out, silently (no loss is reported). "
+            "The downgrade itself clears no ELR, so every partition that held one keeps it in the log, in every "
+            "broker's image and in every controller that replayed the log, but not in a controller that restarts "
+            "and loads the snapshot (QuorumController.handleLoadSnapshot). The two then differ on what a "
+            "ClearElrRecord does: removeTopicElrs and TopicDelta.replay merge it, moving the partition epoch, only "
+            "into a registration holding an ELR or LastKnownELR. After an upgrade back to 1, the first "
+            "ClearElrRecord (a min.insync.replicas change of the topic or of the cluster) moves the brokers' "
+            "partition epoch and not the active controller's. Each later change moves both by one: the leader's "
+            "AlterPartition always carries a partition epoch above the controller's, which answers NOT_CONTROLLER "
+            "(validateAlterPartitionData takes itself for a deposed controller), and the leader sends it again "
+            "for ever (handleAlterPartitionError's default case). The ISR can neither shrink nor expand: a "
+            "follower that restarts never rejoins, and with acks=all the partition stops taking writes once the "
+            "ISR falls below min.insync.replicas, until a controller that replayed the log becomes active, or "
+            "one restarts from a snapshot written after the upgrade.",
+            ("Write the ELR and LastKnownELR into snapshots whatever the feature level, as the log holds them "
+             "(they are tagged fields: an older reader ignores them).",
+             "Or clear every partition's ELR and LastKnownELR when the feature is downgraded, so the log and the "
+             "snapshot agree (a ClearElrRecord with no topic name).",
+             "And move the partition epoch with every ClearElrRecord the controller writes for a partition, as a "
+             "PartitionChangeRecord would, so its replay does not depend on the replayer's state."),
+            (("KAFKA-18062", "brought the feature level that switches the ELR (Kafka 4.0.0)"),
+             ("KAFKA-15581", "introduced the ELR fields, written by toRecord only with the ELR enabled")))),
 )
 
 

@@ -197,6 +197,15 @@ CATALOGUE: tuple[tuple, ...] = (
      "runs its fencing again: a fenced replica a reassignment's revert put back in a leaderless ISR leaves it "
      "for the ELR, where Kafka keeps it in the ISR.",
      frozenset({Rule.CONTROLLER_FAILOVER, Rule.FENCED_BROKER_SESSION_EXPIRES})),
+    ("SNAPSHOT_OPTIONS_FROM_METADATA_VERSION",
+     "§1.2.1", "sut/replication_control.py ReplicationControlManager.load_snapshot",
+     "A snapshot is written with the options of the image's features (SnapshotEmitter.maybeEmit sets "
+     "ImageWriterOptions' ELR flag from the finalized eligible.leader.replicas.version); the buggy writer builds "
+     "its options from the metadata version alone (ImageWriterOptions.Builder(metadataVersion), whose ELR flag "
+     "defaults to off), so every snapshot leaves the ELR and LastKnownELR out, with the feature on too, and a "
+     "controller that loads one forgets which replicas may still be elected.",
+     frozenset({Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED, Rule.CONTROLLER_FAILOVER, Rule.ELR_FEATURE_LEVEL,
+                Rule.FENCED_BROKER_SESSION_EXPIRES})),
     # --- controlled shutdown's wait for the active brokers (Kafka profile)
     ("FENCED_BROKER_HOLDS_CONTROLLED_SHUTDOWN",
      "§8.3", "sut/controller.py QuorumController.controlled_shutdown_wait",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from model import (ActionNotEnabled, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionResponse, AlterUncleanLeaderElection, UpdateElrFeature,
                    BeginControlledShutdown, CancelReassignment, Config, Consume, ControlledShutdown, DropMessage,
-                   FailOverController, FenceBroker, Flush, WriteEpochCheckpoint, ResendRegistration, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
+                   FailOverController, FailOverFromSnapshot, FenceBroker, Flush, WriteEpochCheckpoint, ResendRegistration, ListOffsets, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany,
                    Produce, Reassign, ReceiveAlterPartition, ReceiveAlterPartitionResponse,
                    ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, SendFetch, StartBroker,
                    UncleanLeaderElection, UncleanRecovery, UncleanShutdown, UnfenceBroker, Heal)
@@ -46,6 +46,7 @@ class Cluster(Enablement):
         UnfenceBroker: ("_g_unfence", "_e_unfence"),
         FenceBroker: ("_g_fence", "_e_fence"),
         FailOverController: ("_g_fail_over", "_e_fail_over"),
+        FailOverFromSnapshot: ("_g_fail_over_from_snapshot", "_e_fail_over_from_snapshot"),
         ResendRegistration: ("_g_resend_registration", "_e_resend_registration"),
         BeginControlledShutdown: ("_g_begin_controlled_shutdown", "_e_begin_controlled_shutdown"),
         ControlledShutdown: ("_g_controlled_shutdown", "_e_controlled_shutdown"),
@@ -176,6 +177,9 @@ class Cluster(Enablement):
 
     def _e_fail_over(self, a: FailOverController) -> None:
         self.controller.fail_over()
+
+    def _e_fail_over_from_snapshot(self, a: FailOverFromSnapshot) -> None:
+        self.controller.fail_over_from_snapshot()
 
     def _e_begin_controlled_shutdown(self, a: BeginControlledShutdown) -> None:
         self.brokers[a.broker].begin_controlled_shutdown()

@@ -36,9 +36,12 @@ class QuorumController:
         self.records_last = config.follows(Rule.METADATA_RECORD_ORDER)
         #: a cluster-level min.insync.replicas was set (ConfigurationControlManager.clusterConfig)
         self.cluster_min_isr_set = False
+        #: the last offset of the snapshot the active controller loaded (-1: none)
+        self.snapshot_offset = -1
 
     def _append(self, record: ApiMessage) -> None:
         self.metadata_log.append(record)
+        self.replication.replay_beside(record)
 
     @property
     def end_offset(self) -> int:
@@ -75,7 +78,10 @@ class QuorumController:
         replicated its own registration record (§8.1; Kafka's
         ``BrokerHeartbeatManager``, registerBrokerRecordOffset)."""
         reg = self.cluster.registration(broker)
-        return reg.fenced and reg.record_offset is not None and metadata_offset > reg.record_offset
+        if not reg.fenced or reg.record_offset is None:
+            return False
+        # a snapshot's records are replayed at its last offset (handleLoadSnapshot)
+        return metadata_offset > max(reg.record_offset, self.snapshot_offset)
 
     def process_broker_heartbeat(self, broker: int, want_fence: bool, metadata_offset: int) -> bool:
         """Returns whether the broker is fenced after the heartbeat."""
@@ -107,6 +113,20 @@ class QuorumController:
         ``claim``): it writes nothing; its heartbeat manager starts from the
         registrations (``ClusterControlManager.activate``)."""
         self.cluster.activate(self.bugs)
+        self.replication.load_replay()
+        self.snapshot_offset = -1
+
+    def fail_over_from_snapshot(self) -> None:
+        """The active controller resigns and one that restarted becomes active: it
+        loaded the latest metadata snapshot, taken at the log's end
+        (Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED; ``SnapshotEmitter.maybeEmit``,
+        ``QuorumController.handleLoadSnapshot``): the partition as the snapshot wrote
+        it (``ReplicationControlManager.load_snapshot``), each registration replayed at
+        the snapshot's last offset, which its unfencing waits for; the heartbeat
+        manager as ``fail_over`` starts it."""
+        self.cluster.activate(self.bugs)
+        self.replication.load_snapshot()
+        self.snapshot_offset = self.end_offset - 1
 
     def expire_session(self, broker: int) -> None:
         """Session expiry (§2.8; ``ReplicationControlManager.maybeFenceOneStaleBroker``):

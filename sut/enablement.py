@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 from model import (NO_LEADER, AdvanceTime, ElectPreferredLeader, AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, AlterUncleanLeaderElection, AlterPartitionResponse, CancelReassignment, Config, UpdateElrFeature,
                    Consume,
-                   BeginControlledShutdown, ControlledShutdown, DropMessage, FailOverController, FenceBroker, ResendRegistration, FetchRequest, FetchResponse, Flush, WriteEpochCheckpoint, ListOffsets,
+                   BeginControlledShutdown, ControlledShutdown, DropMessage, FailOverController, FailOverFromSnapshot, FenceBroker, ResendRegistration, FetchRequest, FetchResponse, Flush, WriteEpochCheckpoint, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, Reassign, ReceiveAlterPartition,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
@@ -109,6 +109,11 @@ class Enablement:
     def _g_fail_over(self, a: FailOverController) -> Reason:
         if not self.config.follows(Rule.CONTROLLER_FAILOVER):
             return "the controller never fails over under the chapters"
+        return None
+
+    def _g_fail_over_from_snapshot(self, a: FailOverFromSnapshot) -> Reason:
+        if not self.config.follows(Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED):
+            return "a snapshot holds what the log holds unless the ELR is written only when enabled"
         return None
 
     def _g_begin_controlled_shutdown(self, a: BeginControlledShutdown) -> Reason:

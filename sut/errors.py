@@ -26,6 +26,7 @@ class Errors(enum.Enum):
     NOT_LEADER_OR_FOLLOWER = 6, ("For requests intended only for the leader, this error indicates that the broker "
                                  "is not the current leader. For requests intended for any replica, this error "
                                  "indicates that the broker is not a replica of the topic partition.")
+    NOT_CONTROLLER = 41, "This is not the correct controller for this cluster."
     INVALID_REPLICA_ASSIGNMENT = 39, "Replica assignment is invalid."
     INVALID_REQUEST = 42, ("This most likely occurs because of a request being malformed by the client library or "
                            "the message was sent to an incompatible broker. See the broker logs for more details.")

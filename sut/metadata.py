@@ -58,6 +58,21 @@ class PartitionRegistration:
         merged["partition_epoch"] += 1
         return PartitionRegistration(**merged)  # type: ignore[arg-type]
 
+    def without_elr(self) -> "PartitionRegistration":
+        """This registration with no ELR nor LastKnownELR, its epochs kept: what a
+        snapshot written with the ELR feature off holds (``PartitionRegistration.toRecord``)."""
+        fields = {field: getattr(self, field) for field in self.FIELDS}
+        fields.update(elr=frozenset(), last_known_elr=frozenset())
+        return PartitionRegistration(**fields)  # type: ignore[arg-type]
+
+    def cleared(self) -> "PartitionRegistration":
+        """The replay of a ``ClearElrRecord`` (``ReplicationControlManager.removeTopicElrs``,
+        ``TopicDelta.replay``): with an ELR or LastKnownELR, both emptied by a merge (the
+        partition epoch moves); otherwise this registration."""
+        if not (self.elr or self.last_known_elr):
+            return self
+        return self.merge(PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset()))
+
     def __repr__(self) -> str:
         return (f"PartitionRegistration(replicas={list(self.replicas)}, isr={sorted(self.isr)}, "
                 f"leader={self.leader}, le={self.leader_epoch}, pe={self.partition_epoch}, "
@@ -135,6 +150,13 @@ class PartitionChangeRecord:
         return not self.changed_fields()
 
 
+class ClearElrRecord:
+    """Kafka's ``ClearElrRecord`` (Kafka 4.0.0): replayed, it empties the ELR and
+    LastKnownELR of a registration holding either (``PartitionRegistration.cleared``),
+    and changes nothing otherwise."""
+    __slots__ = ()
+
+
 #: Kafka's topic config names (``TopicConfig``) that change at run time here.
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable"
@@ -171,7 +193,7 @@ class FeatureLevelRecord:
 
 ApiMessage = Union[RegisterBrokerRecord, FenceBrokerRecord, UnfenceBrokerRecord, ControlledShutdownRecord,
                    PartitionRecord,
-                   PartitionChangeRecord, ConfigRecord, FeatureLevelRecord]
+                   PartitionChangeRecord, ClearElrRecord, ConfigRecord, FeatureLevelRecord]
 
 
 # ----------------------------------------------------------------- image and delta
@@ -247,6 +269,10 @@ class MetadataDelta:
                 base = self.image.partition  # BUG: merges onto the old image, not the batch so far
             if base is not None:
                 self.partition = base.merge(record)
+                self.changed = True
+        elif isinstance(record, ClearElrRecord):
+            if self.partition is not None and self.partition.cleared() is not self.partition:
+                self.partition = self.partition.cleared()
                 self.changed = True
         elif isinstance(record, ConfigRecord):
             # the topic was created with its own MinISR, which overrides the cluster-level default

@@ -132,11 +132,12 @@ class PendingExpandIsr:
     """An AlterPartition adding ``new_in_sync_replica`` is in flight; the Maximal
     ISR already counts it (§6.5.2)."""
 
-    __slots__ = ("isr", "new_in_sync_replica", "request_id")
+    __slots__ = ("isr", "new_in_sync_replica", "request_id", "sent")
     is_inflight = True
 
     def __init__(self, isr: frozenset[int], new_in_sync_replica: int, request_id: Optional[int]) -> None:
         self.isr, self.new_in_sync_replica, self.request_id = isr, new_in_sync_replica, request_id
+        self.sent: tuple = ()   # the submitted request's arguments, which a retry submits again
 
     @property
     def proposed_isr(self) -> frozenset[int]:
@@ -152,11 +153,12 @@ class PendingShrinkIsr:
     ``outOfSyncReplicaIds``) is in flight; the Maximal ISR still counts them until
     the controller commits the change (§6.5.2)."""
 
-    __slots__ = ("isr", "outgoing_replicas", "request_id")
+    __slots__ = ("isr", "outgoing_replicas", "request_id", "sent")
     is_inflight = True
 
     def __init__(self, isr: frozenset[int], outgoing_replicas: frozenset[int], request_id: Optional[int]) -> None:
         self.isr, self.outgoing_replicas, self.request_id = isr, outgoing_replicas, request_id
+        self.sent: tuple = ()   # the submitted request's arguments, which a retry submits again
 
     @property
     def proposed_isr(self) -> frozenset[int]:
@@ -589,8 +591,8 @@ class Partition:
         cfg = self.config
         named = state.proposed_isr if cfg.follows(Rule.ALTER_PARTITION_VALIDATION) else state.proposed_isr - state.isr
         epochs = tuple(sorted((b, self._broker_epoch(b)) for b in named))
-        state.request_id = self.alter_partition_manager.submit(
-            self.leader_epoch, self.partition_epoch, state.proposed_isr, epochs, self.leader_recovery_state)
+        state.sent = (self.leader_epoch, self.partition_epoch, state.proposed_isr, epochs, self.leader_recovery_state)
+        state.request_id = self.alter_partition_manager.submit(*state.sent)
         self.partition_state = state
         if cfg.follows(Rule.REPLICA_LAG_TIME):
             return   # prepareIsrExpand / prepareIsrShrink leave the HWM alone; the clock says who is caught up
@@ -652,6 +654,10 @@ class Partition:
         if not self.is_leader or not state.is_inflight:
             return
         if error is not None:
+            if keep and error == Errors.NOT_CONTROLLER.name:
+                # handleAlterPartitionError's default case: "Retrying." (submitAlterPartition)
+                state.request_id = self.alter_partition_manager.submit(*state.sent)
+                return
             rolled_back = error == Errors.INELIGIBLE_REPLICA.name or not keep
             if not rolled_back or Bug.PENDING_ISR_NOT_ROLLED_BACK_ON_ERROR in self.bugs:
                 state.request_id = None

@@ -15,7 +15,7 @@ from .bugs import Bug
 from .change_builder import UNCLEAN_LEADER_ELECTION, PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
 from .errors import ApiException, Errors, InvalidReplicaAssignmentException
-from .metadata import ApiMessage, PartitionChangeRecord, PartitionRecord, PartitionRegistration
+from .metadata import ApiMessage, ClearElrRecord, PartitionChangeRecord, PartitionRecord, PartitionRegistration
 
 INITIAL_LEADER_EPOCH = 1      # the chapters' numbering (§3.1, §4.4)
 INITIAL_PARTITION_EPOCH = 1
@@ -70,6 +70,10 @@ class ReplicationControlManager:
         #: Kafka's broker-to-ELR index entries of the partition (BrokersToElrs), kept only
         #: under Rule.CLEARED_ELR_STAYS_INDEXED, where a cleared ELR leaves them in place
         self.elr_index: dict[int, int] = {}
+        #: after a controller loaded a snapshot that differs from the log's replay
+        #: (``load_snapshot``): the registration and ELR index that replay gives, kept
+        #: beside the loaded ones for the next failover to a standby that replayed it
+        self.replayed: Optional[tuple[PartitionRegistration, dict[int, int]]] = None
 
     # ---------------------------------------------------------------- plumbing
 
@@ -150,15 +154,69 @@ class ReplicationControlManager:
     def remove_topic_elrs(self) -> None:
         """A ``ClearElrRecord`` replayed (``ReplicationControlManager.removeTopicElrs``):
         a partition with an ELR or LastKnownELR has both emptied, moving its partition
-        epoch; one with neither is left as it is."""
+        epoch; one with neither is left as it is. Written only when it changes this
+        registration or the log's replay (``replayed``)."""
         p = self.partition
-        if p is None or not (p.elr or p.last_known_elr):
+        if p is None:
             return
-        record = PartitionChangeRecord(elr=frozenset(), last_known_elr=frozenset())
+        log = p if self.replayed is None else self.replayed[0]
+        if p.cleared() is p and log.cleared() is log:
+            return
         # merged without _apply's index update: Kafka's removeTopicElrs skips it
         # (Rule.CLEARED_ELR_STAYS_INDEXED)
-        self.append(record)
-        self.partition = p.merge(record)
+        self.append(ClearElrRecord())
+        self.partition = p.cleared()
+
+    # ------------------------------------------------------ snapshots (failover)
+
+    def replay_beside(self, record: ApiMessage) -> None:
+        """``record``, appended, replayed on the log's replay kept beside a loaded
+        snapshot (``replayed``; nothing when there is none): Kafka's ``replay``
+        of each partition record, the ELR index updated but by a ``ClearElrRecord``."""
+        if self.replayed is None:
+            return
+        before, index = self.replayed
+        if isinstance(record, PartitionRecord):
+            after = record.registration
+        elif isinstance(record, PartitionChangeRecord):
+            after = before.merge(record)
+        elif isinstance(record, ClearElrRecord):
+            self.replayed = (before.cleared(), index)
+            return
+        else:
+            return
+        index = dict(index)
+        if self.config.follows(Rule.CLEARED_ELR_STAYS_INDEXED):
+            for b in after.elr - before.elr:
+                index[b] = index.get(b, 0) + 1
+            for b in before.elr - after.elr:
+                index[b] = index.get(b, 0) - 1
+        self.replayed = (after, index)
+
+    def load_snapshot(self) -> None:
+        """The registration of a controller that loaded a snapshot of the log's replay
+        (Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED; ``PartitionRegistration.toRecord``,
+        ``QuorumController.handleLoadSnapshot``): no ELR nor LastKnownELR while the ELR
+        feature is off, the ELR index built anew from it; the replay kept beside while
+        they differ."""
+        assert self.partition is not None
+        partition, index = self.replayed or (self.partition, dict(self.elr_index))
+        enabled = self.elr_enabled and Bug.SNAPSHOT_OPTIONS_FROM_METADATA_VERSION not in self.bugs  # BUG when not
+        keeps = enabled or not (partition.elr or partition.last_known_elr)
+        loaded = partition if keeps else partition.without_elr()
+        loaded_index = index
+        if self.config.follows(Rule.CLEARED_ELR_STAYS_INDEXED):
+            loaded_index = {b: 1 for b in loaded.elr}
+        same = loaded is partition and {b: n for b, n in loaded_index.items() if n} == {
+            b: n for b, n in index.items() if n}
+        self.partition, self.elr_index = loaded, loaded_index
+        self.replayed = None if same else (partition, index)
+
+    def load_replay(self) -> None:
+        """The registration of a standby that replayed the log (``FailOverController``)."""
+        if self.replayed is not None:
+            self.partition, self.elr_index = self.replayed[0], dict(self.replayed[1])
+            self.replayed = None
 
     # --------------------------------------------------- broker lifecycle (§2.8)
 
@@ -291,12 +349,16 @@ class ReplicationControlManager:
         chapters' controller first refuses a requester that does not lead
         (NOT_LEADER_OR_FOLLOWER) and wants both epochs to be the partition's; Kafka's
         (Rule.ALTER_PARTITION_VALIDATION) fences an older leader epoch before it
-        answers a non-leader INVALID_REQUEST, and refuses only older epochs (a newer
-        one would be NOT_CONTROLLER, which one controller never sees). Under
+        answers a non-leader INVALID_REQUEST, and refuses older epochs; a newer one
+        first, NOT_CONTROLLER (only a controller whose registration is not the log's
+        replay meets one: ``load_snapshot``). Under
         Rule.LEADER_RECOVERY_STATE a request marked RECOVERING is refused
         (INVALID_REQUEST) with more than the leader in its ISR, or while the
         partition is RECOVERED."""
         kafka = self.config.follows(Rule.ALTER_PARTITION_VALIDATION)
+        if kafka and (data.leader_epoch > partition.leader_epoch or data.partition_epoch > partition.partition_epoch):
+            return _rejecting(Errors.NOT_CONTROLLER, broker_id, f"the current epochs {partition.leader_epoch} / "
+                              f"{partition.partition_epoch} are lower than the request's")
         if not kafka and broker_id != partition.leader:
             return _rejecting(Errors.NOT_LEADER_OR_FOLLOWER, broker_id, f"the current leader is {partition.leader}")
         stale_leader_epoch = data.leader_epoch < partition.leader_epoch

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 import properties
-from model import (KAFKA, PROFILES, RULE_DOCS, AdvanceTime, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment,
-                   Config, FenceBroker, Reassign, ReceiveAlterPartition, Rule,
+from model import (KAFKA, PROFILES, rules_without, AdvanceTime, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment,
+                   Config, FailOverController, FailOverFromSnapshot, FenceBroker, Reassign, ReceiveAlterPartition, Rule,
                    ReplicateMetadata, StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, why_not_enabled)
 
 from properties.liveness import met_by
@@ -24,8 +24,7 @@ ON_OFF = pytest.mark.parametrize("follows", [True, False], ids=["kafka", "rule-o
 def story(rule: Rule, follows: bool, **fields: object) -> Scenario:
     """A scenario under the Kafka profile (``rule`` off unless ``follows``) whose
     steps are not checked: the test checks the end."""
-    off = {rule} | {r for r in PROFILES[KAFKA] if rule in RULE_DOCS[r].requires}   # and the rules needing it
-    rules = PROFILES[KAFKA] if follows else PROFILES[KAFKA] - off
+    rules = PROFILES[KAFKA] if follows else rules_without(PROFILES[KAFKA], rule)   # and the rules needing it
     return Scenario(Config(profile=KAFKA, rules=rules, **fields), check_properties=False)
 
 
@@ -314,3 +313,41 @@ def test_a_restart_brings_back_a_truncated_epoch_and_committed_records_diverge(f
         assert broken(sc) == {"LogMatching"}
     else:
         assert broken(sc) == set()
+
+
+@ON_OFF
+def test_a_controller_that_loaded_a_snapshot_runs_a_partition_epoch_behind_the_brokers(follows: bool):
+    """Finding 11. RF 3, MinISR 2: fencing 3 and then 2 leaves ISR [1], ELR [2]. The
+    ELR is switched off (the registration keeps its ELR), and the active controller
+    fails over to one that restarted and loaded a snapshot: written with the feature
+    off, it holds no ELR, while the log and the brokers' images keep [2]. The ELR is
+    switched on again and MinISR lowered to 1: Kafka writes a ClearElrRecord, whose
+    replay moves the partition epoch of a registration holding an ELR only. The
+    brokers' images move to partition epoch 4, the controller's stays at 3, and
+    every AlterPartition the leader sends from then on carries an epoch the
+    controller refuses: broker 2, unfenced and caught up, never rejoins the ISR.
+    With the rule off, the snapshot keeps the ELR, and 2 rejoins."""
+    sc = story(Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+               min_isr=2)
+    sc.do(FenceBroker(3))
+    sc.do(FenceBroker(2))
+    sc.do(UpdateElrFeature(False))
+    if follows:
+        sc.do(FailOverFromSnapshot())
+        assert sc.partition.elr == set() and broken(sc) == {"ControllerLogReplay"}
+    else:
+        assert why_not_enabled(sc.state, FailOverFromSnapshot()) is not None
+        sc.do(FailOverController())
+    sc.do(UpdateElrFeature(True))
+    sc.do(AlterMinIsr(1))
+    sc.sync_all()
+    sc.unfence(2)
+    sc.sync_all()
+    epochs = {b.id: b.replica.partition_epoch for b in sc.state.brokers if b.replica is not None}
+    met = met_by(sc.state)
+    if follows:
+        assert sc.partition.partition_epoch == 3 and epochs == {1: 4, 2: 4, 3: 4}
+        assert broken(sc) == {"ControllerLogReplay", "EpochMonotonicity"}
+        assert met["IsrRestored"] is None and met["AlterPartitionCompletes"] is None
+    else:
+        assert sc.partition.partition_epoch == 4 and broken(sc) == set() and met["IsrRestored"] is not None

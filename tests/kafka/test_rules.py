@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from model import (ELR_FEATURE, KAFKA, MIN_INSYNC_REPLICAS, NO_LEADER, PROFILES, STATIC_MIN_INSYNC_REPLICAS, AdvanceTime, BeginControlledShutdown, ControlledShutdown, AlterClusterMinIsr, FailOverController, RegisterBrokerRecord, ResendRegistration, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
+from model import (ELR_FEATURE, KAFKA, MIN_INSYNC_REPLICAS, NO_LEADER, PROFILES, STATIC_MIN_INSYNC_REPLICAS, AdvanceTime, BeginControlledShutdown, ControlledShutdown, AlterClusterMinIsr, FailOverController, FailOverFromSnapshot, RegisterBrokerRecord, ResendRegistration, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, ConfigRecord, FeatureLevelRecord, FenceBroker, FetchResponse,
                    FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
-                   ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, RULE_DOCS,
+                   ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, rules_without,
                    StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, WriteEpochCheckpoint, ReplicateMetadata, ElectPreferredLeader,
                    enabled_actions, why_not_enabled)
 
@@ -29,8 +29,7 @@ ON_OFF = pytest.mark.parametrize("follows", [True, False], ids=["kafka", "rule-o
 def config(rule: Rule, follows: bool, **fields: object) -> Config:
     """The Kafka profile, with ``rule`` switched off unless ``follows`` (and the rules
     that require it, ``RuleDoc.requires``, with it)."""
-    off = {rule} | {r for r in PROFILES[KAFKA] if rule in RULE_DOCS[r].requires}
-    rules = PROFILES[KAFKA] if follows else PROFILES[KAFKA] - off
+    rules = PROFILES[KAFKA] if follows else rules_without(PROFILES[KAFKA], rule)
     return Config(profile=KAFKA, rules=rules, **fields)
 
 
@@ -306,6 +305,77 @@ def test_after_a_controller_failover_a_fenced_broker_has_no_session(follows: boo
     assert [sc.state.registration(b).session for b in (1, 2, 3)] == [False, False, True]
     sc.unfence(1)
     assert sc.state.registration(1).session and (sc.partition.leader, sc.partition.isr) == (1, {1})
+
+
+def _snapshot_story(follows: bool) -> Scenario:
+    """RF 3, MinISR 2: fencing 3 and then 2 leaves ISR [1], ELR [2]; the ELR feature
+    is switched off, which leaves the registration as it is."""
+    sc = Scenario(config(Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED, follows, brokers=(1, 2, 3),
+                         assignment=(1, 2, 3), min_isr=2), check_properties=False)
+    for action in (FenceBroker(3), FenceBroker(2), UpdateElrFeature(False)):
+        sc.do(action)
+    assert (sc.partition.isr, sc.partition.elr) == ({1}, {2})
+    return sc
+
+
+@ON_OFF
+def test_a_controller_that_loaded_a_snapshot_written_with_the_elr_off_holds_no_elr(follows: bool):
+    """The story above; the active controller fails over to one that restarted and
+    loaded a snapshot of the log: written with the feature off, its partition record
+    carries no ELR (PartitionRegistration.toRecord), so the new controller holds
+    none, while the log, and every broker's image, still give ELR [2]. Every
+    registration was replayed at the snapshot's last offset: broker 3, registered
+    long before, is unfenced only once it has applied the whole snapshot. A failover
+    to a standby that replayed the log brings ELR [2] back."""
+    sc = _snapshot_story(follows)
+    if not follows:
+        assert why_not_enabled(sc.state, FailOverFromSnapshot()) == (
+            "a controller loads no snapshot that differs from the log it replaces "
+            "(Rule.SNAPSHOT_WRITES_ELR_ONLY_WHEN_ENABLED)")
+        return
+    log = sc.state.controller.metadata_log
+    sc.do(FailOverFromSnapshot())
+    assert sc.state.controller.metadata_log == log and sc.partition.elr == set()
+    assert sc.state.controller.log_partition.elr == {2} and sc.state.controller.elr_entries(2) == 0
+    sc.do(ReplicateMetadata(3, len(log) - 1 - sc.state.broker(3).metadata_offset))
+    assert "has not replicated its own registration record" in why_not_enabled(sc.state, UnfenceBroker(3))
+    sc.do(ReplicateMetadata(3, 1))
+    sc.do(UnfenceBroker(3))
+    assert sc.partition.elr == set() and sc.state.controller.log_partition.elr == {2}
+    sc.do(FailOverController())
+    assert sc.partition.elr == {2} and sc.state.controller.elr_entries(2) == 1
+    assert sc.state.controller.replayed is None
+
+
+@ON_OFF
+def test_an_alter_partition_ahead_of_a_controller_that_loaded_a_snapshot_is_sent_again(follows: bool):
+    """The snapshot story above, then the ELR switched on and MinISR lowered to 1: the
+    ClearElrRecord moves the partition epoch of every registration with an ELR, the
+    log's (the brokers') to 4, not the controller's, which holds none (3). Leader 1's
+    expansion for 2 carries partition epoch 4: Kafka's controller answers
+    NOT_CONTROLLER (validateAlterPartitionData takes itself for a deposed one), and
+    Kafka's leader sends the same request again (handleAlterPartitionError: "Retrying"),
+    answered the same, for ever."""
+    sc = _snapshot_story(follows)
+    sc.do(FailOverFromSnapshot() if follows else FailOverController())
+    sc.do(UpdateElrFeature(True))
+    sc.do(AlterMinIsr(1))
+    sc.sync_all()
+    assert sc.partition.partition_epoch == (3 if follows else 4) and sc.replica(1).partition_epoch == 4
+    sc.unfence(2)
+    sc.sync_all()
+    sc.deliver_fetch(2)
+    request = sc.in_flight(AlterPartitionRequest)[0]
+    assert (request.isr, request.partition_epoch) == ({1, 2}, 4)
+    response = sc.do_sending(ReceiveAlterPartition(request.id), AlterPartitionResponse)
+    if not follows:
+        assert response.error is None
+        return
+    assert response.error == "NOT_CONTROLLER"
+    again = sc.do_sending(ReceiveAlterPartitionResponse(response.id), AlterPartitionRequest)
+    assert (again.isr, again.partition_epoch, again.added_broker_epochs) == \
+        (request.isr, request.partition_epoch, request.added_broker_epochs)
+    assert sc.replica(1).pending_isr == {1, 2} and sc.replica(1).pending_request == again.id
 
 
 def _waits_for(sc: Scenario, broker: int, other: int) -> str:

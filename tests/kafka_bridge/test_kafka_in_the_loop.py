@@ -336,6 +336,33 @@ def test_a_copy_of_kafkas_controller_keeps_what_a_controlled_shutdown_waits_for(
     assert not original.is_enabled(ControlledShutdown(1))
 
 
+def test_a_copy_of_kafkas_controller_loads_the_snapshot_where_the_original_did():
+    """A branch of a lockstep whose active controller loaded a snapshot written with
+    the ELR off (no ELR, where the log holds [2]) loads it at the same record
+    (``snapshotAt``), then replays the records after it: it holds what the original
+    holds, not the log's replay; both refuse the leader's AlterPartition ahead of
+    them, and a failover to a standby that replayed the log gives ELR [2] back."""
+    import copy
+
+    import kafka_bridge
+    from model import FailOverController, FailOverFromSnapshot, FenceBroker
+    from sut import Cluster
+    config = Config(brokers=(1, 2, 3), assignment=(1, 2, 3), min_isr=2, profile=KAFKA)
+    lockstep = LockStep(Subject.at(config, implementation=lambda c: Cluster(c, components=kafka_bridge.CONTROLLER_COMPONENTS),
+                                   check_properties=False))
+    for action in (FenceBroker(3), FenceBroker(2), UpdateElrFeature(False), FailOverFromSnapshot(),
+                   UpdateElrFeature(True)):
+        assert lockstep.step(action) is None, action
+    original = lockstep.implementation
+    branch = copy.deepcopy(original)
+    for cluster in (original, branch):
+        assert cluster.observe().partition == lockstep.state.partition
+        assert cluster.observe().partition.elr == frozenset()
+        assert cluster.controller.shim.snapshotAt() == original.controller.shim.snapshotAt() > 0
+    assert branch.apply(FailOverController()) is not None
+    assert branch.observe().partition.elr == {2} and original.observe().partition.elr == frozenset()
+
+
 #: RF 3, MinISR 2: all replicas have the write; 3 and then 2 are fenced (ELR [2]),
 #: the ELR feature is downgraded, 2 restarts uncleanly and lossily (with the feature
 #: off it leaves only the ISR: it stays in the ELR) and, 1 fenced, is elected from it.

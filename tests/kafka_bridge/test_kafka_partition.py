@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_bridge.partition import CLOCK_BASE_MS, KafkaPartition, KafkaPartitionError
-from model import (CHAPTERS, KAFKA, PROFILES, RULE_DOCS, AlterPartitionRequest, Config, Rule, enabled_actions,
+from model import (CHAPTERS, KAFKA, PROFILES, rules_without, AlterPartitionRequest, Config, Rule, enabled_actions,
                    initial_state, is_caught_up, step)
 from model.actions import (AdvanceTime, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Produce, ReceiveAlterPartition,
                            ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, SendFetch)
@@ -330,8 +330,7 @@ def test_without_the_rule_the_model_differs_from_kafkas_isr_check(profile: str, 
     where Kafka's check finds none out of sync (CAUGHT_UP_AT_LEADER_LEO); without
     the clock the check may also find 2 out of sync, alone or with 3, at any
     moment (REPLICA_LAG_TIME)."""
-    off = {rule} | {r for r in Rule if rule in RULE_DOCS[r].requires}
-    s = _model(profile, PROFILES[KAFKA] - off if profile == KAFKA else None)
+    s = _model(profile, rules_without(PROFILES[KAFKA], rule) if profile == KAFKA else None)
     if rule is Rule.SHRINK_ALL_OUT_OF_SYNC:
         kafka = _kafka_proposals(_kafka_after_a_write_nobody_fetched())
         assert kafka == {frozenset({1})} and not kafka <= _shrink_proposals(step(s, Produce(1, 1)))

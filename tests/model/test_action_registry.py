@@ -65,7 +65,7 @@ def test_sends_and_receives_are_what_the_model_does_on_a_long_walk():
     from check.timeline import model_timeline
     seen = set()
     cluster = dict(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2)
-    for config, seed in ((Config(**cluster, unclean_recovery="balanced"), 5), (Config(**cluster, profile=KAFKA), 24)):
+    for config, seed in ((Config(**cluster, unclean_recovery="balanced"), 5), (Config(**cluster, profile=KAFKA), 26)):
         trace = [a for a, _ in random_walk(config, 600, seed=seed, policy="weighted")]
         before = {}
         for action, m in zip(trace, model_timeline(config, trace)):

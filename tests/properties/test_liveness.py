@@ -11,7 +11,7 @@ import random
 import pytest
 
 import properties
-from model import (CHAPTERS, KAFKA, Config, ControlledShutdown, FenceBroker, Heal, Produce, ProposeIsrShrink,
+from model import (CHAPTERS, KAFKA, Config, ControlledShutdown, FeatureLevelRecord, FenceBroker, Heal, Produce, ProposeIsrShrink,
                    ReceiveAlterPartition, ReceiveAlterPartitionResponse, Reassign, SendFetch, StartBroker,
                    UncleanShutdown, UnfenceBroker, enabled_actions, initial_state, step, why_not_enabled)
 from model.healing import apply, heal, rounds, schedule
@@ -101,19 +101,22 @@ def _random_config(rng: random.Random) -> Config:
 
 
 def test_on_random_prefixes_of_the_correct_model_every_goal_holds_well_within_the_bound():
-    """120 seeded uniform walks (faults included, within the fault budget), healed:
+    """160 seeded uniform walks (faults included, within the fault budget), healed:
     no goal fails, and each holds by half the bound (benchmarks/healing_cost.py
-    measures thousands)."""
+    measures thousands). Walks that broke a property, or downgraded the ELR feature
+    (whose liveness failures are findings 9 and 11 about Kafka's code), are not
+    judged."""
     rng = random.Random(20261127)
     judged = 0
-    for _ in range(120):
+    for _ in range(160):
         config = _random_config(rng)
         state = initial_state(config)
         for _ in range(rng.randint(5, 120)):
             actions = [a for a in enabled_actions(state) if not (isinstance(a, UncleanShutdown) and a.lossy
                                                                   and state.history.lossy_shutdowns >= config.min_isr - 1)]
             state = step(state, rng.choice(actions))
-        if properties.check_all(state):
+        downgraded = any(isinstance(r, FeatureLevelRecord) and r.level == 0 for r in state.controller.metadata_log)
+        if properties.check_all(state) or downgraded:
             continue
         judged += 1
         met = met_by(state)

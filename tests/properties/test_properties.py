@@ -250,6 +250,8 @@ SATISFYING: list[tuple[str, Callable[[], ClusterState], bool]] = [
     ("ValidPartitionMetadata", s_leaderless_empty_isr, True),
     ("EpochMonotonicity", s_new_leader_after_fencing, True),
     ("EpochMonotonicity", s_unclean_replica_caught_up, True),
+    ("ControllerLogReplay", s_replicated, True),
+    ("ControllerLogReplay", s_new_leader_after_fencing, True),
     ("WeakIsr", s_replicated, True),
     ("WeakIsr", s_leader_hwm_zero, False),
     ("StrongIsr", s_replicated, True),
@@ -481,6 +483,7 @@ LC, LM, LCC, RQS = "LeaderCompleteness", "LogMatching", "LeaderCandidateComplete
 UE, AHM, MIRQ, MLM = "UncleanExclusion", "AppliedHwmMonotonicity", "MinIsrRecoveryQuorum", "MetadataLogMatching"
 CR, NCRL, AWL, VPM = "ConsistentRead", "NoCommittedRecordLostGlobally", "AckedWritesLinearizable", "ValidPartitionMetadata"
 EM, WI, SI, LII = "EpochMonotonicity", "WeakIsr", "StrongIsr", "LeaderInIsr"
+CLR = "ControllerLogReplay"
 
 VIOLATING: list[tuple[str, Callable[[], ClusterState], tuple[Expect, ...]]] = [
     (LC, v_leader_truncated, (
@@ -585,8 +588,9 @@ VIOLATING: list[tuple[str, Callable[[], ClusterState], tuple[Expect, ...]]] = [
     (EM, v_register_broker_epoch_reused, (
         expect("broker 2 registered with broker epoch 1, not above the earlier broker epoch 2",
                replicas=(2,), offsets=(7,)),)),
-    (EM, v_controller_partition_not_log_result, (
-        expect("the controller's partition", "leader_epoch=5", "is not its metadata log's result"),)),
+    (CLR, v_controller_partition_not_log_result, (
+        expect("the active controller's partition registration differs from its metadata log's replay",
+               "leader_epoch 5 where the log gives 1"),)),
     (EM, v_replica_ahead_in_leader_epoch, (
         expect("replica 2 acts in leader epoch 2 / partition epoch 1, ahead of the controller's 1 / 1",
                replicas=(2,), epochs=(2, 1)),)),
@@ -686,6 +690,7 @@ PRIMARY: dict[str, Callable[[], ClusterState]] = {
     AWL: v_acked_against_real_time_order,
     VPM: v_fenced_broker_in_isr,
     EM: v_replica_ahead_in_leader_epoch,
+    CLR: v_controller_partition_not_log_result,
     WI: v_follower_differs_below_hwm,
     SI: v_follower_differs_below_hwm,
     LII: v_leader_not_in_isr,
@@ -717,7 +722,7 @@ EXEMPT_IN: dict[str, set[str]] = {
     NCRL: GUARANTEES, AWL: GUARANTEES,
     UE: UNGUARDED, MIRQ: UNGUARDED,
     WI: NO_LOSSY, SI: NO_LOSSY,
-    RQS: set(), MLM: set(), VPM: set(), EM: set(), LII: set(),
+    RQS: set(), MLM: set(), VPM: set(), EM: set(), CLR: set(), LII: set(),
 }
 
 
@@ -763,7 +768,7 @@ def test_fault_budget_from_config_min_isr():
 
 def test_with_partition_commits_through_the_metadata_log():
     """``with_partition`` keeps the controller's partition the result of its metadata
-    log (EpochMonotonicity) and the brokers consistent prefixes of it
+    log (ControllerLogReplay) and the brokers consistent prefixes of it
     (MetadataLogMatching), whether or not the brokers apply the new record."""
     base = replicated(2)
     for sync_brokers in (False, True):
@@ -771,12 +776,12 @@ def test_with_partition_commits_through_the_metadata_log():
         assert s.partition.isr == {1, 2}
         assert (s.partition.leader_epoch, s.partition.partition_epoch) == (1, 2)
         assert len(s.controller.metadata_log) == len(base.controller.metadata_log) + 1
-        assert check(EM, s) == () and check(MLM, s) == ()
+        assert check(CLR, s) == () and check(MLM, s) == ()
         assert (s.broker(2).image == s.partition) == sync_brokers
     moved = with_partition(base, leader=2)
     assert (moved.partition.leader, moved.partition.leader_epoch) == (2, 2)
     raw = with_partition(base, raw=True, isr={1, 2})
-    assert raw.controller.metadata_log == base.controller.metadata_log and check(EM, raw) != ()
+    assert raw.controller.metadata_log == base.controller.metadata_log and check(CLR, raw) != ()
     with pytest.raises(ValueError, match="raw=True"):
         with_partition(base, leader_epoch=3)
 
@@ -787,7 +792,7 @@ DOCUMENTED_ORDER = (
     "LeaderCompleteness", "LogMatching", "LeaderCandidateCompleteness", "ReplicationQuorumSuperset",
     "UncleanExclusion", "AppliedHwmMonotonicity", "MinIsrRecoveryQuorum", "MetadataLogMatching",
     "ConsistentRead", "NoCommittedRecordLostGlobally", "AckedWritesLinearizable", "ValidPartitionMetadata",
-    "EpochMonotonicity", "WeakIsr", "StrongIsr", "LeaderInIsr",
+    "EpochMonotonicity", "ControllerLogReplay", "WeakIsr", "StrongIsr", "LeaderInIsr",
 )
 
 
@@ -797,7 +802,7 @@ def test_registry_order_is_stable():
 
 def test_registry_names_are_unique():
     names = [p.name for p in ALL]
-    assert len(names) == len(set(names)) == 16
+    assert len(names) == len(set(names)) == 17
     assert BY_NAME == {p.name: p for p in ALL}
 
 

@@ -18,7 +18,7 @@ import pytest
 
 import model
 from model import (AlterClusterMinIsr, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, BeginControlledShutdown,
-                   Config, ControlledShutdown, ElectPreferredLeader, FailOverController, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
+                   Config, ControlledShutdown, ElectPreferredLeader, FailOverController, FailOverFromSnapshot, FenceBroker, FetchRequest, FetchResponse, ListOffsets,
                    ProposeIsrExpand, ProposeIsrShrink, Produce, Reassign, ReceiveAlterPartition, ResendRegistration,
                    ReceiveAlterPartitionResponse, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    SendFetch, StartBroker, UncleanRecovery, UncleanShutdown, UnfenceBroker, UpdateElrFeature,
@@ -389,6 +389,12 @@ def activation_tracks_fenced_brokers(t: Trio) -> None:
     t.do(FailOverController())         # the buggy controller starts a session for 3 all the same
 
 
+def snapshot_options_from_metadata_version(t: Trio) -> None:
+    t.do(FenceBroker(3))               # ISR [1, 2]
+    t.do(FenceBroker(2))               # ISR [1], ELR [2]
+    t.do(FailOverFromSnapshot())       # the buggy snapshot leaves ELR [2] out, the feature on
+
+
 def fenced_broker_holds_controlled_shutdown(t: Trio) -> None:
     t.do(FenceBroker(3))                    # 3's session expires
     t.do(BeginControlledShutdown(1))        # leader 1 asks to shut down: leadership to 2
@@ -436,6 +442,7 @@ SCENARIOS: dict[Bug, tuple[Config, Callable[[Trio], None]]] = {
     Bug.FENCING_IGNORES_ELR_FEATURE: (KAFKA_ULE, fencing_ignores_elr_feature),
     Bug.EPOCH_CHECKPOINT_WRITES_TRUNCATION_SNAPSHOT: (KAFKA_MIN1, epoch_checkpoint_writes_truncation_snapshot),
     Bug.FENCED_BROKER_HOLDS_CONTROLLED_SHUTDOWN: (KAFKA_ULE, fenced_broker_holds_controlled_shutdown),
+    Bug.SNAPSHOT_OPTIONS_FROM_METADATA_VERSION: (KAFKA_ULE, snapshot_options_from_metadata_version),
 }
 
 

@@ -23,7 +23,7 @@ import pytest
 import properties
 from check.scenarios import MINIMAL, MinimalScenario
 from check.reduce import rebase, sends
-from model import (KAFKA, LIVENESS_VARIANTS, PROFILES, RULE_DOCS, VARIANT_DOCS, Action, ClusterState, Config, Heal,
+from model import (KAFKA, LIVENESS_VARIANTS, PROFILES, rules_without, VARIANT_DOCS, Action, ClusterState, Config, Heal,
                    ProposeIsrExpand, Produce, Reassign, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata,
                    Rule, SendFetch, Variant, initial_state, why_not_enabled)
 from model.healing import apply as step
@@ -202,9 +202,8 @@ def _run(sc: MinimalScenario, config: Config, variant: Variant | None = None) ->
 def _kafka(sc: MinimalScenario, variant: Variant | None, without: Rule | frozenset[Rule] | None = None) -> Config:
     """The Kafka profile on the scenario's cluster, ``without`` a rule or a set of
     rules (and the rules that require one of them)."""
-    off = set() if without is None else {without} if isinstance(without, Rule) else set(without)
-    off |= {r for r in PROFILES[KAFKA] if off & set(RULE_DOCS[r].requires)}
-    rules = PROFILES[KAFKA] - off
+    off = () if without is None else (without,) if isinstance(without, Rule) else tuple(without)
+    rules = rules_without(PROFILES[KAFKA], *off)
     return attrs.evolve(sc.config, profile=KAFKA, rules=rules, variants=frozenset({variant} if variant else ()))
 
 

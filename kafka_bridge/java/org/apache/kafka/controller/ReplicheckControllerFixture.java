@@ -25,6 +25,11 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.LogContext;
+import org.apache.kafka.image.MetadataDelta;
+import org.apache.kafka.image.MetadataImage;
+import org.apache.kafka.image.MetadataProvenance;
+import org.apache.kafka.image.writer.ImageWriterOptions;
+import org.apache.kafka.image.writer.RecordListWriter;
 import org.apache.kafka.metadata.FinalizedControllerFeatures;
 import org.apache.kafka.metadata.KafkaConfigSchema;
 import org.apache.kafka.metadata.PartitionRegistration;
@@ -56,7 +61,8 @@ import java.util.concurrent.TimeUnit;
  * records' offsets in the metadata log (QuorumController replays each record it
  * appends). Time is a manual clock, moved only by {@link ManualTime#sleep}.
  * {@link #failOver} replaces the managers by a standby's, which replayed the same
- * records: read them through the fixture's fields, which it sets anew.
+ * records, and {@link #failOverFromSnapshot} by those of a controller that loaded a
+ * snapshot of them: read them through the fixture's fields, which both set anew.
  *
  * <p>Used by replicheck's bridge (ReplicheckControllerShim) and, as its own source
  * file, by every JUnit reproducer {@code replicheck reproduce} writes: the same
@@ -106,6 +112,8 @@ public final class ReplicheckControllerFixture {
     public ReplicationControlManager replicationControl;
     /** Every record replayed, with its offset: what a standby has replayed too. */
     private final List<Map.Entry<ApiMessageAndVersion, Long>> replayed = new java.util.ArrayList<>();
+    private int snapshotAt = -1;
+    private long snapshotOffset = -1L;
 
     /** The managers, nothing replayed; not yet active. */
     public ReplicheckControllerFixture() {
@@ -190,7 +198,60 @@ public final class ReplicheckControllerFixture {
         replayed.clear();
         build();
         for (Map.Entry<ApiMessageAndVersion, Long> entry : log) replay(entry.getKey(), entry.getValue());
+        snapshotAt = -1;
+        snapshotOffset = -1L;
         clusterControl.activate();
+    }
+
+    /**
+     * The active controller resigns and one that restarted becomes active: at its start
+     * it loaded the latest snapshot, taken at the end of the log replayed so far, whose
+     * last record is at {@code lastOffset} (QuorumController.handleLoadSnapshot replays
+     * each of the snapshot's records at that offset); then its heartbeat manager starts,
+     * as in {@link #failOver}. The log stays what {@link #replayed} returns: a later
+     * {@link #failOver} replays it.
+     */
+    public void failOverFromSnapshot(long lastOffset) {
+        List<Map.Entry<ApiMessageAndVersion, Long>> log = replayed();
+        build();
+        for (ApiMessageAndVersion record : snapshot(log)) dispatch(record.message(), lastOffset);
+        snapshotAt = log.size();
+        snapshotOffset = lastOffset;
+        clusterControl.activate();
+    }
+
+    /**
+     * The records of the snapshot of {@code log} (records with their offsets): the
+     * metadata image the records give (MetadataDelta.replay, apply), written as
+     * SnapshotEmitter.maybeEmit writes it, with the options of the image's features
+     * (the ELR feature's level decides whether partitions keep their ELR and
+     * LastKnownELR: PartitionRegistration.toRecord).
+     */
+    public static List<ApiMessageAndVersion> snapshot(List<Map.Entry<ApiMessageAndVersion, Long>> log) {
+        MetadataDelta delta = new MetadataDelta.Builder().setImage(MetadataImage.EMPTY).build();
+        long lastOffset = -1L;
+        for (Map.Entry<ApiMessageAndVersion, Long> entry : log) {
+            delta.replay(entry.getKey().message());
+            lastOffset = Math.max(lastOffset, entry.getValue());
+        }
+        // the provenance names the image, which the writer does not read
+        MetadataImage image = delta.apply(new MetadataProvenance(lastOffset, 0, 0L, true));
+        RecordListWriter writer = new RecordListWriter();
+        image.write(writer, new ImageWriterOptions.Builder(image.features().metadataVersionOrThrow())
+            .setEligibleLeaderReplicasEnabled(image.features().isElrEnabled())
+            .build());
+        return writer.records();
+    }
+
+    /** How many records of {@link #replayed} the active managers loaded as a snapshot
+     *  ({@link #failOverFromSnapshot}) rather than replayed; -1: none. */
+    public int snapshotAt() {
+        return snapshotAt;
+    }
+
+    /** The last offset of the snapshot {@link #failOverFromSnapshot} loaded (-1: none). */
+    public long snapshotOffset() {
+        return snapshotOffset;
     }
 
     /** Every record replayed so far, with its offset, in order. */
@@ -201,7 +262,10 @@ public final class ReplicheckControllerFixture {
     /** Replay one record at {@code offset} (QuorumController.replay's dispatch). */
     public void replay(ApiMessageAndVersion record, long offset) {
         replayed.add(Map.entry(record, offset));
-        ApiMessage message = record.message();
+        dispatch(record.message(), offset);
+    }
+
+    private void dispatch(ApiMessage message, long offset) {
         if (message instanceof RegisterBrokerRecord r) {
             clusterControl.replay(r, offset);
         } else if (message instanceof BrokerRegistrationChangeRecord r) {

@@ -104,6 +104,23 @@ public final class ReplicheckControllerShim {
         fixture.failOver();
     }
 
+    /** A controller failover to one that loaded a snapshot of the log whose last record is
+     *  at {@code lastOffset} ({@link ReplicheckControllerFixture#failOverFromSnapshot}). */
+    public void failOverFromSnapshot(long lastOffset) {
+        lastRequest = null;
+        fixture.failOverFromSnapshot(lastOffset);
+    }
+
+    /** How many replayed records the active managers loaded as a snapshot; -1: none. */
+    public int snapshotAt() {
+        return fixture.snapshotAt();
+    }
+
+    /** The last offset of the snapshot the active managers loaded; -1: none. */
+    public long snapshotOffset() {
+        return fixture.snapshotOffset();
+    }
+
     private static ControllerRequestContext context(ApiKeys api) {
         return ReplicheckControllerFixture.context(api);
     }
