@@ -256,6 +256,18 @@ def maybe_complete_reassignment(state: ClusterState, d: PartitionMetadata) -> tu
     return (apply_elr_rules(state, done, d.isr & d.removing) if how is None else done), True, how
 
 
+def completed_first(state: ClusterState, d: PartitionMetadata) -> tuple[PartitionMetadata, bool]:
+    """A change's first step under Rule.REASSIGNMENT_COMPLETION
+    (``PartitionChangeBuilder.completeReassignmentIfNeeded``, before the election):
+    the draft with its reassignment completed when it can be, a leader the
+    completion leaves out of the ISR dropped, and whether it was completed."""
+    if state.config.follows(Rule.REASSIGNMENT_COMPLETION) and d.reassigning:
+        done = completed_reassignment(state, d)
+        if done is not None:
+            return (done if done.leader in done.isr else attrs.evolve(done, leader=NO_LEADER)), True
+    return d, False
+
+
 def change_partition(state: ClusterState, d: PartitionMetadata, unclean_restart: frozenset[int] = frozenset(),
                      bump_leader_epoch: bool = False, unclean: bool = True, preferred: bool = False) -> ClusterState:
     """One partition change the way PartitionChangeBuilder.build makes it
@@ -265,15 +277,8 @@ def change_partition(state: ClusterState, d: PartitionMetadata, unclean_restart:
     election may be unclean (Election.UNCLEAN, Rule.UNCLEAN_ELECTION_IN_CHANGES);
     ``preferred``: the preferred election (Election.PREFERRED)."""
     p = state.partition
-    how = None
-    completed = False
-    if state.config.follows(Rule.REASSIGNMENT_COMPLETION) and d.reassigning:
-        done = completed_reassignment(state, d)
-        if done is not None:
-            d, completed = done, True
-            bump_leader_epoch = True
-    if completed and d.leader not in d.isr:
-        d = attrs.evolve(d, leader=NO_LEADER)
+    d, completed = completed_first(state, d)
+    bump_leader_epoch = bump_leader_epoch or completed
     d, how = elect(state, d, unclean=unclean, preferred=preferred, unclean_restart=unclean_restart)
     # After an unclean election the ELR is void (PartitionChangeBuilder.maybeUpdateRecordElr).
     d = apply_elr_rules(state, d, p.isr - d.isr, unclean_restart) if how is None else d
@@ -910,12 +915,13 @@ def unclean_election_candidate(state: ClusterState) -> Optional[int]:
     """Legacy unclean leader election (ch7): with no ISR and no leader, the first
     unfenced replica in assignment order, when the config allows it. Under
     Rule.PERIODIC_UNCLEAN_ELECTION (ReplicationControlManager.maybeElectUncleanLeaders):
-    with no leader, whoever the builder's election with Election.UNCLEAN elects."""
+    with no leader, whoever the builder's election with Election.UNCLEAN elects,
+    among the replicas a reassignment the builder completes first leaves."""
     p = state.partition
     if not state.unclean_leader_election or p.leader != NO_LEADER:
         return None
     if state.config.follows(Rule.PERIODIC_UNCLEAN_ELECTION):
-        leader = elect(state, p)[0].leader
+        leader = elect(state, completed_first(state, p)[0])[0].leader
         return None if leader == NO_LEADER else leader
     if p.isr:
         return None

@@ -194,8 +194,10 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "first unfenced replica becomes leader with ISR = [it].",
         "The controller's periodic unclean election takes every leaderless partition and builds a change "
         "with Election.UNCLEAN: the builder's whole election (an unfenced ISR member, an ELR member while "
-        "the ISR is empty, the last known leader, then the first unfenced replica, uncleanly). The ISR need "
-        "not be empty: an ISR whose members are all fenced is replaced by the unclean leader.",
+        "the ISR is empty, the last known leader, then the first unfenced replica, uncleanly), after the "
+        "builder has completed a reassignment it can complete, so among the replicas that leaves. The ISR need "
+        "not be empty: an ISR whose members are all fenced is replaced by the unclean leader. (A run that "
+        "only completes a reassignment, electing no one, is not drawn: the next change completes it.)",
         "Found by running Kafka's own ReplicationControlManager in lockstep with the model: after a "
         "reverted move leaves an ISR of one fenced broker (the ELR blocked by it, see "
         "ELR_ELECTION_ONLY_WITH_EMPTY_ISR), the periodic election elects an unfenced replica uncleanly, "

@@ -559,14 +559,16 @@ class ReplicationControlManager:
     def unclean_leader_election_candidate(self) -> Optional[int]:
         """Legacy unclean election (ch7): with no leader and an empty ISR, the first
         unfenced replica, when enabled. Kafka (``maybeElectUncleanLeaders``): with no
-        leader, whoever the builder's election with Election.UNCLEAN elects."""
+        leader, whoever the builder's election with Election.UNCLEAN elects, among the
+        replicas a reassignment the builder completes first leaves (``build_change``)."""
         p = self.partition
         if not self.unclean_leader_election_enable or p is None or p.leader != NO_LEADER:
             return None
         if self.config.follows(Rule.PERIODIC_UNCLEAN_ELECTION):
-            b = self._builder()
-            b.elect_leader()
-            return None if b.target_leader == NO_LEADER else b.target_leader
+            record = self._builder().build_change()   # a decision only: nothing is committed
+            if record is None or record.leader in (NO_LEADER, NO_LEADER_CHANGE):
+                return None
+            return record.leader
         if p.isr:
             return None
         for r in p.replicas:

@@ -1226,3 +1226,28 @@ def test_a_fenced_broker_shutting_down_runs_its_fencing_again():
     sc.do(UpdateElrFeature(True))
     sc.do(ControlledShutdown(1))
     assert (sc.partition.leader, sc.partition.isr, sc.partition.elr) == (NO_LEADER, set(), {1})
+
+
+def test_the_periodic_unclean_election_completes_a_move_first_and_elects_among_the_replicas_left():
+    """RF 2 on [1, 2], unclean leader election on: a move to [3] (replicas [3, 1, 2],
+    adding 3); leader 1 shrinks 2 out, and its fencing elects 3 uncleanly (ISR [3]).
+    With the ELR off, 3's fencing keeps it in the ISR, leaderless. The periodic
+    unclean election (maybeElectUncleanLeaders) builds its change as every change is
+    built: the move completes first (every adding replica is in the ISR), leaving
+    replicas [3], and the election then finds no unfenced replica among them. So it
+    elects nobody, though broker 2, unfenced, was a replica before the completion."""
+    from model import UncleanLeaderElection
+    sc = Scenario(config(Rule.PERIODIC_UNCLEAN_ELECTION, True, brokers=(1, 2, 3), assignment=(1, 2), min_isr=1,
+                         unclean_leader_election=True), check_properties=False)
+    sc.do(Reassign((3,)))
+    sc.sync_metadata(1)
+    sc.do(AdvanceTime(30_001))
+    sc.shrink(1, 2)
+    for action in (FenceBroker(1), AlterUncleanLeaderElection(False), UpdateElrFeature(False), FenceBroker(3),
+                   AlterUncleanLeaderElection(True)):
+        sc.do(action)
+    p = sc.partition
+    assert (p.replicas, p.isr, p.leader, p.adding) == ((3, 1, 2), {3}, NO_LEADER, {3})
+    assert not sc.state.registration(2).fenced
+    assert why_not_enabled(sc.state, UncleanLeaderElection()) == \
+        "legacy unclean leader election is disabled or not possible (ch7)"
