@@ -467,10 +467,12 @@ def ngram_motifs(corpus: Corpus, n: int = 3, min_support: int = 2, min_share: fl
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     ce = distinct_counterexamples(corpus)
-    # Known actions are encoded as one-letter codes while the n-grams are built
+    # Known actions are encoded as one-character codes while the n-grams are built
     # and counted (short strings hash and compare fast), and decoded at the end;
-    # an action outside ACTION_FAMILIES keeps its own name (never one letter).
-    codes = {a: chr(ord("a") + i) for i, a in enumerate(sorted(ACTION_FAMILIES))}
+    # an action outside ACTION_FAMILIES keeps its own name (never one character).
+    # The codes are letters above ASCII, so none is the "|" that joins them, however
+    # many actions there are (from "a" on, the 28th action's code was "|").
+    codes = {a: chr(0x100 + i) for i, a in enumerate(sorted(ACTION_FAMILIES))}
     encode = F.create_map(*[F.lit(x) for kv in codes.items() for x in kv])
     decode = F.create_map(*[F.lit(x) for kv in codes.items() for x in reversed(kv)])
     if key_args:
