@@ -392,7 +392,7 @@ def fail_over(state: ClusterState) -> ClusterState:
     if state.config.follows(Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS):
         unheard = frozenset(b.id for b in state.brokers
                             if b.status not in (BrokerStatus.STARTING, BrokerStatus.RUNNING))
-    partition, elr_index = ctrl.replayed or (ctrl.partition, ctrl.elr_index)   # the log's replay
+    partition, elr_index = ctrl.log_replay
     return attrs.evolve(state, controller=attrs.evolve(
         ctrl, registrations=regs, unheard=unheard, partition=partition, elr_index=elr_index, replayed=None,
         snapshot_offset=-1))
@@ -409,7 +409,7 @@ def fail_over_from_snapshot(state: ClusterState) -> ClusterState:
     (``registration_offset``); the sessions as ``fail_over`` rebuilds them. The
     log's replay is kept beside it (``ControllerState.replayed``) while they differ."""
     ctrl = state.controller
-    partition, elr_index = ctrl.replayed or (ctrl.partition, ctrl.elr_index)
+    partition, elr_index = ctrl.log_replay
     loaded = partition
     if not ctrl.elr_enabled:
         loaded = attrs.evolve(partition, elr=frozenset(), last_known_elr=frozenset())

@@ -330,10 +330,16 @@ class ControllerState:
     replayed: Optional[tuple[PartitionMetadata, tuple[tuple[int, int], ...]]] = None
 
     @property
+    def log_replay(self) -> tuple[PartitionMetadata, tuple[tuple[int, int], ...]]:
+        """The partition registration and broker-to-ELR index the metadata log's
+        replay gives (a standby's; the registration a broker's image once caught up):
+        ``partition`` and ``elr_index`` unless a snapshot was loaded (``replayed``)."""
+        return (self.partition, self.elr_index) if self.replayed is None else self.replayed
+
+    @property
     def log_partition(self) -> PartitionMetadata:
-        """The partition registration the metadata log's replay gives (a standby's,
-        a broker's image once caught up): ``partition`` unless a snapshot was loaded."""
-        return self.partition if self.replayed is None else self.replayed[0]
+        """The partition registration of ``log_replay``."""
+        return self.log_replay[0]
 
     def elr_entries(self, broker: int) -> int:
         """How many entries ``elr_index`` holds for ``broker``."""

@@ -51,6 +51,16 @@ def validate_manual_partition_assignment(replicas: tuple[int, ...], registered: 
         previous = broker_id
 
 
+def _index_elr_change(index: dict[int, int], before: frozenset[int], after: frozenset[int]) -> None:
+    """Kafka's broker-to-ELR index (``BrokersToElrs.update``) after a replayed change of
+    the ELR from ``before`` to ``after``: one entry added per broker joining it, one
+    removed per broker leaving it (counts, in place)."""
+    for b in after - before:
+        index[b] = index.get(b, 0) + 1
+    for b in before - after:
+        index[b] = index.get(b, 0) - 1
+
+
 class ReplicationControlManager:
     def __init__(self, config: Config, cluster: ClusterControlManager, append: Callable[[ApiMessage], None],
                  bugs: frozenset, change_builder: type = PartitionChangeBuilder) -> None:
@@ -105,11 +115,7 @@ class ReplicationControlManager:
         before = self.partition
         self.partition = base.merge(record)
         if self.config.follows(Rule.CLEARED_ELR_STAYS_INDEXED):
-            prev = frozenset() if before is None else before.elr
-            for b in self.partition.elr - prev:
-                self.elr_index[b] = self.elr_index.get(b, 0) + 1
-            for b in prev - self.partition.elr:
-                self.elr_index[b] = self.elr_index.get(b, 0) - 1
+            _index_elr_change(self.elr_index, frozenset() if before is None else before.elr, self.partition.elr)
 
     def _commit(self, builder: PartitionChangeBuilder) -> None:
         """The change the chapters' paths set up in full on ``builder``, committed."""
@@ -187,10 +193,7 @@ class ReplicationControlManager:
             return
         index = dict(index)
         if self.config.follows(Rule.CLEARED_ELR_STAYS_INDEXED):
-            for b in after.elr - before.elr:
-                index[b] = index.get(b, 0) + 1
-            for b in before.elr - after.elr:
-                index[b] = index.get(b, 0) - 1
+            _index_elr_change(index, before.elr, after.elr)
         self.replayed = (after, index)
 
     def load_snapshot(self) -> None:
