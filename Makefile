@@ -16,18 +16,27 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 install: $(STAMP)
 
-# The jars of the Kafka release the Kafka profile follows (kafka_bridge/pom.xml), with
-# their dependencies, and the bridge's Java shim compiled against them, for kafka_bridge's
-# JVM; git-ignored, fetched and built again when the pom or the shim changes.
-KAFKA_LIB   := .kafka/lib
-KAFKA_STAMP := $(KAFKA_LIB)/.fetched
+# The jars of the Kafka release the Kafka profile follows (kafka_bridge/pom.xml), or of
+# another (KAFKA_VERSION=X, one of kafka_bridge/releases.py's RELEASES), with their
+# dependencies, and the bridge's Java shims adapted to the release and compiled against
+# them, for kafka_bridge's JVM: one folder per release, .kafka/X/lib, side by side;
+# git-ignored, fetched and built again when the pom or a shim changes.
+KAFKA_VERSION ?= $(shell sed -n 's/^KAFKA_RELEASE = "\(.*\)"/\1/p' model/profile.py)
+KAFKA_STAMP := .kafka/$(KAFKA_VERSION)/lib/.fetched
+# The older releases the system tests run Kafka's code of too, beside the pinned one: the
+# last release without each change of kafka_bridge/changes.py and the first with it (4.1.0
+# runs Kafka's controller under the SUT's replicas, 4.3.0 Kafka's Partition too;
+# tests/kafka_bridge/test_releases.py, which checks this list).
+KAFKA_OLDER := 4.0.0 4.0.1 4.0.2 4.1.0 4.1.1 4.2.2 4.3.0
 KAFKA_SHIM  := $(shell find kafka_bridge/java -name '*.java')
-$(KAFKA_STAMP): kafka_bridge/pom.xml $(KAFKA_SHIM)
-	rm -rf $(KAFKA_LIB)
+.kafka/%/lib/.fetched: kafka_bridge/pom.xml kafka_bridge/releases.py $(KAFKA_SHIM) | $(STAMP)
+	rm -rf .kafka/$*
+	$(BIN)/python -c 'import sys; from kafka_bridge.releases import main; main(sys.argv[1:])' $* .kafka/$*/src
 	mvn --batch-mode --quiet -f kafka_bridge/pom.xml package dependency:copy-dependencies \
-		-DskipTests -DoutputDirectory=$(CURDIR)/$(KAFKA_LIB) -DincludeScope=runtime
-	cp .kafka/build/kafka-bridge-shim.jar $(KAFKA_LIB)/
-	touch $(KAFKA_STAMP)
+		-DskipTests -DoutputDirectory=$(CURDIR)/.kafka/$*/lib -DincludeScope=runtime \
+		-Dkafka.version=$* -Dshim.sources=$(CURDIR)/.kafka/$*/src -Dshim.build=$(CURDIR)/.kafka/$*/build
+	cp .kafka/$*/build/kafka-bridge-shim.jar .kafka/$*/lib/
+	touch $@
 
 kafka-jars: $(KAFKA_STAMP)
 
@@ -50,7 +59,7 @@ test-spark: $(STAMP)
 # Spark JVM of their own, Spark over an S3 server, Maven builds of the reproducers, fresh
 # processes starting Kafka's JVM. CI runs them after the suite. loadfile: the cluster's tests share one cluster, started once on one worker.
 .PHONY: test-system
-test-system: $(STAMP) $(KAFKA_STAMP)
+test-system: $(STAMP) $(KAFKA_STAMP) $(KAFKA_OLDER:%=.kafka/%/lib/.fetched)
 	REPLICHECK_REQUIRE_KAFKA=1 $(BIN)/python -m pytest -n auto --dist loadfile -m system
 
 # The documentation site (mkdocs.yml, docs/) into site/, built strictly: a broken link or
@@ -78,12 +87,13 @@ fuzz: $(STAMP)
 
 # Kafka's own code (kafka_bridge) in lockstep with the model under the Kafka profile, one
 # series of runs per worker for the whole budget: fails on any disagreement. MINUTES,
-# WORKERS and SEED as for fuzz; NO_REPORT=1 skips the Spark report.
+# WORKERS and SEED as for fuzz; NO_REPORT=1 skips the Spark report; KAFKA_VERSION=X runs
+# release X's classes (the implementation kafka@X; its jars fetched as for kafka-jars).
 NO_REPORT ?=
 .PHONY: fuzz-kafka
 fuzz-kafka: $(STAMP) $(KAFKA_STAMP)
-	$(BIN)/replicheck fuzz --implementation kafka --minutes $(MINUTES) $(if $(WORKERS),--workers $(WORKERS),) \
-		$(if $(SEED),--seed $(SEED),) $(if $(NO_REPORT),--no-report,)
+	$(BIN)/replicheck fuzz --implementation kafka --kafka-version $(KAFKA_VERSION) --minutes $(MINUTES) \
+		$(if $(WORKERS),--workers $(WORKERS),) $(if $(SEED),--seed $(SEED),) $(if $(NO_REPORT),--no-report,)
 
 # The long-running search for new bugs: only the correct protocol + SUT, on every worker
 # for the whole budget, failing only on a real counterexample. MINUTES, WORKERS, SEED,

@@ -2,8 +2,10 @@
 compares with the model.
 
 A subject's implementation is None for the bundled SUT (``sut.Cluster`` with the
-subject's bugs), ``"kafka"`` for Apache Kafka's own classes
-(``kafka_bridge.implementation``), ``"module:qualname"`` of any other factory
+subject's bugs), ``"kafka"`` for Apache Kafka's own classes of the pinned release
+(``kafka_bridge.implementation``), ``"kafka@X"`` for those of release X (one of
+``model.KAFKA_RELEASES``: a process runs one release's classes),
+``"module:qualname"`` of any other factory
 ``Config -> implementation`` (imported here, so a corpus row names the one it was
 found with and a replay takes the same one), or such a factory itself.
 
@@ -20,16 +22,19 @@ from typing import Any, Callable, Optional
 
 from model import CHAPTERS
 from model import KAFKA as KAFKA_PROFILE
-from model import Config
+from model import KAFKA_RELEASE, KAFKA_RELEASES, Config, kafka_release_error
 from sut import Cluster
 
-from .subject import KAFKA, Subject
+from .subject import KAFKA, Subject, kafka_name, kafka_release
 
 #: The implementations known by a short name: a campaign target
-#: ``implementation:NAME`` may name these (a ``module:qualname`` has no target).
-NAMES = (KAFKA,)
+#: ``implementation:NAME`` may name these (a ``module:qualname`` has no target):
+#: Kafka's own classes of the pinned release, and of every other release the
+#: bridge is built for.
+NAMES = (KAFKA,) + tuple(kafka_name(r) for r in KAFKA_RELEASES if kafka_name(r) != KAFKA)
 
-_ALLOWED = f"null (the bundled SUT), {KAFKA!r}, or 'module:qualname' of an importable factory"
+_ALLOWED = (f"null (the bundled SUT), {KAFKA!r}, '{KAFKA}@X' (X one of {', '.join(KAFKA_RELEASES)}), "
+            f"or 'module:qualname' of an importable factory")
 
 
 class ImplementationUnavailable(RuntimeError):
@@ -37,10 +42,39 @@ class ImplementationUnavailable(RuntimeError):
     what to run."""
 
 
-def _kafka() -> Callable[..., Any]:
+def _kafka(release: str) -> Callable[..., Any]:
+    """The factory of Kafka ``release``'s own classes: it chooses the release for
+    this process (``kafka_bridge.use``: ValueError when the process runs another)
+    and builds ``kafka_bridge.implementation``. ValueError at once when the bridge
+    is not built for the release."""
+    why = kafka_release_error(release)
+    if why is not None:
+        raise ValueError(f"implementation {kafka_name(release)!r}: {why}")
     # Loaded only when named: kafka_bridge starts a JVM (JPype) on first use.
     import kafka_bridge
-    return kafka_bridge.implementation
+    if release == KAFKA_RELEASE:
+        return kafka_bridge.implementation
+
+    def build(config: Config, bugs: frozenset = frozenset()) -> Any:
+        kafka_bridge.use(release)
+        return kafka_bridge.implementation(config, bugs)
+    return build
+
+
+def with_release(name: Optional[str], kafka_version: Optional[str]) -> Optional[str]:
+    """The implementation a front door's ``--implementation NAME --kafka-version X``
+    name together: NAME, or, with X, Kafka's own classes of release X
+    (``kafka_name``). ValueError when X comes with another implementation than
+    kafka, or is not a release the bridge is built for."""
+    if kafka_version is None:
+        return name
+    if name != KAFKA:
+        raise ValueError(f"--kafka-version {kafka_version} runs Kafka's own classes: give it with "
+                         f"--implementation {KAFKA}, got {name!r}")
+    why = kafka_release_error(kafka_version)
+    if why is not None:
+        raise ValueError(f"--kafka-version: {why}")
+    return kafka_name(kafka_version)
 
 
 def named(name: Optional[str]) -> Optional[Callable[..., Any]]:
@@ -49,8 +83,8 @@ def named(name: Optional[str]) -> Optional[Callable[..., Any]]:
     importable."""
     if name is None:
         return None
-    if name == KAFKA:
-        return _kafka()
+    if kafka_release(name) is not None:
+        return _kafka(kafka_release(name))
     module, _, qualname = name.partition(":")
     try:
         found: Any = importlib.import_module(module)
@@ -88,30 +122,33 @@ def factory(subject: Subject) -> Optional[Callable[[Config], Any]]:
 
 def unavailable(name: str) -> Optional[str]:
     """Why the implementation ``name`` cannot be built here (None: it can). For
-    "kafka", ``kafka_bridge.unavailable()`` (JPype or Kafka's jars missing); any
-    other name needs nothing beyond ``named``."""
-    if name != KAFKA:
+    "kafka" and "kafka@X", ``kafka_bridge.unavailable(release)`` (JPype or the
+    release's jars missing, a release the bridge is not built for); any other
+    name needs nothing beyond ``named``."""
+    release = kafka_release(name)
+    if release is None:
         return None
     try:
         import kafka_bridge
     except ImportError as e:
         return f"kafka_bridge cannot be imported ({type(e).__name__}: {e})"
-    return kafka_bridge.unavailable()
+    return kafka_bridge.unavailable(release)
 
 
 def executor_folders(name: str) -> dict[str, Path]:
     """The folders another process (a Spark executor's Python worker) needs to
     build the implementation ``name`` as this one does, each by the environment
-    variable that names it there: for "kafka", ``kafka_bridge.jvm.LIB_ENV`` and
-    this process's folder of Kafka's jars (absolute) when it exists; nothing
-    otherwise. ``campaign.spark_pool`` ships them with Spark."""
-    if name != KAFKA:
+    variable that names it there: for "kafka" and "kafka@X", ``kafka_bridge.jvm.
+    LIB_ENV`` and this process's folder of the release's jars (absolute) when it
+    exists; nothing otherwise. ``campaign.spark_pool`` ships them with Spark."""
+    release = kafka_release(name)
+    if release is None:
         return {}
     try:
         from kafka_bridge.jvm import LIB_ENV, lib_dir
     except ImportError:
         return {}
-    folder = lib_dir()
+    folder = lib_dir(release)
     return {LIB_ENV: folder.resolve()} if folder.is_dir() else {}
 
 
@@ -129,6 +166,6 @@ def subject_for(name: str) -> Subject:
     runs under the chapters' profile with every property checked. Raises
     ValueError as ``named`` does."""
     named(name)
-    if name == KAFKA:
-        return Subject(implementation=KAFKA, profile=KAFKA_PROFILE, detach_at_findings=True)
+    if kafka_release(name) is not None:
+        return Subject(implementation=name, profile=KAFKA_PROFILE, detach_at_findings=True)
     return Subject(implementation=name, profile=CHAPTERS)

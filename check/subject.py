@@ -16,16 +16,18 @@ implementation into something that runs.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Optional, Union
 
 import attrs
 
-from model import CHAPTERS, PROFILES, Config, Rule, Variant
+from model import CHAPTERS, KAFKA_RELEASE, PROFILES, Config, Rule, Variant
 
 #: The implementation under test: None (the bundled SUT, ``sut.Cluster`` with the
-#: subject's bugs), a name (``"kafka"``: Apache Kafka's own classes,
-#: ``kafka_bridge.implementation``; ``"module:qualname"`` of an importable
-#: factory), or a factory ``Config -> implementation`` itself.
+#: subject's bugs), a name (``"kafka"``: Apache Kafka's own classes of the pinned
+#: release, ``kafka_bridge.implementation``; ``"kafka@X"``: those of release X;
+#: ``"module:qualname"`` of an importable factory), or a factory
+#: ``Config -> implementation`` itself.
 Implementation = Union[None, str, Callable[[Config], Any]]
 
 #: The short name of Kafka's own classes in the loop.
@@ -34,10 +36,29 @@ KAFKA = "kafka"
 KAFKA_FACTORY = "kafka_bridge:implementation"
 
 
+def kafka_name(release: str) -> str:
+    """The name of Kafka ``release``'s own classes: ``"kafka"`` for the pinned
+    ``model.KAFKA_RELEASE``, ``"kafka@X"`` for release X."""
+    return KAFKA if release == KAFKA_RELEASE else f"{KAFKA}@{release}"
+
+
+def kafka_release(name: Optional[str]) -> Optional[str]:
+    """The Kafka release a name of Kafka's own classes runs (``"kafka"``: the
+    pinned one; ``"kafka@X.Y.Z"``: X.Y.Z), None for any other name. Only the
+    form is read: ``kafka_bridge.releases.check`` says whether the bridge is
+    built for it."""
+    if name == KAFKA:
+        return KAFKA_RELEASE
+    head, at, release = (name or "").partition("@")
+    return release if head == KAFKA and at and re.fullmatch(r"\d+\.\d+\.\d+", release) else None
+
+
 def implementation_name(implementation: Implementation) -> Optional[str]:
     """The name a corpus row records for ``implementation``: None for the bundled
-    SUT, ``"kafka"`` for Kafka's own classes, ``"module:qualname"`` of any other
-    factory (a name given as one is returned as it is)."""
+    SUT, ``"kafka"`` for Kafka's own classes (``kafka_bridge.implementation``, the
+    pinned release's: a subject of another release names it ``"kafka@X"``),
+    ``"module:qualname"`` of any other factory (a name given as one is returned as
+    it is)."""
     if implementation is None or isinstance(implementation, str):
         return implementation
     name = f"{implementation.__module__}:{implementation.__qualname__}"
@@ -51,7 +72,7 @@ def reports_properties(implementation: Implementation) -> bool:
     is, so a replay of one of its disagreements checks no property, as a run with
     the properties off found it (a property the Kafka profile's findings break on
     the way would stop the replay before it)."""
-    return implementation_name(implementation) != KAFKA
+    return kafka_release(implementation_name(implementation)) is None
 
 
 def _check_profile(_: Any, attribute: Any, value: str) -> None:

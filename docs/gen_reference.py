@@ -488,7 +488,7 @@ def reproducers_markdown(findings: Optional[Sequence[Any]] = None, record: Optio
     from kafka_bridge.junit import API_CHANGES
     from reproducers.findings import FINDINGS
     from reproducers.matrix import RELEASES, affected, recorded
-    from reproducers.project import RELEASE_CHANGES
+    from kafka_bridge.releases import SOURCE_CHANGES
     findings = FINDINGS if findings is None else findings
     record = recorded() if record is None else record
     out = ["# JUnit reproducers of the findings\n\n",
@@ -508,9 +508,40 @@ def reproducers_markdown(findings: Optional[Sequence[Any]] = None, record: Optio
     out.append("\n## Written per release\n\nThe trace runs on the pinned release's classes; the Java is written "
                "for the release it runs on.\n\n")
     changes = [(".".join(map(str, since)), why) for since, why in API_CHANGES.values()]
-    changes += [(".".join(map(str, since)), f"the fixture imports {code(new)} (before: {code(old)})")
-                for since, new, old in RELEASE_CHANGES]
+    changes += [(".".join(map(str, since)), f"the shims' source: {code(new.strip()) or 'nothing'} (before: "
+                 f"{code(old.strip()) or 'nothing'}; [Kafka releases](kafka-releases.md))")
+                for since, new, old in SOURCE_CHANGES]
     out.append(table(("since", "change"), sorted(changes)))
+    return "".join(out)
+
+
+def releases_markdown() -> str:
+    """The Kafka releases whose classes run in the loop, the shims built for each,
+    and the changes the shims' source is adapted by (``kafka_bridge.releases``)."""
+    from check.subject import kafka_name
+    from kafka_bridge import releases
+    from kafka_bridge.changes import CHANGES
+    out = ["# Kafka releases in the loop\n\n", GENERATED.format(source="kafka_bridge/releases.py"),
+           "How to run them: [other Kafka releases](../guide/kafka-in-the-loop.md#other-kafka-releases).\n\n"
+           "## The releases\n\n"]
+    out.append(table(("release", "implementation", "Kafka's shims built", "Kafka's `Partition` as the replica"),
+                     [(r, code(kafka_name(r)) + (" (the pinned release)" if r == releases.PINNED else ""),
+                       ", ".join(code(p.stem) for p in releases.shims(r)), "yes" if releases.has_partition(r) else
+                       "no: the SUT's replicas under Kafka's controller") for r in releases.RELEASES]))
+    out.append("\n## The shims' source, adapted per release\n\nWritten against the pinned release; before the "
+               "release named, the text on the left reads as on the right (`make kafka-jars KAFKA_VERSION=X` "
+               "writes release X's into `.kafka/X/src` and compiles them).\n\n")
+    out.append(table(("since", "the shims' text", "before"),
+                     [(".".join(map(str, since)), code(new.strip()), code(old.strip()) or "(nothing)")
+                      for since, new, old in releases.SOURCE_CHANGES]))
+    out.append("\n## Kafka's changes between releases\n\nWhat a campaign on an older release meets "
+               "(`kafka_bridge.changes`): the model follows the pinned release, so before each change Kafka's "
+               "code disagrees with it. Each trace disagrees on the last release without the change and agrees "
+               "from its first (`tests/kafka_bridge/test_releases.py`); a campaign on a release goes on past "
+               "the changes after it (`--known`).\n\n")
+    out.append(table(("issue", "since", "kind", "what changed", "shows as", "trace", "source"),
+                     [(c.issue, c.since, c.kind, c.title, "<br>".join(code(sig) for sig in c.signatures),
+                       "<br>".join(code(repr(a)) for a in c.trace), code(c.source)) for c in CHANGES]))
     return "".join(out)
 
 
@@ -570,6 +601,7 @@ PAGES = {
     "reference/kafka-tests-not-expressible.md": not_expressible_markdown,
     "reference/spark-reports.md": spark_reports_markdown,
     "reference/kafka-reproducers.md": reproducers_markdown,
+    "reference/kafka-releases.md": releases_markdown,
     "findings/upstream.md": upstream_markdown,
 }
 
@@ -586,6 +618,7 @@ SOURCES = {
     "reference/kafka-tests-not-expressible.md": "tests/kafka",
     "reference/spark-reports.md": "spark_reports/README.md",
     "reference/kafka-reproducers.md": "reproducers/findings.py",
+    "reference/kafka-releases.md": "kafka_bridge/releases.py",
     "findings/upstream.md": "reproducers/findings.py",
 }
 

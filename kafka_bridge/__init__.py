@@ -1,5 +1,6 @@
 """Apache Kafka's own code in the loop (the ``kafka`` extra: JPype and the jars of
-``model.KAFKA_RELEASE``, fetched by ``make kafka-jars``).
+``model.KAFKA_RELEASE``, fetched by ``make kafka-jars``; or of another release
+chosen before the JVM starts, ``use``, see ``releases``).
 
 ``implementation(config)`` builds the implementation "kafka": the SUT's
 Kafka-shaped brokers with Kafka's components put in place of ours
@@ -13,6 +14,10 @@ Kafka's own ``PartitionChangeBuilder`` decides; and every broker's replica,
 network, the fetcher thread, the metadata replay, the produce purgatory. It is
 compared in lockstep with the model under the Kafka profile through the same
 interface as any implementation.
+
+On a release older than the first the ``Partition`` shim is built for
+(``releases.SHIMS``), the implementation "kafka" is Kafka's controller and epoch
+cache under the SUT's replicas (``CONTROLLER_COMPONENTS``): ``components()``.
 
 Two smaller compositions tell a disagreement's source apart: ``CONTROLLER_COMPONENTS``
 (Kafka's controller and epoch cache under the SUT's ``Partition``) and
@@ -32,7 +37,8 @@ from sut.components import Components
 from .change_builder import KafkaPartitionChangeBuilder
 from .controller import KafkaQuorumController, KafkaRejected
 from .epoch_cache import KafkaLeaderEpochFileCache
-from .jvm import KafkaUnavailable, lib_dir, start, unavailable
+from .jvm import KafkaUnavailable, lib_dir, start, unavailable, use, version
+from .releases import has_partition
 from .replica import KafkaReplica
 
 #: Kafka's parts put in place of the SUT's: the implementation "kafka". Kafka's controller,
@@ -47,7 +53,8 @@ BUILDER_COMPONENTS = Components(change_builder=KafkaPartitionChangeBuilder, epoc
 
 __all__ = ["BUILDER_COMPONENTS", "COMPONENTS", "CONTROLLER_COMPONENTS", "KafkaLeaderEpochFileCache",
            "KafkaPartitionChangeBuilder", "KafkaQuorumController", "KafkaRejected", "KafkaReplica",
-           "KafkaUnavailable", "implementation", "lib_dir", "not_applicable", "start", "unavailable"]
+           "KafkaUnavailable", "components", "implementation", "lib_dir", "not_applicable", "start", "unavailable",
+           "use", "version"]
 
 
 def not_applicable(config: Config) -> Optional[str]:
@@ -62,10 +69,17 @@ def not_applicable(config: Config) -> Optional[str]:
     return None
 
 
+def components() -> Components:
+    """Kafka's parts in the implementation "kafka" on the release this process runs
+    (``version()``): ``COMPONENTS``, or ``CONTROLLER_COMPONENTS`` on a release
+    without the ``Partition`` shim."""
+    return COMPONENTS if has_partition(version()) else CONTROLLER_COMPONENTS
+
+
 def implementation(config: Config, bugs: frozenset = frozenset()):
     """The implementation "kafka" for ``config``: a ``sut.Cluster`` whose controller
     is Kafka's ``ClusterControlManager`` and ``ReplicationControlManager`` and
-    whose every replica is Kafka's ``Partition`` (``COMPONENTS``). The SUT's
+    whose every replica is Kafka's ``Partition`` (``components()``). The SUT's
     ``bugs`` reach only the SUT's parts left (the fetcher, the metadata replay).
     Raises ValueError when ``not_applicable(config)``, ``KafkaUnavailable`` when
     Kafka's classes cannot be loaded."""
@@ -73,4 +87,4 @@ def implementation(config: Config, bugs: frozenset = frozenset()):
     if why is not None:
         raise ValueError(f"implementation kafka: {why}")
     start()
-    return Cluster(config, bugs, components=COMPONENTS)
+    return Cluster(config, bugs, components=components())

@@ -28,8 +28,18 @@ from typing import Any, Optional
 from sut.epoch_cache import EpochEntry
 
 from .java import kafka
+from .jvm import version
+from .releases import EPOCH_ENTRY_RECORD_SINCE, release
 
 _FOLDER: Optional[Path] = None
+
+
+def _pairs(entries: Any) -> list[tuple[int, int]]:
+    """Kafka's ``EpochEntry``s as (epoch, start offset): a Java record (accessors)
+    from 4.2.0, a class of public fields before."""
+    if release(version()) >= EPOCH_ENTRY_RECORD_SINCE:
+        return [(int(e.epoch()), int(e.startOffset())) for e in entries]
+    return [(int(e.epoch), int(e.startOffset)) for e in entries]
 
 
 def _folder() -> Path:
@@ -85,11 +95,13 @@ class KafkaLeaderEpochFileCache:
     # ----------------------------------------------------------------- lookups
 
     def latest_epoch(self) -> Optional[int]:
-        latest = self._cache.latestEpoch()
-        return int(latest.get()) if latest.isPresent() else None
+        latest = self._cache.latestEpoch()   # an Optional<Integer>; before 4.1.0 an OptionalInt
+        if not latest.isPresent():
+            return None
+        return int(latest.getAsInt() if hasattr(latest, "getAsInt") else latest.get())
 
     def entries(self) -> tuple[EpochEntry, ...]:
-        return tuple(EpochEntry(int(e.epoch()), int(e.startOffset())) for e in self._cache.epochEntries())
+        return tuple(EpochEntry(epoch, start) for epoch, start in _pairs(self._cache.epochEntries()))
 
     def epoch_for_offset(self, offset: int) -> Optional[int]:
         found = self._cache.epochForOffset(offset)
@@ -110,7 +122,7 @@ class KafkaLeaderEpochFileCache:
 
     def checkpoint(self) -> list[tuple[int, int]]:
         """The entries as the checkpoint file on disk holds them."""
-        return [(int(e.epoch()), int(e.startOffset())) for e in self._checkpoint_file().read()]
+        return _pairs(self._checkpoint_file().read())
 
     def __repr__(self) -> str:
         return "KafkaLeaderEpochFileCache(" + ", ".join(f"{e.epoch}=>{e.start_offset}" for e in self.entries()) + ")"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from .jvm import start
+from .jvm import start, version
+from .releases import has_partition
 
 #: The one topic's id and name: any fixed ones (nothing here reads them).
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
@@ -90,14 +91,16 @@ class Kafka:
         #: the records that change a broker's registration
         self.registration_records = frozenset(JClass(metadata + name) for name in (
             "RegisterBrokerRecord", "BrokerRegistrationChangeRecord", "FenceBrokerRecord", "UnfenceBrokerRecord"))
-        # the broker's replica of the partition, through the bridge's shim (kafka_bridge/java)
-        self.PartitionShim = JClass("kafka.cluster.ReplicheckPartitionShim")
         self.Long = JClass("java.lang.Long")
-        self.LeaderAndIsr = JClass("org.apache.kafka.metadata.LeaderAndIsr")
         self.ApiException = JClass("org.apache.kafka.common.errors.ApiException")
-        self.UnexpectedAppendOffsetException = JClass(
-            "org.apache.kafka.server.storage.log.UnexpectedAppendOffsetException")
-        self.Option = JClass("scala.Option")
+        if has_partition(version()):
+            # the broker's replica of the partition, through the bridge's shim (kafka_bridge/java),
+            # on the releases it is built for (releases.SHIMS)
+            self.PartitionShim = JClass("kafka.cluster.ReplicheckPartitionShim")
+            self.LeaderAndIsr = JClass("org.apache.kafka.metadata.LeaderAndIsr")
+            self.UnexpectedAppendOffsetException = JClass(
+                "org.apache.kafka.server.storage.log.UnexpectedAppendOffsetException")
+            self.Option = JClass("scala.Option")
 
     def ints(self, xs: Iterable[int]) -> Any:
         return self.JArray(self.JInt)(list(xs))

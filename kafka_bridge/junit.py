@@ -270,7 +270,7 @@ def replica_statements(call: Call, n: int, out: JavaSource) -> list[str]:
                 f"PARTITION_TOPIC_ID, "
                 f"{broker}, {min_isr}, new {shim}.ManualTime());", f"{b}.setBrokerEpoch({epoch}L);"]
     if call.method == "controlled_shutdown":
-        return [f"{b}.log().prepareActiveSegmentForClose();", f"{b}.controlledShutdown();"]
+        return [f"{b}.controlledShutdown();"]   # the shim prepares the active segment where the release does
     invocation = _replica_invocation(call, b, out)
     if call.thrown is not None:
         return _thrown(call.thrown, invocation, n, out)

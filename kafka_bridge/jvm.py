@@ -1,9 +1,11 @@
 """The JVM holding Apache Kafka's classes, started once per process (JPype).
 
-The jars of the pinned release (``kafka_bridge/pom.xml``, ``model.KAFKA_RELEASE``)
-are fetched by ``make kafka-jars`` into ``.kafka/lib`` at the project root, or
-read from the folder ``REPLICHECK_KAFKA_LIB`` names. Each pytest-xdist worker is
-a process of its own, so each starts its own JVM, once.
+The jars of the pinned release (``kafka_bridge/pom.xml``, ``model.KAFKA_RELEASE``),
+or of another chosen before the JVM starts (``use``, one of ``releases.RELEASES``:
+the implementation "kafka@X"), are fetched by ``make kafka-jars [KAFKA_VERSION=X]``
+into ``.kafka/X/lib`` at the project root, or read from the folder
+``REPLICHECK_KAFKA_LIB`` names. One process runs one release's classes. Each
+pytest-xdist worker is a process of its own, so each starts its own JVM, once.
 
 At exit JPype destroys the JVM (``atexit``: ``DestroyJavaVM``, which runs Java's
 shutdown hooks). The JVM needs its own SIGSEGV handler then, and Python's
@@ -33,7 +35,11 @@ from typing import Any, Iterator, Optional
 
 from model import KAFKA_RELEASE
 
+from . import releases
+
 LIB_ENV = "REPLICHECK_KAFKA_LIB"
+_started: list[str] = []   # the release the JVM started with, once it has
+_chosen: list[str] = []    # the release ``use`` chose, until the JVM starts
 SHIM_JAR = "kafka-bridge-shim.jar"
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,37 +48,62 @@ class KafkaUnavailable(RuntimeError):
     """Kafka's classes cannot be loaded: the message says why and what to run."""
 
 
-def lib_dir() -> Path:
-    """The folder of Kafka's jars: ``$REPLICHECK_KAFKA_LIB``, else ``.kafka/lib``."""
-    return Path(os.environ.get(LIB_ENV) or ROOT / ".kafka" / "lib")
+def version() -> str:
+    """The Kafka release whose classes this process runs: the one the JVM started
+    with, else the one ``use`` chose, else the pinned ``model.KAFKA_RELEASE``."""
+    return (_started or _chosen or [KAFKA_RELEASE])[-1]
 
 
-def jars() -> list[Path]:
-    """The jars of ``lib_dir()``, sorted; raises ``KafkaUnavailable`` when the
-    release's ``kafka-metadata`` or core (``kafka_2.13``) jar or the bridge's shim
-    is not among them."""
-    folder = lib_dir()
+def use(release: str) -> None:
+    """Run Kafka ``release``'s classes in this process (before the JVM starts).
+    Raises ``releases.UnknownRelease`` for a release the bridge is not built for,
+    ValueError when the JVM already runs another release's classes (a release
+    needs a process of its own)."""
+    releases.check(release)
+    if _started and _started[0] != release:
+        raise ValueError(f"this process runs Kafka {_started[0]}'s classes: Kafka {release}'s need a process "
+                         f"of their own")
+    _chosen[:] = [release]
+
+
+def lib_dir(release: Optional[str] = None) -> Path:
+    """The folder of Kafka ``release``'s jars (None: ``version()``):
+    ``$REPLICHECK_KAFKA_LIB``, else ``.kafka/X/lib`` at the project root."""
+    return Path(os.environ.get(LIB_ENV) or ROOT / ".kafka" / (release or version()) / "lib")
+
+
+def _make(release: str) -> str:
+    return "make kafka-jars" + ("" if release == KAFKA_RELEASE else f" KAFKA_VERSION={release}")
+
+
+def jars(release: Optional[str] = None) -> list[Path]:
+    """The jars of ``lib_dir(release)`` (None: ``version()``), sorted; raises
+    ``KafkaUnavailable`` when the release's ``kafka-metadata`` or core
+    (``kafka_2.13``) jar or the bridge's shim is not among them."""
+    release = release or version()
+    folder = lib_dir(release)
     found = sorted(folder.glob("*.jar")) if folder.is_dir() else []
     names = {p.name for p in found}
-    for jar in (f"kafka-metadata-{KAFKA_RELEASE}.jar", f"kafka_2.13-{KAFKA_RELEASE}.jar"):
+    for jar in (f"kafka-metadata-{release}.jar", f"kafka_2.13-{release}.jar"):
         if jar not in names:
-            raise KafkaUnavailable(f"no {jar} in {folder}: run `make kafka-jars` (Maven) or set {LIB_ENV} "
-                                   f"to a folder holding Kafka {KAFKA_RELEASE}'s jars")
+            raise KafkaUnavailable(f"no {jar} in {folder}: run `{_make(release)}` (Maven) or set {LIB_ENV} "
+                                   f"to a folder holding Kafka {release}'s jars")
     if SHIM_JAR not in names:
         raise KafkaUnavailable(f"no {SHIM_JAR} (the bridge's controller shim, kafka_bridge/java) in {folder}: "
-                               f"run `make kafka-jars` (Maven)")
+                               f"run `{_make(release)}` (Maven)")
     return found
 
 
-def unavailable() -> Optional[str]:
-    """Why Kafka's classes cannot be loaded here (None: they can)."""
+def unavailable(release: Optional[str] = None) -> Optional[str]:
+    """Why Kafka ``release``'s classes (None: ``version()``'s) cannot be loaded
+    here (None: they can)."""
     try:
         import jpype  # noqa: F401
     except ImportError:
         return "JPype is not installed: pip install 'replicheck[kafka]'"
     try:
-        jars()
-    except KafkaUnavailable as e:
+        jars(releases.check(release) if release else None)
+    except (KafkaUnavailable, releases.UnknownRelease) as e:
         return str(e)
     return None
 
@@ -87,9 +118,11 @@ def start() -> Any:
     if not jpype.isJVMStarted():
         # A small heap: the classes in the loop are small, and each xdist worker
         # starts one JVM. -Xrs, interrupt=False: SIGHUP, SIGINT, SIGTERM stay Python's (module doc).
+        release = version()
         with _stops_held():
             jpype.startJVM("-Xmx512m", "-Xrs", classpath=[str(p) for p in jars()], convertStrings=True,
                            interrupt=False)
+        _started.append(release)
         handlers = _fault_handlers()
         if handlers:
             # Registered after jpype's own exit hook (``jpype._core._JTerminate``,

@@ -446,16 +446,15 @@ class KafkaPartition:
         (``UnifiedLog.create`` after a clean shutdown: no recovery; the recovery
         point is the log end offset). Calls as after ``unclean_shutdown``.
 
-        First ``UnifiedLog.prepareActiveSegmentForClose``, as 4.4.0's
+        From 4.4.0 on, first ``UnifiedLog.prepareActiveSegmentForClose``, as 4.4.0's
         ``org.apache.kafka.storage.internals.log.LogManager.shutdown`` calls it
-        before flushing and closing each log (the shim restates 4.3.1's, which had
-        no such step): since 4.4.0 closing an index no longer trims it to its
-        entries (``AbstractIndex.close``), and a pre-existing index file is read
-        back as valid to its length, so an untrimmed active segment would come back
-        with full indexes (a roll at the next append, then BufferOverflowException
-        in ``TimeIndex.maybeAppend`` at a later roll)."""
+        before flushing and closing each log (4.3.x had no such step): since 4.4.0
+        closing an index no longer trims it to its entries (``AbstractIndex.close``),
+        and a pre-existing index file is read back as valid to its length, so an
+        untrimmed active segment would come back with full indexes (a roll at the
+        next append, then BufferOverflowException in ``TimeIndex.maybeAppend`` at a
+        later roll)."""
         self._running()
-        self._call(self._shim.log().prepareActiveSegmentForClose)
         self._call(self._shim.controlledShutdown)
         self._partition = None
 

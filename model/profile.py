@@ -25,6 +25,19 @@ import enum
 import attrs
 
 KAFKA_RELEASE = "4.4.0"
+#: The Kafka releases whose own classes can run in the loop (the implementation
+#: ``"kafka@X"``; ``kafka_bridge.releases`` builds the bridge's shims for each):
+#: every release from 4.0.0 to the pinned one, as published. The profile's rules
+#: are those of the pinned release.
+KAFKA_RELEASES = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2", "4.2.0", "4.2.1", "4.2.2",
+                  "4.3.0", "4.3.1", KAFKA_RELEASE)
+
+
+def kafka_release_error(release: str) -> "str | None":
+    """Why ``release`` is not one of ``KAFKA_RELEASES`` (None: it is), naming them."""
+    if release in KAFKA_RELEASES:
+        return None
+    return f"kafka version {release!r}: allowed are {', '.join(KAFKA_RELEASES)}"
 CHAPTERS = "chapters"
 KAFKA = f"kafka-{KAFKA_RELEASE}"
 

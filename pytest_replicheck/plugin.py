@@ -73,7 +73,7 @@ import pytest
 
 from campaign.record import record
 from campaign.regression import CorpusRegression, check_regression
-from check.implementations import subject_for, unavailable
+from check.implementations import subject_for, unavailable, with_release
 from check.machine import ReplicationMachine, machine_for
 from check.replay import TraceNotEnabled
 from check.statistics import RunObserver
@@ -115,6 +115,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "machine_under_test) against NAME instead of the bundled SUT, under the profile NAME "
                          "needs: kafka (Kafka's own code, Kafka profile, detached at findings) or module:qualname "
                          "of a factory (chapters profile)")
+    group.addoption("--kafka-version", default=None, metavar="X.Y.Z",
+                    help="with --implementation kafka: Kafka's own code of this release instead of the pinned "
+                         "one (kafka_bridge.releases.RELEASES; `make kafka-jars KAFKA_VERSION=X.Y.Z` fetches it)")
 
 
 class _CorpusSession:
@@ -175,7 +178,10 @@ def pytest_configure(config: pytest.Config) -> None:
         _install_sigterm(config)
     config.addinivalue_line("markers", "corpus_replay: a counterexample of --replay-corpus replayed as a "
                                        "regression test")
-    name = config.getoption("implementation", None)
+    try:
+        name = with_release(config.getoption("implementation", None), config.getoption("kafka_version", None))
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
     if name is not None:
         try:
             subject_for(name)

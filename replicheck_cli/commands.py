@@ -12,7 +12,7 @@ import click
 
 from campaign.spark_checks import check_master, check_shared_corpus
 from campaign.spark_pool import SparkUnavailable
-from check.implementations import ImplementationUnavailable
+from check.implementations import ImplementationUnavailable, with_release
 from spark_reports.cli import ReportOptions, report as write_report, writable_folder
 from store.fs import RemotePath, location
 
@@ -63,6 +63,10 @@ def _err(message: str) -> None:
               help="run only this implementation under test in lockstep with the model, on every worker for the "
                    "whole budget (check.implementations.NAMES: kafka, Kafka's own code under the Kafka "
                    "profile); not with --variant or --bug")
+@click.option("--kafka-version", default=None, metavar="X.Y.Z",
+              help="with --implementation kafka: Kafka's own code of this release instead of the pinned one "
+                   "(the implementation kafka@X.Y.Z; kafka_bridge.releases.RELEASES; `make kafka-jars "
+                   "KAFKA_VERSION=X.Y.Z` fetches it)")
 @click.option("--correct-only", is_flag=True,
               help="only the correct protocol + SUT, on every worker for the whole budget: a long search for new "
                    "bugs that fails only on a real counterexample; not with --variant, --bug, --implementation "
@@ -99,7 +103,7 @@ def fuzz(**options: Any) -> None:
                           bugs=options["bugs"], corpus_dir=options["corpus_dir"],
                           report_dir=None if options["no_report"] else options["report_dir"],
                           include_correct=not options["no_correct"], seed=options["seed"],
-                          implementation=options["implementation"], engine=options["engine"],
+                          implementation=_implementation(options), engine=options["engine"],
                           correct_only=options["correct_only"], live=not options["no_live"],
                           live_dir=options["report_dir"], master=options["master"], known=options["known"])
     try:
@@ -108,6 +112,14 @@ def fuzz(**options: Any) -> None:
         _err(str(exc))
         raise SystemExit(2) from None
     raise SystemExit(code)
+
+
+def _implementation(options: dict[str, Any]) -> Optional[str]:
+    """``--implementation`` with ``--kafka-version`` (exit 2 naming what is wrong)."""
+    try:
+        return with_release(options["implementation"], options["kafka_version"])
+    except ValueError as e:
+        _usage(str(e))
 
 
 def _check_fuzz_options(options: dict[str, Any]) -> None:

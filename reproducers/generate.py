@@ -33,9 +33,8 @@ from check.subject import Subject
 from check.verdict import Verdict
 from model import KAFKA_RELEASE, Action, ClusterState, Config, observe
 
-from kafka_bridge import KafkaUnavailable, implementation, not_applicable
+from kafka_bridge import KafkaUnavailable, implementation, not_applicable, releases
 from kafka_bridge.calls import CallLog, recording
-from kafka_bridge.controller import registration_of
 from kafka_bridge.junit import call_statements, replica_statements, source
 from kafka_bridge.render import JavaSource, int_array, long_array
 
@@ -227,8 +226,8 @@ def _body(run: _Run, out: JavaSource, release: tuple[int, ...], replicas: bool) 
 def release(version: str) -> tuple[int, ...]:
     """``version`` ("4.3.1") as a tuple; ValueError naming the form expected."""
     try:
-        return tuple(int(x) for x in version.split("."))
-    except ValueError:
+        return releases.release(version)
+    except releases.UnknownRelease:
         raise ValueError(f"--kafka-version: {version!r} is not a release number like 4.3.1") from None
 
 

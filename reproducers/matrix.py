@@ -19,13 +19,13 @@ from typing import Callable, Sequence
 
 import attrs
 
+# every Kafka release from 4.0.0 to the pinned one (all resolve from Maven Central)
+from kafka_bridge.releases import RELEASES
+
 from .findings import FINDINGS, KafkaFinding
 from .generate import Recorded, Reproducer, record, render
 from .project import TestResult, replicas_since, replicas_writable, run_project, write_project
 
-#: Every Kafka release from 4.0.0 to the pinned one (all resolve from Maven Central).
-RELEASES = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2", "4.2.0", "4.2.1", "4.2.2", "4.3.0", "4.3.1",
-            "4.4.0")
 #: The matrix as last recorded: release -> finding number (as a string) -> "holds", or
 #: "does not hold: " and the first line of what JUnit said.
 RECORDED_FILE = Path(__file__).with_name("releases.json")

@@ -14,11 +14,12 @@ import shutil
 import subprocess
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable
 
 import attrs
 
 import kafka_bridge
+from kafka_bridge.releases import JAVA, PARTITION_SHIM, SHIMS, adapt
 from model import KAFKA_RELEASE
 
 from .generate import Reproducer, release
@@ -82,9 +83,9 @@ KAFKA_MODULES = ("kafka-metadata", "kafka-clients", "kafka-server-common", "kafk
 #: And those a broker's replica needs (``kafka.cluster.Partition``, Scala, and the broker's server module).
 REPLICA_MODULES = ("kafka_2.13", "kafka-server")
 #: The replicas' fixture (the bridge's ``ReplicheckPartitionShim``), and the first release
-#: it compiles against: it uses 4.4.0's internals of ``Partition`` and ``UnifiedLog``.
-PARTITION_FIXTURE = Path("kafka/cluster/ReplicheckPartitionShim.java")
-PARTITION_FIXTURE_SINCE = (4, 4, 0)
+#: it compiles against, adapted (``kafka_bridge.releases.SHIMS``).
+PARTITION_FIXTURE = PARTITION_SHIM
+PARTITION_FIXTURE_SINCE = SHIMS[PARTITION_SHIM]
 
 
 def replicas_writable(kafka_version: str) -> bool:
@@ -109,25 +110,14 @@ def pom(kafka_version: str = KAFKA_RELEASE, replicas: bool = False) -> str:
     return _POM.format(kafka=kafka_version, dependencies=dependencies, junit=JUNIT_VERSION, surefire=SUREFIRE_VERSION)
 
 
-#: (first release with the change, the fixture's text there, the text before it): how
-#: the fixture is adapted to a release older than the pinned one.
-RELEASE_CHANGES = (
-    ((4, 4, 0), "org.apache.kafka.common.utils.internals.LogContext", "org.apache.kafka.common.utils.LogContext"),
-)
-
-
 def fixture_source() -> Path:
     """The controller fixture's source file, as the bridge's shim is built with it."""
     return Path(kafka_bridge.__file__).parent / "java" / "org" / "apache" / "kafka" / "controller" / FIXTURE
 
 
 def fixture_text(kafka_version: str = KAFKA_RELEASE) -> str:
-    """The fixture's source adapted to ``kafka_version`` (``RELEASE_CHANGES``)."""
-    text = fixture_source().read_text()
-    for since, new, old in RELEASE_CHANGES:
-        if release(kafka_version) < since:
-            text = text.replace(new, old)
-    return text
+    """The fixture's source adapted to ``kafka_version`` (``kafka_bridge.releases.adapt``)."""
+    return adapt(fixture_source().read_text(), kafka_version)
 
 
 def write_project(folder: Path, reproducers: Iterable[Reproducer], kafka_version: str = KAFKA_RELEASE) -> list[Path]:
@@ -149,7 +139,7 @@ def write_project(folder: Path, reproducers: Iterable[Reproducer], kafka_version
     (tests / FIXTURE).write_text(fixture_text(kafka_version))
     if replicas:
         (root / PARTITION_FIXTURE).parent.mkdir(parents=True)
-        shutil.copyfile(fixture_source().parents[4] / PARTITION_FIXTURE, root / PARTITION_FIXTURE)
+        (root / PARTITION_FIXTURE).write_text(adapt((JAVA / PARTITION_FIXTURE).read_text(), kafka_version))
     written = []
     for r in reproducers:
         path = tests / f"{r.name}.java"

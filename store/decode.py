@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from check.subject import KAFKA, Subject, reports_properties
+from check.subject import KAFKA, Subject, kafka_release, reports_properties
 
 from .codec import TraceDecodeError, bugs_from_names, config_from_json, decode_steps, variants_from_names
 from .schema import SCHEMA_VERSION
@@ -60,14 +60,16 @@ class DecodedCounterexample:
 
 
 def _implementation(value: Any) -> Any:
-    """The row's ``implementation``: null, ``"kafka"`` or ``"module:qualname"``;
-    TraceDecodeError naming the value and what is allowed otherwise."""
-    if value is None or value == KAFKA:
+    """The row's ``implementation``: null, ``"kafka"``, ``"kafka@X.Y.Z"`` or
+    ``"module:qualname"``; TraceDecodeError naming the value and what is allowed
+    otherwise."""
+    if value is None or kafka_release(value) is not None:
         return value
     module, sep, qualname = str(value).partition(":") if isinstance(value, str) else ("", "", "")
     if not (sep and module and qualname):
         raise TraceDecodeError(f"implementation {value!r} is not a name; allowed: null (the bundled SUT), "
-                               f"{KAFKA!r}, or 'module:qualname' of an importable factory")
+                               f"{KAFKA!r}, '{KAFKA}@X.Y.Z' (a Kafka release), or 'module:qualname' of an "
+                               f"importable factory")
     return value
 
 

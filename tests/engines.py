@@ -4,6 +4,8 @@ root conftest does the mirroring)."""
 
 from __future__ import annotations
 
+from typing import Optional
+
 import pytest
 
 
@@ -16,14 +18,15 @@ def parametrize_engines(metafunc: pytest.Metafunc, kafka: bool = False) -> None:
     metafunc.parametrize("engine", ["model", "sut"] + (["kafka"] if kafka else []), indirect=True)
 
 
-def require_kafka() -> None:
-    """Skip the calling test when Kafka's classes cannot be loaded, saying why; fail
-    instead under ``REPLICHECK_REQUIRE_KAFKA`` (``make test`` sets it, so CI never
-    skips the Kafka tests silently)."""
+def require_kafka(release: Optional[str] = None) -> None:
+    """Skip the calling test when Kafka's classes (of ``release``; None: the
+    pinned one) cannot be loaded, saying why; fail instead under
+    ``REPLICHECK_REQUIRE_KAFKA`` (``make test`` sets it and fetches the releases
+    the suite runs, so CI never skips the Kafka tests silently)."""
     import os
 
     from kafka_bridge import unavailable
-    why = unavailable()
+    why = unavailable(release)
     if why is None:
         return
     if os.environ.get("REPLICHECK_REQUIRE_KAFKA"):

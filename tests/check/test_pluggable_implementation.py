@@ -92,10 +92,17 @@ def test_an_implementation_that_cannot_be_loaded_is_named():
     [row] = counterexample_rows([_late_acks_finding(Subject.at(RF2))], run_id="r", worker="main")
     assert row["implementation"] is None
     with pytest.raises(ValueError, match=r"implementation 'nowhere:Gone' cannot be loaded .*allowed: null "
-                                         r"\(the bundled SUT\), 'kafka', or 'module:qualname'"):
+                                         r"\(the bundled SUT\), 'kafka', 'kafka@X' \(X one of 4.0.0, .*\), or "
+                                         r"'module:qualname'"):
         replay_row(row | {"implementation": "nowhere:Gone"})
     with pytest.raises(TraceDecodeError, match=r"implementation 'Gone' is not a name; allowed: null"):
         decode_counterexample(row | {"implementation": "Gone"})
+    # Kafka's classes of a release: its number, which the bridge must be built for
+    assert decode_counterexample(row | {"implementation": "kafka@4.3.1"}).subject.implementation == "kafka@4.3.1"
+    with pytest.raises(TraceDecodeError, match=r"implementation 'kafka@4.x' is not a name; allowed: .*'kafka@X.Y.Z'"):
+        decode_counterexample(row | {"implementation": "kafka@4.x"})
+    with pytest.raises(ValueError, match=r"implementation 'kafka@3.9.0': kafka version '3.9.0': allowed are 4.0.0, "):
+        replay_row(row | {"implementation": "kafka@3.9.0"})
 
 
 def test_shrinks_of_several_followers_are_probed_only_where_the_profile_has_them():

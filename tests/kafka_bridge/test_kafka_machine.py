@@ -29,7 +29,7 @@ PROBE = textwrap.dedent('''
     def test_the_machine_is_the_one_the_option_names():
         from model import KAFKA
         assert Machine.__name__ == "ProbeMachine"
-        assert Machine.subject.implementation == "kafka"
+        assert Machine.subject.implementation == EXPECTED
         assert Machine.subject.profile == KAFKA and Machine.subject.detach_at_findings is True
 ''')
 
@@ -44,11 +44,20 @@ def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_option_puts_the_named_implementation_in_the_machine_under_its_profile(tmp_path):
-    (tmp_path / "test_probe.py").write_text(PROBE)
+    (tmp_path / "test_probe.py").write_text(PROBE.replace("EXPECTED", repr("kafka")))
     proc = _pytest(tmp_path, "--implementation", "kafka", "test_probe.py")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # Without the option the same module builds the bundled SUT's machine: the probe fails.
     assert _pytest(tmp_path, "test_probe.py").returncode == 1
+
+
+def test_the_kafka_version_option_names_another_release_s_classes(tmp_path):
+    (tmp_path / "test_probe.py").write_text(PROBE.replace("EXPECTED", repr("kafka@4.3.1")))
+    proc = _pytest(tmp_path, "--implementation", "kafka", "--kafka-version", "4.3.1", "test_probe.py")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = _pytest(tmp_path, "--kafka-version", "4.3.1", "test_probe.py")
+    assert (proc.returncode, proc.stderr.strip()) == (4, "ERROR: --kafka-version 4.3.1 runs Kafka's own classes: "
+                                                         "give it with --implementation kafka, got None")
 
 
 def test_the_option_rejects_a_name_it_cannot_load_in_one_line(tmp_path):
@@ -57,4 +66,5 @@ def test_the_option_rejects_a_name_it_cannot_load_in_one_line(tmp_path):
     assert proc.returncode == 4   # pytest's usage error
     assert proc.stderr.strip() == (
         "ERROR: --implementation: implementation 'nope' cannot be loaded (ModuleNotFoundError: No module named "
-        "'nope'); allowed: null (the bundled SUT), 'kafka', or 'module:qualname' of an importable factory")
+        "'nope'); allowed: null (the bundled SUT), 'kafka', 'kafka@X' (X one of 4.0.0, 4.0.1, 4.0.2, 4.1.0, 4.1.1, "
+        "4.1.2, 4.2.0, 4.2.1, 4.2.2, 4.3.0, 4.3.1, 4.4.0), or 'module:qualname' of an importable factory")

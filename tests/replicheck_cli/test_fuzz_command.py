@@ -27,7 +27,13 @@ def _fuzz(*args: str):
     (["--minutes", "nan"], "error: --minutes must be a finite number > 0, got nan\n"),
     (["--minutes", "inf"], "error: --minutes must be a finite number > 0, got inf\n"),
     (["--minutes", "-2"], "error: --minutes must be a finite number > 0, got -2.0\n"),
-    (["--implementation", "nope"], "error: unknown implementation 'nope'; allowed: kafka\n"),
+    (["--implementation", "nope"], "error: unknown implementation 'nope'; allowed: kafka, kafka@4.0.0, kafka@4.0.1, "
+     "kafka@4.0.2, kafka@4.1.0, kafka@4.1.1, kafka@4.1.2, kafka@4.2.0, kafka@4.2.1, kafka@4.2.2, kafka@4.3.0, "
+     "kafka@4.3.1\n"),
+    (["--kafka-version", "4.3.1"], "error: --kafka-version 4.3.1 runs Kafka's own classes: give it with "
+     "--implementation kafka, got None\n"),
+    (["--implementation", "kafka", "--kafka-version", "3.9.0"], "error: --kafka-version: kafka version '3.9.0': "
+     "allowed are 4.0.0, 4.0.1, 4.0.2, 4.1.0, 4.1.1, 4.1.2, 4.2.0, 4.2.1, 4.2.2, 4.3.0, 4.3.1, 4.4.0\n"),
     (["--implementation", "kafka", "--bug", "PRODUCE_IGNORES_MIN_ISR"],
      "error: an implementation campaign runs only implementation:kafka: give no variants or bugs with it "
      "(got PRODUCE_IGNORES_MIN_ISR)\n"),
@@ -50,6 +56,17 @@ def test_the_cli_fails_fast_when_kafkas_classes_are_unavailable(no_campaign, mon
     result = _fuzz("--implementation", "kafka", "--workers", "2", "--seed", "1")
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == f"error: implementation kafka is unavailable: {why}\n"
+
+
+def test_another_release_s_classes_unavailable_say_what_fetches_them(no_campaign, monkeypatch):
+    from kafka_bridge import jvm
+    monkeypatch.setattr(jvm, "ROOT", jvm.ROOT / "nowhere")   # no .kafka/ folder
+    monkeypatch.delenv(jvm.LIB_ENV, raising=False)
+    result = _fuzz("--implementation", "kafka", "--kafka-version", "4.2.0", "--workers", "1", "--seed", "1")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith("error: implementation kafka@4.2.0 is unavailable: no kafka-metadata-4.2.0.jar in ")
+    assert result.stderr.endswith(": run `make kafka-jars KAFKA_VERSION=4.2.0` (Maven) or set REPLICHECK_KAFKA_LIB "
+                                  "to a folder holding Kafka 4.2.0's jars\n")
 
 
 def _result(*targets: TargetResult) -> CampaignResult:

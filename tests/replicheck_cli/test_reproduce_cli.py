@@ -37,13 +37,13 @@ def test_without_maven_running_them_is_one_line(tmp_path, monkeypatch):
 
 
 def test_a_replica_finding_is_left_out_of_an_older_release_before_anything_runs(tmp_path):
-    """Finding 2 drives Kafka's Partition, whose fixture is written for 4.4.0 on: for
-    4.3.1 it is named and left out before any replay (no JVM), and with nothing
+    """Finding 2 drives Kafka's Partition, whose fixture is written for 4.2.0 on: for
+    4.1.2 it is named and left out before any replay (no JVM), and with nothing
     left the request is refused."""
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["reproduce", "--finding", "2", "--kafka-version", "4.3.1", "--out", str(out)])
+    result = CliRunner().invoke(main, ["reproduce", "--finding", "2", "--kafka-version", "4.1.2", "--out", str(out)])
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines() == [
-        "left out: ReplicheckFinding2Test: it drives Kafka's Partition, whose fixture is written for 4.4.0 on",
-        "error: --kafka-version: nothing can be written for 4.3.1"]
+        "left out: ReplicheckFinding2Test: it drives Kafka's Partition, whose fixture is written for 4.2.0 on",
+        "error: --kafka-version: nothing can be written for 4.1.2"]
     assert not out.exists()

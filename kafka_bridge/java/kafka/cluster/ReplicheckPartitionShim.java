@@ -58,6 +58,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import scala.Option;
 
@@ -104,6 +105,13 @@ public final class ReplicheckPartitionShim {
         public void advance(long ms) { nowMs += ms; }
         /** Set the clock to {@code ms} (absolute, ms). */
         public void setMilliseconds(long ms) { nowMs = ms; }
+        /** Abstract in {@link Time} before 4.4.0 (a default since): nothing here waits on
+         *  another thread, so the condition holds now or the wait times out. */
+        public void waitObject(Object obj, Supplier<Boolean> condition, long deadlineMs) {
+            if (!condition.get()) {
+                throw new org.apache.kafka.common.errors.TimeoutException("Condition not satisfied before " + deadlineMs);
+            }
+        }
     }
 
     /** A scheduler running each task at once, on the caller's thread (a periodic task
@@ -501,6 +509,7 @@ public final class ReplicheckPartitionShim {
         running();
         highWatermarkCheckpoint.write(Map.of(tp, log.highWatermark()));
         scheduler.runEpochCheckpointWrites();   // KafkaScheduler.shutdown runs its queued tasks
+        log.prepareActiveSegmentForClose();   // LogManager.shutdown, since 4.4.0
         log.flush(true);
         log.close();
         recoveryPointCheckpoint.write(Map.of(tp, log.recoveryPoint()));

@@ -1,0 +1,144 @@
+"""Kafka's own code of releases other than the pinned one: the shims adapted and
+built per release (``kafka_bridge.releases``, ``make kafka-jars KAFKA_VERSION=X``),
+the implementation ``kafka@X`` run in a process of its own, and the changes
+Kafka made between releases (``kafka_bridge.changes``), each shown on the last
+release without it and the first with it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engines import require_kafka
+from kafka_bridge import releases
+from kafka_bridge.changes import CHANGES, known_before
+from model import KAFKA_RELEASE
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The releases the walks run on: Kafka's controller under the SUT's replicas
+#: (before the ``Partition`` shim's first release), and with Kafka's ``Partition``.
+CONTROLLER_ONLY, WITH_PARTITION = "4.1.0", "4.3.0"
+
+#: Run in a process of its own (one process runs one release's classes): argv[1] the
+#: release; argv[2] a change's JIRA, whose trace is stepped in lockstep with Kafka's
+#: code, or "walks": four of the pinned release's seeded walks (test_kafka_replica's
+#: "rf3-unclean"), every step compared. Prints what each step said.
+_LOCKSTEP = """
+import json, sys
+import kafka_bridge
+from check.lockstep import LockStep
+from check.random_walk import random_walk
+from check.subject import Subject
+from kafka_bridge.changes import CHANGES
+from model import KAFKA, Config
+release, what = sys.argv[1], sys.argv[2]
+name = "kafka@" + release
+
+def run(config, actions):
+    lockstep = LockStep(Subject.at(config, implementation=name, check_properties=False))
+    return [lockstep.step(a) for a in actions]
+
+if what == "walks":
+    walk = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA, unclean_leader_election=True)
+    said = [[len(steps), sum(v is not None for v in steps)]
+            for steps in (run(walk, [a for a, _ in random_walk(walk, 300, seed=seed, policy="weighted")])
+                          for seed in range(4))]
+else:
+    [change] = [c for c in CHANGES if c.issue == what]
+    said = [None if v is None else v.signature for v in run(change.config, change.trace)]
+print(json.dumps({"release": kafka_bridge.version(),
+                  "partition": "KafkaReplica" in repr(kafka_bridge.components()), "said": said}))
+"""
+
+
+def _run(release: str, what: str) -> dict:
+    require_kafka(release)
+    done = subprocess.run([sys.executable, "-c", _LOCKSTEP, release, what], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("change", CHANGES, ids=lambda c: c.issue)
+def test_a_change_disagrees_on_the_last_release_without_it_and_agrees_from_its_first(change):
+    before, after = _run(change.last_without, change.issue), _run(change.since, change.issue)
+    assert before["release"] == change.last_without and after["release"] == change.since
+    *quiet, last = before["said"]
+    assert quiet == [None] * (len(change.trace) - 1) and last in change.signatures, before
+    assert after["said"] == [None] * len(change.trace), after
+
+
+@pytest.mark.system
+@pytest.mark.parametrize("release, partition", [(CONTROLLER_ONLY, False), (WITH_PARTITION, True)])
+def test_seeded_walks_agree_on_an_older_release_with_every_part_in_the_loop(release, partition):
+    """Kafka's controller and epoch cache (4.1.0: the SUT's replicas; 4.3.0: Kafka's
+    ``Partition`` too) on walks no change of ``CHANGES`` shows in."""
+    assert _run(release, "walks") == {"release": release, "partition": partition, "said": [[300, 0]] * 4}
+
+
+def test_the_system_tests_fetch_the_releases_they_run():
+    """``make test-system`` fetches each release the tests above run (KAFKA_OLDER)."""
+    line = next(l for l in (ROOT / "Makefile").read_text().splitlines() if l.startswith("KAFKA_OLDER :="))
+    needed = {r for c in CHANGES for r in (c.last_without, c.since)} | {CONTROLLER_ONLY, WITH_PARTITION}
+    assert sorted(line.split(":=")[1].split(), key=releases.release) == sorted(needed, key=releases.release)
+
+
+def test_a_campaign_on_a_release_knows_the_changes_after_it():
+    from campaign.known import parse_known
+    assert parse_known(known_before("4.0.0")) == frozenset(sig for c in CHANGES for sig in c.signatures)
+    assert "KAFKA-19383" not in known_before("4.0.1") and "KAFKA-19130" in known_before("4.0.1")
+    assert "KAFKA-19130" not in known_before("4.1.0") and "KAFKA-19975" in known_before("4.1.0")
+    assert known_before(KAFKA_RELEASE).splitlines()[1:] == []
+
+
+def test_the_pinned_release_is_the_model_s():
+    assert releases.PINNED == KAFKA_RELEASE == releases.RELEASES[-1]
+    pom = (ROOT / "kafka_bridge" / "pom.xml").read_text()
+    assert f"<kafka.version>{KAFKA_RELEASE}</kafka.version>" in pom
+
+
+def test_every_source_change_is_in_the_shims_it_adapts():
+    """A shim edited so that a change no longer matches would compile against the
+    pinned release and break on the older ones without a word: each change's text
+    must be found in the shims."""
+    text = "".join((releases.JAVA / path).read_text() for path in releases.SHIMS)
+    for since, new, old in releases.SOURCE_CHANGES:
+        assert new in text, (since, new)
+
+
+def test_a_release_s_sources_are_the_pinned_ones_adapted(tmp_path):
+    assert releases.adapt("anything", KAFKA_RELEASE) == "anything"
+    written = releases.write_sources(CONTROLLER_ONLY, tmp_path)
+    assert sorted(p.relative_to(tmp_path) for p in written) == sorted(releases.CONTROLLER_SHIMS)
+    fixture = (tmp_path / releases.CONTROLLER_SHIMS[0]).read_text()
+    assert "org.apache.kafka.common.utils.LogContext;" in fixture and "utils.internals" not in fixture
+    shim = (tmp_path / releases.CONTROLLER_SHIMS[1]).read_text()
+    assert "request, Set.of(TOPIC))" in shim and "incrementalAlterConfigs(Map.of(resource, ops), false)" in shim
+    assert releases.has_partition(WITH_PARTITION) and not releases.has_partition(CONTROLLER_ONLY)
+
+
+@pytest.mark.parametrize("version, message", [
+    ("3.9.0", "kafka version '3.9.0': allowed are 4.0.0, 4.0.1"),
+    ("4.x", "kafka version '4.x': allowed are 4.0.0"),
+])
+def test_a_release_the_bridge_is_not_built_for_is_named_with_the_allowed_ones(version, message):
+    with pytest.raises(releases.UnknownRelease, match=re.escape(message)):
+        releases.check(version)
+
+
+def test_a_process_running_one_release_refuses_another():
+    import kafka_bridge
+    require_kafka()
+    kafka_bridge.start()
+    kafka_bridge.use(KAFKA_RELEASE)   # the one it runs: nothing changes
+    with pytest.raises(ValueError, match=re.escape(f"this process runs Kafka {KAFKA_RELEASE}'s classes: "
+                                                   f"Kafka {WITH_PARTITION}'s need a process of their own")):
+        kafka_bridge.use(WITH_PARTITION)
+    assert kafka_bridge.version() == KAFKA_RELEASE
