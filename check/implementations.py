@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 
 from model import CHAPTERS
 from model import KAFKA as KAFKA_PROFILE
-from model import KAFKA_RELEASE, KAFKA_RELEASES, Config, kafka_release_error
+from model import KAFKA_RELEASES, Config, kafka_release_error
 from sut import Cluster
 
 from .subject import KAFKA, Subject, kafka_name, kafka_release
@@ -43,22 +43,15 @@ class ImplementationUnavailable(RuntimeError):
 
 
 def _kafka(release: str) -> Callable[..., Any]:
-    """The factory of Kafka ``release``'s own classes: it chooses the release for
-    this process (``kafka_bridge.use``: ValueError when the process runs another)
-    and builds ``kafka_bridge.implementation``. ValueError at once when the bridge
-    is not built for the release."""
+    """The factory of Kafka ``release``'s own classes (``kafka_bridge.implementation_of``:
+    it runs them in this process, ValueError when the process runs another
+    release's). ValueError at once when the bridge is not built for the release."""
     why = kafka_release_error(release)
     if why is not None:
         raise ValueError(f"implementation {kafka_name(release)!r}: {why}")
     # Loaded only when named: kafka_bridge starts a JVM (JPype) on first use.
     import kafka_bridge
-    if release == KAFKA_RELEASE:
-        return kafka_bridge.implementation
-
-    def build(config: Config, bugs: frozenset = frozenset()) -> Any:
-        kafka_bridge.use(release)
-        return kafka_bridge.implementation(config, bugs)
-    return build
+    return kafka_bridge.implementation_of(release)
 
 
 def with_release(name: Optional[str], kafka_version: Optional[str]) -> Optional[str]:

@@ -27,9 +27,10 @@ controller, with Kafka's epoch cache).
 
 from __future__ import annotations
 
-from typing import Optional
+import functools
+from typing import Callable, Optional
 
-from model import KAFKA, PROFILES, Config
+from model import KAFKA, KAFKA_RELEASE, PROFILES, Config
 
 from sut import Cluster
 from sut.components import Components
@@ -38,7 +39,7 @@ from .change_builder import KafkaPartitionChangeBuilder
 from .controller import KafkaQuorumController, KafkaRejected
 from .epoch_cache import KafkaLeaderEpochFileCache
 from .jvm import KafkaUnavailable, lib_dir, start, unavailable, use, version
-from .releases import has_partition
+from .releases import check, has_partition
 from .replica import KafkaReplica
 
 #: Kafka's parts put in place of the SUT's: the implementation "kafka". Kafka's controller,
@@ -53,7 +54,7 @@ BUILDER_COMPONENTS = Components(change_builder=KafkaPartitionChangeBuilder, epoc
 
 __all__ = ["BUILDER_COMPONENTS", "COMPONENTS", "CONTROLLER_COMPONENTS", "KafkaLeaderEpochFileCache",
            "KafkaPartitionChangeBuilder", "KafkaQuorumController", "KafkaRejected", "KafkaReplica",
-           "KafkaUnavailable", "components", "implementation", "lib_dir", "not_applicable", "start", "unavailable",
+           "KafkaUnavailable", "components", "implementation", "implementation_of", "lib_dir", "not_applicable", "start", "unavailable",
            "use", "version"]
 
 
@@ -76,15 +77,37 @@ def components() -> Components:
     return COMPONENTS if has_partition(version()) else CONTROLLER_COMPONENTS
 
 
-def implementation(config: Config, bugs: frozenset = frozenset()):
-    """The implementation "kafka" for ``config``: a ``sut.Cluster`` whose controller
-    is Kafka's ``ClusterControlManager`` and ``ReplicationControlManager`` and
-    whose every replica is Kafka's ``Partition`` (``components()``). The SUT's
-    ``bugs`` reach only the SUT's parts left (the fetcher, the metadata replay).
-    Raises ValueError when ``not_applicable(config)``, ``KafkaUnavailable`` when
-    Kafka's classes cannot be loaded."""
+def _build(config: Config, bugs: frozenset, release: str):
+    """The implementation "kafka" on Kafka ``release``'s classes (``implementation``)."""
     why = not_applicable(config)
     if why is not None:
         raise ValueError(f"implementation kafka: {why}")
+    use(release)
     start()
     return Cluster(config, bugs, components=components())
+
+
+def implementation(config: Config, bugs: frozenset = frozenset()):
+    """The implementation "kafka" for ``config``, on the pinned release's classes
+    (``model.KAFKA_RELEASE``): a ``sut.Cluster`` whose controller is Kafka's
+    ``ClusterControlManager`` and ``ReplicationControlManager`` and whose every
+    replica is Kafka's ``Partition`` (``components()``). The SUT's ``bugs`` reach
+    only the SUT's parts left (the fetcher, the metadata replay). Raises ValueError
+    when ``not_applicable(config)`` or when this process runs another release's
+    classes (``use``), ``KafkaUnavailable`` when Kafka's classes cannot be loaded."""
+    return _build(config, bugs, KAFKA_RELEASE)
+
+
+def implementation_of(release: str) -> Callable[..., Cluster]:
+    """The factory of the implementation "kafka@X" on Kafka ``release``'s classes, as
+    ``implementation`` builds it (the pinned release's is ``implementation``, the
+    same one each time for every other). Raises ``releases.UnknownRelease`` for a
+    release the bridge is not built for."""
+    return implementation if check(release) == KAFKA_RELEASE else _release_factory(release)
+
+
+@functools.cache
+def _release_factory(release: str) -> Callable[..., Cluster]:
+    def build(config: Config, bugs: frozenset = frozenset()) -> Cluster:
+        return _build(config, bugs, release)
+    return build

@@ -11,8 +11,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from check.implementations import KAFKA, subject_for
 from check.machine import machine_for
+from engines import require_kafka
 from processes import child_env
 
 #: Under the Kafka profile, detached at its findings: what is checked is agreement with the model.
@@ -51,10 +54,16 @@ def test_the_option_puts_the_named_implementation_in_the_machine_under_its_profi
     assert _pytest(tmp_path, "test_probe.py").returncode == 1
 
 
+@pytest.mark.system   # release 4.3.0's jars: `make test-system` fetches them
 def test_the_kafka_version_option_names_another_release_s_classes(tmp_path):
-    (tmp_path / "test_probe.py").write_text(PROBE.replace("EXPECTED", repr("kafka@4.3.1")))
-    proc = _pytest(tmp_path, "--implementation", "kafka", "--kafka-version", "4.3.1", "test_probe.py")
+    require_kafka("4.3.0")
+    (tmp_path / "test_probe.py").write_text(PROBE.replace("EXPECTED", repr("kafka@4.3.0")))
+    proc = _pytest(tmp_path, "--implementation", "kafka", "--kafka-version", "4.3.0", "test_probe.py")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_kafka_version_option_needs_the_kafka_implementation(tmp_path):
+    (tmp_path / "test_probe.py").write_text(PROBE.replace("EXPECTED", repr("kafka")))
     proc = _pytest(tmp_path, "--kafka-version", "4.3.1", "test_probe.py")
     assert (proc.returncode, proc.stderr.strip()) == (4, "ERROR: --kafka-version 4.3.1 runs Kafka's own classes: "
                                                          "give it with --implementation kafka, got None")

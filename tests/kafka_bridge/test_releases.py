@@ -134,11 +134,18 @@ def test_a_release_the_bridge_is_not_built_for_is_named_with_the_allowed_ones(ve
 
 
 def test_a_process_running_one_release_refuses_another():
+    """A row of another release replayed here (``--replay-corpus``: rows of several
+    releases on one worker) fails naming why, rather than running on this one's."""
     import kafka_bridge
+    from check.implementations import named
+    from model import KAFKA, Config
     require_kafka()
     kafka_bridge.start()
     kafka_bridge.use(KAFKA_RELEASE)   # the one it runs: nothing changes
-    with pytest.raises(ValueError, match=re.escape(f"this process runs Kafka {KAFKA_RELEASE}'s classes: "
-                                                   f"Kafka {WITH_PARTITION}'s need a process of their own")):
+    refused = re.escape(f"this process runs Kafka {KAFKA_RELEASE}'s classes: Kafka {WITH_PARTITION}'s need a "
+                        f"process of their own")
+    with pytest.raises(ValueError, match=refused):
         kafka_bridge.use(WITH_PARTITION)
+    with pytest.raises(ValueError, match=refused):
+        named(f"kafka@{WITH_PARTITION}")(Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1, profile=KAFKA))
     assert kafka_bridge.version() == KAFKA_RELEASE
