@@ -76,8 +76,8 @@ def named(name: Optional[str]) -> Optional[Callable[..., Any]]:
     importable."""
     if name is None:
         return None
-    if kafka_release(name) is not None:
-        return _kafka(kafka_release(name))
+    if (release := kafka_release(name)) is not None:
+        return _kafka(release)
     module, _, qualname = name.partition(":")
     try:
         found: Any = importlib.import_module(module)

@@ -16,12 +16,11 @@ implementation into something that runs.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, Optional, Union
 
 import attrs
 
-from model import CHAPTERS, KAFKA_RELEASE, PROFILES, Config, Rule, Variant
+from model import CHAPTERS, KAFKA_RELEASE, PROFILES, Config, Rule, Variant, release_number
 
 #: The implementation under test: None (the bundled SUT, ``sut.Cluster`` with the
 #: subject's bugs), a name (``"kafka"``: Apache Kafka's own classes of the pinned
@@ -45,12 +44,12 @@ def kafka_name(release: str) -> str:
 def kafka_release(name: Optional[str]) -> Optional[str]:
     """The Kafka release a name of Kafka's own classes runs (``"kafka"``: the
     pinned one; ``"kafka@X.Y.Z"``: X.Y.Z), None for any other name. Only the
-    form is read: ``kafka_bridge.releases.check`` says whether the bridge is
-    built for it."""
+    form is read: ``model.kafka_release_error`` says whether the bridge is built
+    for it."""
     if name == KAFKA:
         return KAFKA_RELEASE
     head, at, release = (name or "").partition("@")
-    return release if head == KAFKA and at and re.fullmatch(r"\d+\.\d+\.\d+", release) else None
+    return release if head == KAFKA and at and release_number(release) is not None else None
 
 
 def implementation_name(implementation: Implementation) -> Optional[str]:

@@ -54,8 +54,8 @@ BUILDER_COMPONENTS = Components(change_builder=KafkaPartitionChangeBuilder, epoc
 
 __all__ = ["BUILDER_COMPONENTS", "COMPONENTS", "CONTROLLER_COMPONENTS", "KafkaLeaderEpochFileCache",
            "KafkaPartitionChangeBuilder", "KafkaQuorumController", "KafkaRejected", "KafkaReplica",
-           "KafkaUnavailable", "components", "implementation", "implementation_of", "lib_dir", "not_applicable", "start", "unavailable",
-           "use", "version"]
+           "KafkaUnavailable", "components", "implementation", "implementation_of", "lib_dir", "not_applicable",
+           "start", "unavailable", "use", "version"]
 
 
 def not_applicable(config: Config) -> Optional[str]:

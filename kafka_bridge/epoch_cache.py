@@ -28,8 +28,7 @@ from typing import Any, Optional
 from sut.epoch_cache import EpochEntry
 
 from .java import kafka
-from .jvm import version
-from .releases import EPOCH_ENTRY_RECORD_SINCE, release
+from .releases import EPOCH_ENTRY_RECORD_SINCE, LATEST_EPOCH_OPTIONAL_SINCE
 
 _FOLDER: Optional[Path] = None
 
@@ -37,7 +36,7 @@ _FOLDER: Optional[Path] = None
 def _pairs(entries: Any) -> list[tuple[int, int]]:
     """Kafka's ``EpochEntry``s as (epoch, start offset): a Java record (accessors)
     from 4.2.0, a class of public fields before."""
-    if release(version()) >= EPOCH_ENTRY_RECORD_SINCE:
+    if kafka().release >= EPOCH_ENTRY_RECORD_SINCE:
         return [(int(e.epoch()), int(e.startOffset())) for e in entries]
     return [(int(e.epoch), int(e.startOffset)) for e in entries]
 
@@ -95,10 +94,10 @@ class KafkaLeaderEpochFileCache:
     # ----------------------------------------------------------------- lookups
 
     def latest_epoch(self) -> Optional[int]:
-        latest = self._cache.latestEpoch()   # an Optional<Integer>; before 4.1.0 an OptionalInt
+        latest = self._cache.latestEpoch()
         if not latest.isPresent():
             return None
-        return int(latest.getAsInt() if hasattr(latest, "getAsInt") else latest.get())
+        return int(latest.get() if kafka().release >= LATEST_EPOCH_OPTIONAL_SINCE else latest.getAsInt())
 
     def entries(self) -> tuple[EpochEntry, ...]:
         return tuple(EpochEntry(epoch, start) for epoch, start in _pairs(self._cache.epochEntries()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from .jvm import start, version
-from .releases import has_partition
+from .releases import has_partition, release
 
 #: The one topic's id and name: any fixed ones (nothing here reads them).
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
@@ -52,6 +52,8 @@ class Kafka:
 
     def __init__(self) -> None:
         start()
+        #: the release whose classes run (one per process): where their APIs differ
+        self.release = release(version())
         from jpype import JArray, JClass, JInt, JLong
         self.JArray, self.JInt = JArray, JInt
         self.Integer = JClass("java.lang.Integer")

@@ -18,17 +18,16 @@ written). ``write_sources(release, folder)`` writes a release's adapted sources;
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
 from model import KAFKA_RELEASE as PINNED   # the release the shims are written against
 from model import KAFKA_RELEASES as RELEASES   # those they are built for (from the controller shim's first)
-from model import kafka_release_error
+from model import kafka_release_error, release_number
 
-__all__ = ["CONTROLLER_SHIMS", "EPOCH_ENTRY_RECORD_SINCE", "JAVA", "PARTITION_SHIM", "PINNED", "RELEASES", "SHIMS",
-           "SOURCE_CHANGES", "UnknownRelease", "adapt", "check", "has_partition", "main", "release", "shims",
-           "write_sources"]
+__all__ = ["CONTROLLER_SHIMS", "EPOCH_ENTRY_RECORD_SINCE", "JAVA", "LATEST_EPOCH_OPTIONAL_SINCE", "PARTITION_SHIM",
+           "PINNED", "RELEASES", "SHIMS", "SOURCE_CHANGES", "UnknownRelease", "adapt", "check", "has_partition", "main",
+           "release", "shims", "write_sources"]
 
 JAVA = Path(__file__).resolve().parent / "java"
 CONTROLLER_SHIMS = (Path("org/apache/kafka/controller/ReplicheckControllerFixture.java"),
@@ -56,12 +55,15 @@ SOURCE_CHANGES = (
     # a reassignment may say whether it changes the replication factor (before: it may)
     ((4, 1, 0), "            .setAllowReplicationFactorChange(true)\n", ""),
     # updateFeatures took the controller's epoch
-    ((4, 1, 0), "Map.of(feature, type), false, ReplicheckControllerFixture.CLAIM_EPOCH)", "Map.of(feature, type), false)"),
+    ((4, 1, 0), "Map.of(feature, type), false, ReplicheckControllerFixture.CLAIM_EPOCH)",
+     "Map.of(feature, type), false)"),
 )
 #: From this release on, Kafka's ``EpochEntry`` is a Java record (``epoch()``,
-#: ``startOffset()``); before, a class of public fields: the bridge's Python side
-#: reads it either way (``epoch_cache``).
+#: ``startOffset()``); before, a class of public fields. And from this one on,
+#: ``LeaderEpochFileCache.latestEpoch`` is an ``Optional<Integer>``; before, an
+#: ``OptionalInt``. The bridge's Python side reads either (``epoch_cache``).
 EPOCH_ENTRY_RECORD_SINCE = (4, 2, 0)
+LATEST_EPOCH_OPTIONAL_SINCE = (4, 1, 0)
 
 
 class UnknownRelease(ValueError):
@@ -69,10 +71,12 @@ class UnknownRelease(ValueError):
 
 
 def release(version: str) -> tuple[int, ...]:
-    """``"4.3.1"`` as ``(4, 3, 1)``; raises ``UnknownRelease`` for anything else."""
-    if not re.fullmatch(r"\d+\.\d+\.\d+", version or ""):
+    """``"4.3.1"`` as ``(4, 3, 1)`` (``model.release_number``); raises
+    ``UnknownRelease`` for anything else."""
+    number = release_number(version)
+    if number is None:
         raise UnknownRelease(f"kafka version {version!r}: not a release number X.Y.Z")
-    return tuple(int(part) for part in version.split("."))
+    return number
 
 
 def check(version: str) -> str:

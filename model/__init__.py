@@ -11,7 +11,8 @@ and ``outcome`` (what an action visibly did).
 from .actions import *  # noqa: F403  (every action class and the action registry)
 from .config import (LIVENESS_VARIANTS, MAX_BROKERS, MIN_BROKERS, UNCLEAN_RECOVERY_STRATEGIES, VARIANT_DOCS, Config,
                      Variant)
-from .profile import CHAPTERS, KAFKA, KAFKA_RELEASE, KAFKA_RELEASES, PROFILES, kafka_release_error, RULE_DOCS, Rule, RuleDoc, rules_without
+from .profile import (CHAPTERS, KAFKA, KAFKA_RELEASE, KAFKA_RELEASES, PROFILES, RULE_DOCS, Rule, RuleDoc,
+                      kafka_release_error, release_number, rules_without)
 from .errors import ActionNotEnabled
 from .initial import initial_state
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset

@@ -21,6 +21,8 @@ unregistration, logging).
 from __future__ import annotations
 
 import enum
+import re
+from typing import Optional
 
 import attrs
 
@@ -33,11 +35,21 @@ KAFKA_RELEASES = ("4.0.0", "4.0.1", "4.0.2", "4.1.0", "4.1.1", "4.1.2", "4.2.0",
                   "4.3.0", "4.3.1", KAFKA_RELEASE)
 
 
-def kafka_release_error(release: str) -> "str | None":
+def release_number(version: str) -> Optional[tuple[int, ...]]:
+    """A release number ``"4.3.1"`` as ``(4, 3, 1)``; None for anything not of the
+    form X.Y.Z."""
+    if not re.fullmatch(r"\d+\.\d+\.\d+", version or ""):
+        return None
+    return tuple(int(part) for part in version.split("."))
+
+
+def kafka_release_error(release: str) -> Optional[str]:
     """Why ``release`` is not one of ``KAFKA_RELEASES`` (None: it is), naming them."""
     if release in KAFKA_RELEASES:
         return None
     return f"kafka version {release!r}: allowed are {', '.join(KAFKA_RELEASES)}"
+
+
 CHAPTERS = "chapters"
 KAFKA = f"kafka-{KAFKA_RELEASE}"
 

@@ -18,8 +18,7 @@ from typing import Iterable
 
 import attrs
 
-import kafka_bridge
-from kafka_bridge.releases import JAVA, PARTITION_SHIM, SHIMS, adapt
+from kafka_bridge.releases import CONTROLLER_SHIMS, JAVA, PARTITION_SHIM, SHIMS, adapt
 from model import KAFKA_RELEASE
 
 from .generate import Reproducer, release
@@ -112,7 +111,7 @@ def pom(kafka_version: str = KAFKA_RELEASE, replicas: bool = False) -> str:
 
 def fixture_source() -> Path:
     """The controller fixture's source file, as the bridge's shim is built with it."""
-    return Path(kafka_bridge.__file__).parent / "java" / "org" / "apache" / "kafka" / "controller" / FIXTURE
+    return JAVA / CONTROLLER_SHIMS[0]
 
 
 def fixture_text(kafka_version: str = KAFKA_RELEASE) -> str:

@@ -22,8 +22,9 @@ from model import KAFKA_RELEASE
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The releases the walks run on: Kafka's controller under the SUT's replicas
-#: (before the ``Partition`` shim's first release), and with Kafka's ``Partition``.
-CONTROLLER_ONLY, WITH_PARTITION = "4.1.0", "4.3.0"
+#: (before the ``Partition`` shim's first release), and with Kafka's ``Partition``;
+#: and a 4.0.x release, whose epoch cache answers ``latestEpoch`` with an ``OptionalInt``.
+CONTROLLER_ONLY, WITH_PARTITION, OPTIONAL_INT = "4.1.0", "4.3.0", "4.0.2"
 
 #: Run in a process of its own (one process runs one release's classes): argv[1] the
 #: release; argv[2] a change's JIRA, whose trace is stepped in lockstep with Kafka's
@@ -40,14 +41,17 @@ from model import KAFKA, Config
 release, what = sys.argv[1], sys.argv[2]
 name = "kafka@" + release
 
-def run(config, actions):
-    lockstep = LockStep(Subject.at(config, implementation=name, check_properties=False))
+def run(config, actions, known=frozenset()):
+    lockstep = LockStep(Subject.at(config, implementation=name, check_properties=False, known=known))
     return [lockstep.step(a) for a in actions]
 
 if what == "walks":
     walk = Config(brokers=(1, 2, 3, 4), assignment=(1, 2, 3), min_isr=2, profile=KAFKA, unclean_leader_election=True)
+    from campaign.known import parse_known
+    from kafka_bridge.changes import known_before
+    known = parse_known(known_before(release))   # past the changes after the release: a run goes on there
     said = [[len(steps), sum(v is not None for v in steps)]
-            for steps in (run(walk, [a for a, _ in random_walk(walk, 300, seed=seed, policy="weighted")])
+            for steps in (run(walk, [a for a, _ in random_walk(walk, 300, seed=seed, policy="weighted")], known)
                           for seed in range(4))]
 else:
     [change] = [c for c in CHANGES if c.issue == what]
@@ -76,17 +80,19 @@ def test_a_change_disagrees_on_the_last_release_without_it_and_agrees_from_its_f
 
 
 @pytest.mark.system
-@pytest.mark.parametrize("release, partition", [(CONTROLLER_ONLY, False), (WITH_PARTITION, True)])
+@pytest.mark.parametrize("release, partition", [(OPTIONAL_INT, False), (CONTROLLER_ONLY, False),
+                                                (WITH_PARTITION, True)])
 def test_seeded_walks_agree_on_an_older_release_with_every_part_in_the_loop(release, partition):
-    """Kafka's controller and epoch cache (4.1.0: the SUT's replicas; 4.3.0: Kafka's
-    ``Partition`` too) on walks no change of ``CHANGES`` shows in."""
+    """Kafka's controller and epoch cache (4.0.2 and 4.1.0: the SUT's replicas; 4.3.0:
+    Kafka's ``Partition`` too), every step compared, past the changes after the
+    release (``known_before``): what is left is the bridge reading that release."""
     assert _run(release, "walks") == {"release": release, "partition": partition, "said": [[300, 0]] * 4}
 
 
 def test_the_system_tests_fetch_the_releases_they_run():
     """``make test-system`` fetches each release the tests above run (KAFKA_OLDER)."""
     line = next(l for l in (ROOT / "Makefile").read_text().splitlines() if l.startswith("KAFKA_OLDER :="))
-    needed = {r for c in CHANGES for r in (c.last_without, c.since)} | {CONTROLLER_ONLY, WITH_PARTITION}
+    needed = {r for c in CHANGES for r in (c.last_without, c.since)} | {CONTROLLER_ONLY, WITH_PARTITION, OPTIONAL_INT}
     assert sorted(line.split(":=")[1].split(), key=releases.release) == sorted(needed, key=releases.release)
 
 
