@@ -94,6 +94,7 @@ REPLACED: dict[str, tuple[str, str]] = {
     "sut/epoch_cache.py": ("epoch_cache", "org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache"),
     "sut/partition.py": ("partition", "kafka.cluster.Partition"),
     "sut/log.py": ("partition", "org.apache.kafka.storage.internals.log.UnifiedLog"),
+    "sut/fetcher.py": ("fetcher", "kafka.server.AbstractFetcherThread"),
 }
 
 

@@ -524,7 +524,8 @@ def releases_markdown() -> str:
     out = ["# Kafka releases in the loop\n\n", GENERATED.format(source="kafka_bridge/releases.py"),
            "How to run them: [other Kafka releases](../guide/kafka-in-the-loop.md#other-kafka-releases).\n\n"
            "## The releases\n\n"]
-    out.append(table(("release", "implementation", "Kafka's shims built", "Kafka's `Partition` as the replica"),
+    out.append(table(("release", "implementation", "Kafka's shims built",
+                      "Kafka's `Partition` and fetcher in the brokers"),
                      [(r, code(kafka_name(r)) + (" (the pinned release)" if r == releases.PINNED else ""),
                        ", ".join(code(p.stem) for p in releases.shims(r)), "yes" if releases.has_partition(r) else
                        "no: the SUT's replicas under Kafka's controller") for r in releases.RELEASES]))

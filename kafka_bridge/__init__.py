@@ -10,8 +10,9 @@ Kafka-shaped brokers with Kafka's components put in place of ours
 Kafka's own ``PartitionChangeBuilder`` decides; and every broker's replica,
 ``kafka.cluster.Partition`` over Kafka's ``UnifiedLog`` and its
 ``org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache`` (see
-``replica`` and ``partition``). What stays the SUT's is the brokers' plumbing: the
-network, the fetcher thread, the metadata replay, the produce purgatory. It is
+``replica`` and ``partition``), and every follower's fetcher, Kafka's
+``kafka.server.AbstractFetcherThread`` (see ``fetcher``). What stays the SUT's is
+the brokers' plumbing: the network, the metadata replay, the produce purgatory. It is
 compared in lockstep with the model under the Kafka profile through the same
 interface as any implementation.
 
@@ -38,15 +39,17 @@ from sut.components import Components
 from .change_builder import KafkaPartitionChangeBuilder
 from .controller import KafkaQuorumController, KafkaRejected
 from .epoch_cache import KafkaLeaderEpochFileCache
+from .fetcher import KafkaFetcherThread
 from .jvm import KafkaUnavailable, lib_dir, start, unavailable, use, version
 from .releases import check, has_partition
 from .replica import KafkaReplica
 
 #: Kafka's parts put in place of the SUT's: the implementation "kafka". Kafka's controller,
-#: and Kafka's ``Partition`` (over Kafka's ``UnifiedLog`` and its epoch cache) as every
-#: broker's replica (``replica.KafkaReplica``).
+#: Kafka's ``Partition`` (over Kafka's ``UnifiedLog`` and its epoch cache) as every
+#: broker's replica (``replica.KafkaReplica``), and Kafka's ``AbstractFetcherThread`` as
+#: every follower's fetcher (``fetcher.KafkaFetcherThread``).
 COMPONENTS = Components(controller=KafkaQuorumController, epoch_cache=KafkaLeaderEpochFileCache,
-                        partition=KafkaReplica)
+                        partition=KafkaReplica, fetcher=KafkaFetcherThread)
 #: Kafka's controller, with Kafka's epoch cache in the SUT's replicas.
 CONTROLLER_COMPONENTS = Components(controller=KafkaQuorumController, epoch_cache=KafkaLeaderEpochFileCache)
 #: Kafka's PartitionChangeBuilder and epoch cache under the SUT's controller.
@@ -92,7 +95,7 @@ def implementation(config: Config, bugs: frozenset = frozenset()):
     (``model.KAFKA_RELEASE``): a ``sut.Cluster`` whose controller is Kafka's
     ``ClusterControlManager`` and ``ReplicationControlManager`` and whose every
     replica is Kafka's ``Partition`` (``components()``). The SUT's ``bugs`` reach
-    only the SUT's parts left (the fetcher, the metadata replay). Raises ValueError
+    only the SUT's parts left (the metadata replay, the network). Raises ValueError
     when ``not_applicable(config)`` or when this process runs another release's
     classes (``use``), ``KafkaUnavailable`` when Kafka's classes cannot be loaded."""
     return _build(config, bugs, KAFKA_RELEASE)

@@ -204,9 +204,7 @@ class ReplicationControlView:
             return "no partition"
         if p.replicas and p.leader == p.replicas[0]:
             return "ELECTION_NOT_NEEDED"
-        result = self._controller.shim.electPreferredLeader()   # a probe's question: not logged
-        error = preferred_election_error(result)
-        return error if error is not None or list(result.records()) else "no record"
+        return self._controller.preferred_election_refused()
 
     def unclean_leader_election_candidate(self) -> Optional[int]:
         """The leader ``maybeElectUncleanLeaders`` would elect now, or None. It takes only
@@ -242,6 +240,7 @@ class KafkaQuorumController:
         self._partition: Optional[PartitionRegistration] = None
         self._registrations: Optional[dict[int, BrokerRegistrationView]] = None
         self._configs: Optional[tuple[int, bool, bool]] = None
+        self._preferred: Optional[tuple[Optional[str]]] = None   # preferred_election_refused's answer
         # a copy replays what the original's fixture replayed (ReplicheckControllerFixture.replayed),
         # and loads the snapshot where the original's managers loaded one (snapshotAt)
         at, last_offset = _snapshot
@@ -275,7 +274,7 @@ class KafkaQuorumController:
         managers are replaced by a standby's, which replayed every record, and
         activated; nothing is written."""
         self.request("failOver")
-        self._partition = self._registrations = self._configs = None
+        self._forget()
 
     def fail_over_from_snapshot(self) -> None:
         """A controller failover to one that restarted and loaded a snapshot of the log
@@ -285,7 +284,7 @@ class KafkaQuorumController:
         last record's of the metadata log (a Kafka record left out of it, replayed at
         the next record's offset, is not the snapshot's end)."""
         self.request("failOverFromSnapshot", len(self.metadata_log) - 1)
-        self._partition = self._registrations = self._configs = None
+        self._forget()
 
     # ------------------------------------------------------------ the log
 
@@ -329,7 +328,7 @@ class KafkaQuorumController:
             self.shim.replay(record, offset)
             if self.calls is not None:
                 self.calls.replayed(offset)
-            self._partition = self._registrations = self._configs = None
+            self._forget()
             translated: Optional[ApiMessage] = None
             if kind is k.RegisterBrokerRecord:
                 translated = RegisterBrokerRecord(broker, int(message.brokerEpoch()), clean, bool(message.fenced()),
@@ -369,6 +368,21 @@ class KafkaQuorumController:
         return None if r is None else (bool(r.fenced()), bool(r.inControlledShutdown()))
 
     # ------------------------------------------------------------ state views
+
+    def _forget(self) -> None:
+        """Forget what was read of Kafka's managers: a record was replayed, or the
+        managers were replaced."""
+        self._partition = self._registrations = self._configs = self._preferred = None
+
+    def preferred_election_refused(self) -> Optional[str]:
+        """Why ElectLeaders(PREFERRED) writes nothing now (``ReplicationControlView.
+        preferred_election_refused``), asked of Kafka once per replayed change: its
+        answer depends on the registrations and the partition only."""
+        if self._preferred is None:
+            result = self.shim.electPreferredLeader()   # a probe's question: not logged
+            error = preferred_election_error(result)
+            self._preferred = (error if error is not None or list(result.records()) else "no record",)
+        return self._preferred[0]
 
     def partition(self) -> Optional[PartitionRegistration]:
         if self._partition is None:

@@ -110,6 +110,12 @@ class Kafka:
     def longs(self, xs: Iterable[int]) -> Any:
         return self.JArray(self.JLong)(list(xs))
 
+    def triples(self, flat: Any) -> tuple[tuple[int, int, int], ...]:
+        """A Java ``long[]`` of 3n values as n triples (the shim's flat records), read
+        at once through the array's buffer rather than element by element."""
+        values = memoryview(flat).cast("B").cast("q").tolist() if len(flat) else []
+        return tuple(zip(values[0::3], values[1::3], values[2::3]))
+
     def error_name(self, code: int) -> Optional[str]:
         """Kafka's error name for an error code (None for NONE): the SUT's error strings."""
         error = self.Errors.forCode(code)

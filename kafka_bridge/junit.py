@@ -213,6 +213,15 @@ def registration_expression(reg: Any, out: JavaSource) -> str:
             f"    .build()")
 
 
+def _process_fetch_response(b: str, a: tuple) -> str:
+    """The Java of ``KafkaPartition.process_fetch_response`` with arguments ``a``."""
+    fetch_offset, leader_epoch, error, hwm, diverging, records = a
+    epoch, end = (-1, -1) if diverging is None else diverging
+    return (f"{b}.fetcher().processResponse({int(fetch_offset)}L, {int(leader_epoch)}, \"{error or 'NONE'}\", "
+            f"{int(hwm)}L, {int(epoch)}, {int(end)}L, {long_array(r[0] for r in records)}, "
+            f"{int_array(r[1] for r in records)}, {long_array(r[2] for r in records)})")
+
+
 def _replica_invocation(call: Call, b: str, out: JavaSource) -> str:
     """The Java of ``call`` on broker variable ``b`` (a ``ReplicheckPartitionShim``):
     what ``partition.KafkaPartition``'s method of that name calls (its arguments
@@ -232,6 +241,10 @@ def _replica_invocation(call: Call, b: str, out: JavaSource) -> str:
         "update_high_watermark": lambda: f"{b}.log().maybeUpdateHighWatermark({int(a[0])}L)",
         "truncate_to": lambda: f"{b}.truncateTo({int(a[0])}L)",
         "flush": lambda: f"{b}.flush()",
+        "start_fetcher": lambda: f"{b}.startFetcher({int(a[0])}, {int(a[1])})",
+        "stop_fetcher": lambda: f"{b}.stopFetcher()",
+        "send_fetch": lambda: f"{b}.fetcher().sendFetch()",
+        "process_fetch_response": lambda: _process_fetch_response(b, a),
         "defer_epoch_checkpoint_writes": lambda: f"{b}.deferEpochCheckpointWrites()",
         "write_epoch_checkpoint": lambda: f"{b}.writeEpochCheckpoint()",
         "unclean_shutdown": lambda: f"{b}.uncleanShutdown({_boolean(a[0])})",

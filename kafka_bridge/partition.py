@@ -15,8 +15,10 @@ there is no ``LogManager`` (the log is handed to the partition).
 
 One ``KafkaPartition`` is one broker's replica through the broker's whole life:
 leader (``make_leader``, ``append``, ``fetch``, ``maybe_shrink_isr``, the
-AlterPartition answers), follower (``make_follower``, ``process_fetch_answer``:
-``append_as_follower``, ``update_high_watermark``, ``truncate_on_diverging_epoch``),
+AlterPartition answers), follower (``make_follower``, and Kafka's fetcher,
+``AbstractFetcherThread``: ``start_fetcher``, ``send_fetch``,
+``process_fetch_response``; or its calls one by one: ``append_as_follower``,
+``update_high_watermark``, ``truncate_to``),
 ``flush``, ``unclean_shutdown`` (lossy or not), ``controlled_shutdown`` and
 ``restart``, with the log's records, epoch cache, HWM and recovery point readable
 at every point. The partition's clock starts at ``CLOCK_BASE_MS``: model time
@@ -58,9 +60,6 @@ CLOCK_BASE_MS = 1_000_000
 #: the milliseconds of a disk.
 FOLDER_ROOT: Optional[str] = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
-#: Kafka's UNDEFINED_EPOCH and UNDEFINED_EPOCH_OFFSET (an EpochEndOffset's "unknown").
-UNDEFINED_EPOCH = -1
-UNDEFINED_EPOCH_OFFSET = -1
 
 
 class KafkaPartitionError(Exception):
@@ -262,7 +261,7 @@ class KafkaPartition:
                           -1 if last_fetched_epoch is None else last_fetched_epoch)
         diverging = info.divergingEpoch()
         return FetchAnswer(
-            tuple((int(o), int(e), int(v)) for o, e, v in self._k.PartitionShim.records(info)),
+            self._k.triples(self._k.PartitionShim.records(info)),
             (int(diverging.get().epoch()), int(diverging.get().endOffset())) if diverging.isPresent() else None,
             int(info.highWatermark()))
 
@@ -330,59 +329,81 @@ class KafkaPartition:
         self._running()
         return bool(self._call(self._shim.truncateTo, offset))
 
-    def truncation_offset(self, epoch: int, end_offset: int) -> int:
-        """Where this follower truncates on the leader's diverging epoch ``(epoch,
-        end_offset)`` (the bridge's restatement of ``AbstractFetcherThread.
-        getOffsetTruncationState``, which needs a whole fetcher thread): with its own
-        end offset for ``epoch`` (``end_offset_for_epoch``) of that very epoch, the
-        least of the two end offsets and its log end offset; of an earlier epoch
-        (the follower does not know ``epoch``), its own end offset and log end offset
-        alone (Kafka then fetches again from there: truncation in rounds); without
-        one, the leader's end offset and its log end offset. An undefined end offset
-        gives the fetch offset (the log end offset); an undefined epoch, the leader's
-        end offset and the log end offset."""
-        leo = self.log_end_offset
-        if end_offset == UNDEFINED_EPOCH_OFFSET:
-            return leo
-        if epoch == UNDEFINED_EPOCH:
-            return min(end_offset, leo)
-        own = self.end_offset_for_epoch(epoch)
-        if own is None:
-            return min(end_offset, leo)
-        own_epoch, own_end = own
-        if own_epoch != epoch:
-            return min(own_end, leo)
-        return min(own_end, end_offset, leo)
+    # ------------------------------------------------------------ Kafka's fetcher
 
-    def truncate_on_diverging_epoch(self, epoch: int, end_offset: int) -> int:
-        """A fetch answer carried the diverging epoch ``(epoch, end_offset)``:
-        truncate where ``truncation_offset`` says (``AbstractFetcherThread.
-        truncateOnFetchResponse`` → ``ReplicaFetcherThread.truncate`` →
-        ``Partition.truncateTo``); the offset, which is the next fetch offset. The
-        HWM is not taken from such an answer."""
-        offset = self.truncation_offset(epoch, end_offset)
-        self.truncate_to(offset)
-        return offset
+    @_logged
+    def start_fetcher(self, leader: int, leader_epoch: int) -> None:
+        """Kafka's fetcher (``AbstractFetcherThread``; the bridge's
+        ``ReplicheckFetcherShim``) of this follower's partition from broker ``leader``
+        in ``leader_epoch``, in place of the one before: ReplicaManager adds the
+        partition to a fetcher after a ``make_follower`` that returned True. Its fetch
+        state starts at the log end offset, or at the HWM for a log without a leader
+        epoch (``ReplicaManager.initialFetchOffset``)."""
+        self._running()
+        self._call(self._shim.startFetcher, leader, leader_epoch)
 
-    def process_fetch_answer(self, answer: FetchAnswer, fetch_offset: int, leader_epoch: int) -> None:
-        """What the follower's fetcher does with ``answer`` to its fetch at
-        ``fetch_offset`` in ``leader_epoch`` (``AbstractFetcherThread.
-        processFetchRequest``): on a diverging epoch, ``truncate_on_diverging_epoch``;
-        otherwise ``ReplicaFetcherThread.processPartitionData``: the fetch offset must
-        be the log end offset (RuntimeError if not: Kafka's IllegalStateException),
-        then ``append_as_follower`` and ``update_high_watermark``. (The leader's log
-        start offset, which processPartitionData also takes, is always 0 here.) An
-        answer to another fetch offset or leader epoch than the fetcher's current
-        ones is the caller's to drop, as AbstractFetcherThread drops it."""
-        if answer.diverging_epoch is not None:
-            self.truncate_on_diverging_epoch(*answer.diverging_epoch)
-            return
-        if fetch_offset != self.log_end_offset:
-            raise RuntimeError(f"Offset mismatch: fetched offset = {fetch_offset}, "
-                               f"log end offset = {self.log_end_offset}")
-        if answer.records:   # Kafka appends no batch of an empty answer
-            self.append_as_follower(answer.records, leader_epoch)
-        self.update_high_watermark(answer.high_watermark)
+    @_logged
+    def stop_fetcher(self) -> None:
+        """The partition leaves its fetcher (``removeFetcherForPartitions``): the
+        replica leads, or no longer follows."""
+        self._shim.stopFetcher()
+
+    @_read
+    def fetcher_state(self) -> Optional[tuple[int, Optional[int], int]]:
+        """Kafka's fetch state of the partition (``PartitionFetchState``): (fetch
+        offset, last fetched epoch or None, current leader epoch); None without a
+        fetcher, or once the fetcher marked the partition failed (removed until a new
+        leader epoch)."""
+        fetcher = self._shim.fetcher()
+        state = None if fetcher is None else fetcher.state()
+        if state is None:
+            return None
+        last = state.lastFetchedEpoch()
+        return int(state.fetchOffset()), int(last.get()) if last.isPresent() else None, int(state.currentLeaderEpoch())
+
+    @_logged
+    def send_fetch(self) -> Optional[tuple[int, Optional[int], int]]:
+        """Kafka's fetcher's next fetch (``doWork`` up to the request: ``maybeTruncate``,
+        then the request built from its fetch state): (fetch offset, last fetched epoch
+        or None, current leader epoch); None when it has nothing to fetch. RuntimeError
+        without a fetcher."""
+        fetcher = self._fetcher()
+        request = self._call(fetcher.sendFetch)
+        if request is None:
+            return None
+        offset, last, epoch = (int(x) for x in request)
+        return offset, None if last < 0 else last, epoch
+
+    @_logged
+    def process_fetch_response(self, fetch_offset: int, leader_epoch: int, error: Optional[str],
+                               high_watermark: int, diverging_epoch: Optional[tuple[int, int]],
+                               records: Sequence[tuple[int, int, int]]) -> None:
+        """The leader's answer to the fetch at ``fetch_offset`` in ``leader_epoch``,
+        handed to Kafka's fetcher (``AbstractFetcherThread.processFetchRequest``): it
+        decides whether the answer still applies (the fetch state's offset and leader
+        epoch), and on ``error`` (an Errors name, None: NONE) handles it
+        (FENCED_LEADER_EPOCH removes the partition: ``fetcher_state`` None), on a
+        ``diverging_epoch`` (epoch, end offset) truncates, else appends ``records``
+        ((offset, leader epoch, value), one batch each) and takes ``high_watermark``.
+        RuntimeError without a fetcher, or when the fetcher asked the leader more than
+        the fetch (a ListOffsets or OffsetsForLeaderEpoch request: not bridged)."""
+        fetcher = self._fetcher()
+        asked = int(fetcher.unansweredRequests())
+        epoch, end = (-1, -1) if diverging_epoch is None else diverging_epoch
+        k = self._k
+        self._call(fetcher.processResponse, fetch_offset, leader_epoch, error or "NONE", high_watermark, epoch, end,
+                   k.longs(r[0] for r in records), k.ints(r[1] for r in records), k.longs(r[2] for r in records))
+        if int(fetcher.unansweredRequests()) != asked:
+            raise RuntimeError(f"broker {self.broker_id}: Kafka's fetcher asked the leader for offsets (ListOffsets "
+                               f"or OffsetsForLeaderEpoch) after the answer {error or 'NONE'} to its fetch at "
+                               f"{fetch_offset}: the bridge answers only fetches")
+
+    def _fetcher(self) -> Any:
+        self._running()
+        fetcher = self._shim.fetcher()
+        if fetcher is None:
+            raise RuntimeError(f"broker {self.broker_id} runs no fetcher: start_fetcher() first")
+        return fetcher
 
     @_logged
     def flush(self) -> None:
@@ -603,7 +624,7 @@ class KafkaPartition:
         from the offset after the last record read."""
         log = self._shim.log()
         end = int(log.logEndOffset())
-        out = [(int(o), int(e), int(v)) for o, e, v in self._shim.logRecords()]
+        out = list(self._k.triples(self._shim.logRecordsFlat()))
         if out and out[-1][0] + 1 < end:
             from jpype import JClass
             isolation = JClass("org.apache.kafka.server.storage.log.FetchIsolation").LOG_END
@@ -611,10 +632,10 @@ class KafkaPartition:
             optional = JClass("java.util.Optional")
             while out[-1][0] + 1 < end:
                 data = log.read(out[-1][0] + 1, 2 ** 31 - 1, isolation, True)
-                rows = self._k.PartitionShim.records(info(data, optional.empty(), 0, 0, 0, 0))
-                if not len(rows):
+                rows = self._k.triples(self._k.PartitionShim.records(info(data, optional.empty(), 0, 0, 0, 0)))
+                if not rows:
                     break
-                out += [(int(o), int(e), int(v)) for o, e, v in rows]
+                out += rows
         return tuple(out)
 
     @property

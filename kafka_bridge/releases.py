@@ -8,7 +8,8 @@ before it), read in the releases' published jars. A shim is built only from
 the first release its source compiles against (``SHIMS``): the controller's from
 4.0.0 (3.9.0 has no ``eligible.leader.replicas.version`` feature: its ELR needs
 an unstable metadata version), the replica's (``kafka.cluster.Partition`` over
-``UnifiedLog``) from 4.2.0 (4.1.x's ``Partition.makeLeader`` and ``makeFollower``
+``UnifiedLog``) and the follower's fetcher over it (``AbstractFetcherThread``)
+from 4.2.0 (4.1.x's ``Partition.makeLeader`` and ``makeFollower``
 still take the ZooKeeper-era ``LeaderAndIsrRequest.PartitionState``, and 4.0.x's
 ``UnifiedLog`` is core's Scala class: another API each, a shim of its own, not
 written). ``write_sources(release, folder)`` writes a release's adapted sources;
@@ -25,7 +26,7 @@ from model import KAFKA_RELEASE as PINNED   # the release the shims are written 
 from model import KAFKA_RELEASES as RELEASES   # those they are built for (from the controller shim's first)
 from model import kafka_release_error, release_number
 
-__all__ = ["CONTROLLER_SHIMS", "EPOCH_ENTRY_RECORD_SINCE", "JAVA", "LATEST_EPOCH_OPTIONAL_SINCE", "PARTITION_SHIM",
+__all__ = ["CONTROLLER_SHIMS", "EPOCH_ENTRY_RECORD_SINCE", "FETCHER_SHIM", "JAVA", "LATEST_EPOCH_OPTIONAL_SINCE", "PARTITION_SHIM",
            "PINNED", "RELEASES", "SHIMS", "SOURCE_CHANGES", "UnknownRelease", "adapt", "check", "has_partition", "main",
            "release", "shims", "write_sources"]
 
@@ -33,8 +34,10 @@ JAVA = Path(__file__).resolve().parent / "java"
 CONTROLLER_SHIMS = (Path("org/apache/kafka/controller/ReplicheckControllerFixture.java"),
                     Path("org/apache/kafka/controller/ReplicheckControllerShim.java"))
 PARTITION_SHIM = Path("kafka/cluster/ReplicheckPartitionShim.java")
+FETCHER_SHIM = Path("kafka/server/ReplicheckFetcherShim.java")   # Kafka's fetcher, over the Partition shim
 #: Each shim source and the first release it compiles against.
-SHIMS = {CONTROLLER_SHIMS[0]: (4, 0, 0), CONTROLLER_SHIMS[1]: (4, 0, 0), PARTITION_SHIM: (4, 2, 0)}
+SHIMS = {CONTROLLER_SHIMS[0]: (4, 0, 0), CONTROLLER_SHIMS[1]: (4, 0, 0), PARTITION_SHIM: (4, 2, 0),
+         FETCHER_SHIM: (4, 2, 0)}
 #: (first release with the change, the shims' text there, the text before it).
 SOURCE_CHANGES = (
     # LogContext moved to clients' internals

@@ -185,7 +185,11 @@ class KafkaReplica:
         self._fetched_in: dict[int, int] = {}      # follower -> leader epoch of its last state-updating fetch
         self._waiting = 0             # Kafka's submitted AlterPartitions sent as SUT requests, unanswered
         self._pushed: Optional[tuple] = None       # the metadata last pushed into the shim
-        self._records: Optional[tuple[Record, ...]] = None   # records cache, cleared before each call
+        self._pushed_image: Optional[MetadataImage] = None   # the image it was read from (images are replaced)
+        self._pushed_ms: Optional[int] = None      # the clock last set in the shim
+        # the records as model Records, and the read of Kafka's they were made from: a read is kept
+        # until a call changes the replica (KafkaPartition's cache), so the same object means the same log
+        self._records: tuple[Any, tuple[Record, ...]] = (None, ())
 
     def __deepcopy__(self, memo: dict) -> Any:
         raise TypeError("a KafkaReplica (Kafka's Partition over files) cannot be copied; "
@@ -196,7 +200,6 @@ class KafkaReplica:
     def before_call(self) -> None:
         """Before any call into Kafka: restart a stopped broker's replica (in the
         broker's current broker epoch), then ``_sync``."""
-        self._records = None
         if self._stopped:
             epoch = self.alter_partition_manager.lifecycle.broker_epoch
             assert epoch is not None, "a stopped replica acts again only on a started broker"
@@ -207,16 +210,24 @@ class KafkaReplica:
 
     def _sync(self) -> None:
         """Set Kafka's clock from the brokers' clock and push this broker's metadata
-        image into the shim's MetadataCache (what a read of Kafka's state needs too)."""
+        image into the shim's MetadataCache (what a read of Kafka's state needs too);
+        each only when it changed, so that the reads Kafka's replica keeps between its
+        changes stay (every call into the shim that sets something forgets them)."""
         kp = self.kafka
-        kp.set_now_ms(CLOCK_BASE_MS + self.time.milliseconds())
+        now = CLOCK_BASE_MS + self.time.milliseconds()
+        if now != self._pushed_ms:
+            kp.set_now_ms(now)
+            self._pushed_ms = now
         image = self.metadata_cache()
+        if image is self._pushed_image:
+            return
         pushed = tuple((b, image.alive_broker_epoch(b), image.is_broker_fenced(b), image.is_broker_shutting_down(b))
                        for b in self.config.brokers)
         if pushed != self._pushed:
             for b, epoch, fenced, shutting_down in pushed:
                 kp.set_broker(b, epoch, fenced, shutting_down)
             self._pushed = pushed
+        self._pushed_image = image
 
     def _after_call(self) -> None:
         """After a call into Kafka: send what Kafka submitted, complete the waiting
@@ -238,9 +249,10 @@ class KafkaReplica:
             self.delayed_produce.check_and_complete(kp.high_watermark)
 
     def records(self) -> tuple[Record, ...]:
-        if self._records is None:
-            self._records = tuple(Record(e, v) for _, e, v in self.kafka.records)
-        return self._records
+        rows = self.kafka.records
+        if rows is not self._records[0]:
+            self._records = (rows, tuple(Record(e, v) for _, e, v in rows))
+        return self._records[1]
 
     # ------------------------------------------------------------- the replica's view
 
@@ -373,7 +385,6 @@ class KafkaReplica:
             self.kafka.controlled_shutdown()
         else:
             self.kafka.unclean_shutdown(lossy)
-        self._records = None
         self._stopped = True
         self._waiting = 0
 

@@ -47,6 +47,8 @@ class Variant(enum.Enum):
     def __repr__(self) -> str:
         return f"Variant.{self.name}"
 
+    __hash__ = object.__hash__   # as Rule's: identity, in C (Config.has runs inside guards)
+
 
 VARIANT_DOCS: dict[Variant, tuple[str, tuple[str, ...]]] = {
     Variant.TRUNCATE_TO_HWM: (

@@ -88,6 +88,7 @@ class Rule(enum.Enum):
     HWM_WAITS_FOR_CAUGHT_UP_FOLLOWERS = "Partition.maybeIncrementLeaderHW (shouldWaitForReplicaToJoinIsr)"
     FETCH_ERROR_ORDER = "Partition.fetchRecords, getLocalLog, followerReplicaOrThrow"
     TRUNCATION_IN_ROUNDS = "AbstractFetcherThread.getOffsetTruncationState"
+    FENCED_FETCH_AWAITS_NEW_EPOCH = "AbstractFetcherThread.onPartitionFenced, markPartitionFailed"
     FETCH_ANSWER_HWM_BEFORE_UPDATE = "Partition.fetchRecords (readRecords before updateFollowerFetchState)"
     SHRINK_ALL_OUT_OF_SYNC = "Partition.maybeShrinkIsr, getOutOfSyncReplicas, prepareIsrShrink"
     CAUGHT_UP_AT_LEADER_LEO = "ReplicaState.isCaughtUp (leaderEndOffset == logEndOffset)"
@@ -106,6 +107,10 @@ class Rule(enum.Enum):
 
     def __repr__(self) -> str:
         return f"Rule.{self.name}"
+
+    # Members are singletons compared by identity: hash them so too, in C, not through
+    # Enum's Python __hash__ (Config.follows runs inside every guard).
+    __hash__ = object.__hash__
 
 
 @attrs.frozen
@@ -398,6 +403,15 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "When the follower does not have the diverging epoch itself, it truncates to its own end offset "
         "for the largest epoch below it (not capped by the leader's) and fetches again.",
         "Truncation may take more than one fetch round."),
+    Rule.FENCED_FETCH_AWAITS_NEW_EPOCH: RuleDoc(
+        "§2.2.2, §2.10",
+        _CORE + "server/AbstractFetcherThread.scala: processFetchRequest, onPartitionFenced, markPartitionFailed; "
+        "server/ReplicaManager.scala: applyLocalFollowersDelta (the partition added to a fetcher again)",
+        "A follower answered FENCED_LEADER_EPOCH discards the answer and may fetch again at once.",
+        "A follower answered FENCED_LEADER_EPOCH to a fetch sent in its current leader epoch removes the "
+        "partition from its fetcher (marked failed) and fetches no more until its metadata gives it a new "
+        "leader epoch, which adds the partition to a fetcher again; a restart starts a new fetcher.",
+        "A fenced follower waits for the metadata instead of fetching again; what it holds does not change."),
     Rule.FETCH_ANSWER_HWM_BEFORE_UPDATE: RuleDoc(
         "§2.2.2, §2.7",
         _CORE + "cluster/Partition.scala: fetchRecords (readFromLocalLog, then updateFollowerFetchState); "

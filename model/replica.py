@@ -449,7 +449,9 @@ def fetch_response_matches(state: ClusterState, resp: FetchResponse) -> bool:
 def handle_fetch_response(state: ClusterState, resp: FetchResponse) -> ClusterState:
     """The follower applies a fetch response (§2.2.2, §3.2): truncation on a
     diverging epoch (HWM capped by the new LEO), or appending records and taking
-    HWM = min(leader HWM, LEO). Errors and stale responses are discarded."""
+    HWM = min(leader HWM, LEO). Errors and stale responses are discarded; Rule.
+    FENCED_FETCH_AWAITS_NEW_EPOCH: FENCED_LEADER_EPOCH stops the follower's
+    fetching in its leader epoch (``Replica.stopped_in_epoch``)."""
     cfg = state.config
     r = state.replica(resp.dst)
     if cfg.has(Variant.NO_FETCH_RESPONSE_VALIDATION):
@@ -462,6 +464,9 @@ def handle_fetch_response(state: ClusterState, resp: FetchResponse) -> ClusterSt
         to = min(r.leo, resp.log_end_offset)
         return set_replica(state, resp.dst, ec.truncated(cfg, r, attrs.evolve(
             r, log=r.log[:to], hwm=min(r.hwm, to), flushed=min(r.flushed, to), unwritten_epoch=None), to))
+    if resp.error == FENCED_LEADER_EPOCH and cfg.follows(Rule.FENCED_FETCH_AWAITS_NEW_EPOCH):
+        # AbstractFetcherThread.onPartitionFenced: the partition leaves the fetcher until a new leader epoch
+        return set_replica(state, resp.dst, attrs.evolve(r, stopped_in_epoch=r.leader_epoch))
     if resp.error is not None:
         return state
     if resp.diverging_epoch is not None:

@@ -396,9 +396,10 @@ class Replica:
     abandoned: only under Variant.EXPANSION_ABANDONED_AFTER_REJECTION (else empty):
     ``(leader epoch, follower)`` of every expansion the controller rejected, which
     this leader never proposes again in that epoch.
-    stopped_in_epoch: only under Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE
-    (else None): the leader epoch in which this follower truncated on a diverging
-    epoch and stopped fetching.
+    stopped_in_epoch: the leader epoch in which this follower stopped fetching
+    (else None): under Rule.FENCED_FETCH_AWAITS_NEW_EPOCH, answered
+    FENCED_LEADER_EPOCH; under Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE,
+    after truncating on a diverging epoch.
     epoch_checkpoint: under Rule.EPOCH_CHECKPOINT_WRITTEN_LATER, the entries
     ``((epoch, start offset), ...)`` of the leader-epoch checkpoint on disk while a
     truncation's write of it is scheduled; None when the file holds the cache.

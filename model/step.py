@@ -298,6 +298,10 @@ def _g_send_fetch(s: ClusterState, a: SendFetch) -> Optional[str]:
     if r.leader == NO_LEADER:
         return f"follower {a.follower} knows no leader"
     if r.stopped_in_epoch is not None and r.stopped_in_epoch == r.leader_epoch:
+        if s.config.follows(Rule.FENCED_FETCH_AWAITS_NEW_EPOCH) and not s.config.has(
+                Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE):
+            return (f"follower {a.follower} was answered FENCED_LEADER_EPOCH in leader epoch {r.leader_epoch}: "
+                    f"it awaits a new leader epoch (Rule.FENCED_FETCH_AWAITS_NEW_EPOCH)")
         return (f"follower {a.follower} stopped fetching in leader epoch {r.leader_epoch} after a diverging epoch "
                 f"(Variant.FOLLOWER_STOPS_FETCHING_AFTER_DIVERGENCE)")
     if _fetch_in_flight(s, a.follower):

@@ -18,7 +18,7 @@ from typing import Iterable
 
 import attrs
 
-from kafka_bridge.releases import CONTROLLER_SHIMS, JAVA, PARTITION_SHIM, SHIMS, adapt
+from kafka_bridge.releases import CONTROLLER_SHIMS, FETCHER_SHIM, JAVA, PARTITION_SHIM, SHIMS, adapt
 from model import KAFKA_RELEASE
 
 from .generate import Reproducer, release
@@ -81,10 +81,11 @@ _POM = """<?xml version="1.0" encoding="UTF-8"?>
 KAFKA_MODULES = ("kafka-metadata", "kafka-clients", "kafka-server-common", "kafka-storage")
 #: And those a broker's replica needs (``kafka.cluster.Partition``, Scala, and the broker's server module).
 REPLICA_MODULES = ("kafka_2.13", "kafka-server")
-#: The replicas' fixture (the bridge's ``ReplicheckPartitionShim``), and the first release
-#: it compiles against, adapted (``kafka_bridge.releases.SHIMS``).
-PARTITION_FIXTURE = PARTITION_SHIM
-PARTITION_FIXTURE_SINCE = SHIMS[PARTITION_SHIM]
+#: The replicas' fixture (the bridge's ``ReplicheckPartitionShim``, with the follower's
+#: ``ReplicheckFetcherShim``), and the first release it compiles against, adapted
+#: (``kafka_bridge.releases.SHIMS``).
+PARTITION_FIXTURES = (PARTITION_SHIM, FETCHER_SHIM)
+PARTITION_FIXTURE_SINCE = max(SHIMS[path] for path in PARTITION_FIXTURES)
 
 
 def replicas_writable(kafka_version: str) -> bool:
@@ -137,8 +138,9 @@ def write_project(folder: Path, reproducers: Iterable[Reproducer], kafka_version
     (folder / "pom.xml").write_text(pom(kafka_version, replicas))
     (tests / FIXTURE).write_text(fixture_text(kafka_version))
     if replicas:
-        (root / PARTITION_FIXTURE).parent.mkdir(parents=True)
-        (root / PARTITION_FIXTURE).write_text(adapt((JAVA / PARTITION_FIXTURE).read_text(), kafka_version))
+        for fixture in PARTITION_FIXTURES:
+            (root / fixture).parent.mkdir(parents=True, exist_ok=True)
+            (root / fixture).write_text(adapt((JAVA / fixture).read_text(), kafka_version))
     written = []
     for r in reproducers:
         path = tests / f"{r.name}.java"

@@ -6,18 +6,17 @@ batches materialized into an image (§2.3.2), controlled and unclean shutdown
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Optional
 
 from model import BrokerStatus, Config, Rule
 
 from .bugs import Bug
 from .clock import ManualTime
-from .epoch_cache import LeaderEpochFileCache
+from .components import PYTHON, Components
 from .controller import QuorumController
 from .purgatory import ClientResponses
 from .metadata import MetadataDelta, MetadataImage
 from .network import InMemoryNetwork
-from .partition import Partition
 from .replica_manager import ReplicaManager
 
 ACTIVE = (BrokerStatus.STARTING, BrokerStatus.RUNNING)
@@ -45,9 +44,8 @@ class BrokerLifecycleManager:
 
 class BrokerServer:
     def __init__(self, broker_id: int, config: Config, controller: QuorumController, network: InMemoryNetwork,
-                 responses: ClientResponses, bugs: frozenset,
-                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache,
-                 time: Optional[ManualTime] = None, partition: Callable[..., Any] = Partition) -> None:
+                 responses: ClientResponses, bugs: frozenset, components: Components = PYTHON,
+                 time: Optional[ManualTime] = None) -> None:
         self.broker_id = broker_id
         self.config = config
         self.controller = controller
@@ -57,7 +55,7 @@ class BrokerServer:
         self.image = MetadataImage()
         # a bound method, not a closure: copy.deepcopy rebinds it to the copied broker
         self.replica_manager = ReplicaManager(broker_id, config, network, responses, bugs, self.lifecycle,
-                                              self.metadata_image, epoch_cache, time, partition)
+                                              self.metadata_image, components, time)
 
     def metadata_image(self) -> MetadataImage:
         """The broker's current metadata image (Kafka's ``KRaftMetadataCache``)."""

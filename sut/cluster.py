@@ -97,8 +97,7 @@ class Cluster(Enablement):
         self.time = ManualTime()      # the brokers' clock, moved by AdvanceTime
         self.controller = components.controller(config, self.network, bugs, components.change_builder)
         self.brokers: dict[int, BrokerServer] = {
-            b: BrokerServer(b, config, self.controller, self.network, self.responses, bugs, components.epoch_cache,
-                            self.time, components.partition)
+            b: BrokerServer(b, config, self.controller, self.network, self.responses, bugs, components, self.time)
             for b in config.brokers}
         self._bootstrap()
 

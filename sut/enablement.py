@@ -179,6 +179,8 @@ class Enablement:
         fetcher = b.replica_manager.fetcher
         if fetcher is None:
             return f"follower {a.follower} knows no leader"
+        if (e := fetcher.why_not_fetch()):
+            return e
         if fetcher.has_outstanding_fetch(b.lifecycle.broker_epoch):
             return f"follower {a.follower} already has a fetch in flight"
         return None

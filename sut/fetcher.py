@@ -5,6 +5,9 @@ fetches from its fetch state (fetch offset = the log's LEO, last fetched epoch =
 the latest epoch of the epoch cache, current leader epoch), one request at a
 time, and applies responses: records and the leader's HWM, or truncation on a
 diverging epoch. Stale responses (another session or fetch state) are dropped.
+Under Rule.FENCED_FETCH_AWAITS_NEW_EPOCH an answer FENCED_LEADER_EPOCH ends the
+fetching (Kafka's fetcher marks the partition failed): the next leader epoch
+brings a new fetcher.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Optional
 from model import Config, FetchRequest, FetchResponse, Rule
 
 from .bugs import Bug
+from .errors import Errors
 from .network import InMemoryNetwork
 from .partition import Partition
 
@@ -38,11 +42,19 @@ class ReplicaFetcherThread:
         self.bugs = bugs
         log = partition.log
         self.fetch_state = PartitionFetchState(log.log_end_offset, log.latest_epoch(), leader_epoch)
+        self.fenced = False   # answered FENCED_LEADER_EPOCH (Rule.FENCED_FETCH_AWAITS_NEW_EPOCH)
 
     def _refresh_fetch_state(self) -> None:
         log = self.partition.log
         self.fetch_state.fetch_offset = log.log_end_offset
         self.fetch_state.last_fetched_epoch = log.latest_epoch()
+
+    def why_not_fetch(self) -> Optional[str]:
+        """Why this fetcher sends no fetch (None: it may): it was answered FENCED_LEADER_EPOCH."""
+        if self.fenced:
+            return (f"follower {self.follower_id} was answered FENCED_LEADER_EPOCH in leader epoch "
+                    f"{self.fetch_state.current_leader_epoch}: it awaits a new leader epoch")
+        return None
 
     def has_outstanding_fetch(self, broker_epoch: Optional[int]) -> bool:
         return self.network.fetch_outstanding(self.follower_id, broker_epoch, self.fetch_state.current_leader_epoch)
@@ -56,10 +68,12 @@ class ReplicaFetcherThread:
     def process_fetch_response(self, resp: FetchResponse, broker_epoch: Optional[int]) -> None:
         """Apply a response if it answers this session's current fetch state."""
         fs = self.fetch_state
-        if resp.error is not None:
-            return
         if (resp.broker_epoch != broker_epoch or resp.src != self.leader_id
                 or resp.request_leader_epoch != fs.current_leader_epoch or resp.fetch_offset != fs.fetch_offset):
+            return
+        if resp.error == Errors.FENCED_LEADER_EPOCH.name and self.config.follows(Rule.FENCED_FETCH_AWAITS_NEW_EPOCH):
+            self.fenced = True
+        if resp.error is not None:
             return
         log = self.partition.log
         if resp.diverging_epoch is not None:

@@ -12,9 +12,8 @@ from model import NO_LEADER, Config, FetchRequest, FetchResponse, Rule
 from .alter_partition_manager import AlterPartitionManager
 from .bugs import Bug
 from .clock import ManualTime
-from .epoch_cache import LeaderEpochFileCache
+from .components import PYTHON, Components
 from .errors import Errors
-from .fetcher import ReplicaFetcherThread
 from .purgatory import ClientResponses, DelayedProducePurgatory
 from .metadata import MetadataImage, PartitionRegistration
 from .network import InMemoryNetwork
@@ -27,13 +26,13 @@ if TYPE_CHECKING:
 class ReplicaManager:
     def __init__(self, broker_id: int, config: Config, network: InMemoryNetwork, responses: ClientResponses,
                  bugs: frozenset, lifecycle: "BrokerLifecycleManager",
-                 metadata_cache: Callable[[], MetadataImage],
-                 epoch_cache: Callable[[frozenset], Any] = LeaderEpochFileCache,
-                 time: Optional[ManualTime] = None, partition: Callable[..., Any] = Partition) -> None:
+                 metadata_cache: Callable[[], MetadataImage], components: Components = PYTHON,
+                 time: Optional[ManualTime] = None) -> None:
         self.broker_id = broker_id
         self.time = ManualTime() if time is None else time   # the brokers' clock
-        self.epoch_cache = epoch_cache   # builds each new replica log's leader epoch cache
-        self.partition_factory = partition   # builds the hosted replica (Components.partition)
+        self.epoch_cache = components.epoch_cache   # builds each new replica log's leader epoch cache
+        self.partition_factory = components.partition   # builds the hosted replica
+        self.fetcher_factory = components.fetcher   # builds the follower's fetcher of a leader epoch
         self.config = config
         self.metadata_cache = metadata_cache   # the broker's current image (KRaftMetadataCache)
         self.network = network
@@ -42,7 +41,7 @@ class ReplicaManager:
         self.lifecycle = lifecycle   # the broker epoch of the current session
         self.alter_partition_manager = AlterPartitionManager(broker_id, network, lifecycle)
         self.partition: Optional[Partition] = None
-        self.fetcher: Optional[ReplicaFetcherThread] = None
+        self.fetcher: Optional[Any] = None   # a ReplicaFetcherThread (Components.fetcher)
 
     # ----------------------------------------------------------- metadata (§2.10)
 
@@ -77,7 +76,7 @@ class ReplicaManager:
         if partition.is_leader:
             self._fail_waiting_writes()
         if partition.make_follower(reg, changed):
-            self.fetcher = None if reg.leader == NO_LEADER else ReplicaFetcherThread(
+            self.fetcher = None if reg.leader == NO_LEADER else self.fetcher_factory(
                 me, partition, reg.leader, reg.leader_epoch, self.network, self.bugs, self.config)
 
     def update_min_isr(self, min_isr: Optional[int]) -> None:

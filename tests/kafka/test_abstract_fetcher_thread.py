@@ -18,7 +18,7 @@ Kafka's epochs start at 0, the model's at 1: Kafka's epoch k is the model's k+1.
 
 from __future__ import annotations
 
-from model import KAFKA, Config, Reassign, Record
+from model import KAFKA, Config, Reassign, Record, SendFetch, why_not_enabled
 from scenario import Scenario
 
 NOT_EXPRESSIBLE = {
@@ -174,8 +174,10 @@ def test_AbstractFetcherThreadTest_testSimpleFetch():
 def test_AbstractFetcherThreadTest_testFencedTruncation():
     """AbstractFetcherThreadTest.testFencedTruncation: an empty follower in an older
     leader epoch than the leader's (whose records are in its newer epoch) is
-    answered FENCED_LEADER_EPOCH and makes no progress. (Kafka's fetcher then
-    removes the partition and marks it failed: thread machinery.)"""
+    answered FENCED_LEADER_EPOCH and makes no progress: Kafka's fetcher removes the
+    partition and marks it failed (Rule.FENCED_FETCH_AWAITS_NEW_EPOCH), so the
+    follower fetches no more until it applies the new leader epoch; then it
+    fetches the leader's records."""
     sc = _three()
     _same_leader_new_epoch(sc, sync=(0,))
     sc.produce(0, 2)
@@ -183,12 +185,17 @@ def test_AbstractFetcherThreadTest_testFencedTruncation():
     _, resp = sc.deliver_fetch(1)
     assert resp.error == "FENCED_LEADER_EPOCH"
     assert (sc.replica(1).leo, sc.replica(1).hwm) == (0, 0)
+    assert "FENCED_LEADER_EPOCH" in why_not_enabled(sc.state, SendFetch(1))
+    sc.sync_metadata(1)
+    sc.deliver_fetch(1)
+    assert _epochs(sc, 1) == [2, 2]
 
 
 def test_AbstractFetcherThreadTest_testFencedFetch():
     """AbstractFetcherThreadTest.testFencedFetch: a follower caught up (LEO 2) fetches
     after the leader moved to a new leader epoch it has not applied yet: the fetch
-    is answered FENCED_LEADER_EPOCH and the follower is unchanged."""
+    is answered FENCED_LEADER_EPOCH, the follower's log is unchanged, and it fetches
+    no more in its leader epoch (Rule.FENCED_FETCH_AWAITS_NEW_EPOCH)."""
     sc = _three()
     sc.produce(0, 2)
     sc.deliver_fetch(1)
@@ -197,7 +204,8 @@ def test_AbstractFetcherThreadTest_testFencedFetch():
     before = sc.replica(1)
     _, resp = sc.deliver_fetch(1)
     assert resp.error == "FENCED_LEADER_EPOCH"
-    assert sc.replica(1) == before
+    assert (sc.replica(1).log, sc.replica(1).hwm) == (before.log, before.hwm)
+    assert "FENCED_LEADER_EPOCH" in why_not_enabled(sc.state, SendFetch(1))
 
 
 def test_AbstractFetcherThreadTest_testUnknownLeaderEpochWhileFetching():

@@ -16,7 +16,7 @@ from model import (ELR_FEATURE, KAFKA, MIN_INSYNC_REPLICAS, NO_LEADER, PROFILES,
                    CancelReassignment, Config, ConfigRecord, FeatureLevelRecord, FenceBroker, FetchResponse,
                    FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
-                   ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, rules_without,
+                   ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, SendFetch, rules_without,
                    StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, WriteEpochCheckpoint, ReplicateMetadata, ElectPreferredLeader,
                    enabled_actions, why_not_enabled)
 
@@ -813,6 +813,27 @@ def test_a_leader_deposed_before_it_wrote_fetches_with_its_own_epoch(follows: bo
         assert req.last_fetched_epoch == 1
     assert resp.diverging_epoch is None and resp.error is None
     assert sc.replica(2).log == sc.replica(3).log
+
+
+@ON_OFF
+def test_a_fenced_follower_awaits_a_new_leader_epoch(follows: bool):
+    """RF 3, leader 1: a reassignment dropping 3 bumps the leader epoch, which leader 1
+    applies and follower 2 does not. 2's fetch in epoch 1 is answered
+    FENCED_LEADER_EPOCH: Kafka's fetcher removes the partition (marked failed) and
+    sends nothing until 2 applies the new leader epoch; the chapters' follower
+    fetches again at once. After 2 applies it, it fetches either way."""
+    sc = Scenario(config(Rule.FENCED_FETCH_AWAITS_NEW_EPOCH, follows, brokers=(1, 2, 3), assignment=(1, 2, 3),
+                         min_isr=1))
+    sc.do(Reassign((1, 2)))
+    sc.sync_metadata(1)
+    _, resp = sc.deliver_fetch(2)
+    assert resp.error == "FENCED_LEADER_EPOCH"
+    why = why_not_enabled(sc.state, SendFetch(2))
+    assert (why is not None and "FENCED_LEADER_EPOCH" in why) == follows
+    sc.produce(1)
+    sc.sync_metadata(2)
+    sc.deliver_fetch(2)
+    assert sc.replica(2).log == sc.replica(1).log and sc.replica(2).leo == 1
 
 
 @ON_OFF

@@ -19,5 +19,5 @@ def test_the_bridge_cost_benchmark_prints_every_table():
                           "--steps", "20"], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     for row in ("JVM start-up", "Python SUT", "Kafka's builder alone", "Kafka's controller",
-                "kafka (+ Kafka's Partition)", "leader ", "follower "):
+                "kafka (+ Partition and fetcher)", "first pass", "warm", "leader ", "follower "):
         assert row in out.stdout, (row, out.stdout)

@@ -1,6 +1,7 @@
 """Kafka's own ``kafka.cluster.Partition`` through a broker's whole life
-(``kafka_bridge.partition``): as a follower (``makeFollower``, the fetch answer's
-records appended, the leader's HWM taken, truncation on a diverging epoch), its
+(``kafka_bridge.partition``): as a follower (``makeFollower``, and Kafka's own
+fetcher, ``AbstractFetcherThread``: the fetch answer's records appended, the
+leader's HWM taken, truncation on a diverging epoch, a failed partition), its
 flushes, crashes (lossy or not), controlled shutdowns and restarts, and its clock.
 Each test pins one fact of Kafka's behaviour with exact numbers, several where it
 is not what a log of (epoch, value) records, HWM = min(leader's HWM, LEO) and "a
@@ -28,13 +29,20 @@ def reg(leader: int, leader_epoch: int, partition_epoch: int, isr=(1, 2), replic
     return PartitionRegistration(replicas, frozenset(isr), leader, leader_epoch, partition_epoch)
 
 
-def replicate(leader: KafkaPartition, follower: KafkaPartition) -> None:
-    """One fetch of ``follower`` from ``leader`` in the follower's leader epoch, from
-    its log end offset and latest epoch, the answer processed as Kafka's fetcher does."""
-    epoch = follower.leader_epoch
-    offset = follower.log_end_offset
-    answer = leader.fetch(follower.broker_id, EPOCHS[follower.broker_id], epoch, offset, follower.latest_epoch)
-    follower.process_fetch_answer(answer, offset, epoch)
+def replicate(leader: KafkaPartition, follower: KafkaPartition) -> tuple[tuple, FetchAnswer]:
+    """One fetch of ``follower`` from ``leader`` through Kafka's fetcher (started for
+    the follower's leader epoch, as ReplicaManager starts it after makeFollower,
+    unless it runs): its request (fetch offset, last fetched epoch, leader epoch),
+    the leader's answer, and the answer processed by the fetcher. Returns both."""
+    state = follower.fetcher_state()
+    if state is None or state[2] != follower.leader_epoch:
+        follower.start_fetcher(leader.broker_id, follower.leader_epoch)
+    request = follower.send_fetch()
+    offset, last, epoch = request
+    answer = leader.fetch(follower.broker_id, EPOCHS[follower.broker_id], epoch, offset, last)
+    follower.process_fetch_response(offset, epoch, None, answer.high_watermark, answer.diverging_epoch,
+                                    answer.records)
+    return request, answer
 
 
 def follower_with(records) -> KafkaPartition:
@@ -107,15 +115,20 @@ def test_a_follower_takes_the_records_offsets_as_given():
     """The follower's log is not a list indexed by offset: Kafka appends a fetch
     answer at the offsets it carries, a gap included (offsets 2..4 never exist), and
     refuses one below its LEO (``UnexpectedAppendOffsetException``, which Kafka's
-    error table calls UNKNOWN_SERVER_ERROR; a fetcher marks the partition failed)."""
+    error table calls UNKNOWN_SERVER_ERROR). Kafka's fetcher, started at LEO 2 before
+    the gap, then has its fetch at 2 answered: the log end offset is no longer the
+    fetch offset (ReplicaFetcherThread.processPartitionData's IllegalStateException),
+    and the fetcher marks the partition failed."""
     f = follower_with(((0, 1, 5), (1, 1, 6)))
+    f.start_fetcher(1, f.leader_epoch)
+    assert f.send_fetch() == (2, 1, 1)
     assert f.append_as_follower(((5, 1, 7),), 1) == 6
     assert f.records == ((0, 1, 5), (1, 1, 6), (5, 1, 7))
     with pytest.raises(KafkaPartitionError) as e:
         f.append_as_follower(((2, 1, 8),), 1)
     assert e.value.error == "UNKNOWN_SERVER_ERROR"
-    with pytest.raises(RuntimeError):   # ReplicaFetcherThread: the fetch offset must be the LEO
-        f.process_fetch_answer(FetchAnswer((), None, 0), 2, 1)
+    f.process_fetch_response(2, 1, None, 0, None, ())
+    assert f.fetcher_state() is None and f.log_end_offset == 6
 
 
 # ------------------------------------------------------------------ truncation
@@ -146,10 +159,10 @@ def test_a_follower_truncates_its_diverging_suffix_to_the_leaders_epoch_end():
     its next fetch, at 1, brings d and e."""
     old, new = _old_leader_and_new_leader()
     assert old.records == ((0, 1, 1), (1, 1, 2), (2, 1, 3))
-    answer = new.fetch(2, EPOCHS[2], 2, 3, 1)
-    assert answer.diverging_epoch == (1, 1)
-    old.process_fetch_answer(answer, 3, 2)
+    request, answer = replicate(new, old)
+    assert (request, answer.diverging_epoch) == ((3, 1, 2), (1, 1))
     assert (old.records, old.epoch_entries, old.log_end_offset) == (((0, 1, 1),), ((1, 0),), 1)
+    assert old.fetcher_state() == (1, 1, 2)
     replicate(new, old)
     assert old.records == new.records == ((0, 1, 1), (1, 2, 4), (2, 2, 5))
     assert old.epoch_entries == new.epoch_entries == ((1, 0), (2, 1))
@@ -176,13 +189,11 @@ def test_a_follower_that_does_not_know_the_diverging_epoch_truncates_in_rounds()
     leader.append(4)
     assert f.make_follower(reg(1, 4, 4, replicas=(1, 2, 3)))
     assert (f.log_end_offset, f.epoch_entries, f.end_offset_for_epoch(2)) == (7, ((1, 0), (3, 5)), (1, 5))
-    answer = leader.fetch(2, EPOCHS[2], 4, 7, 3)
-    assert answer.diverging_epoch == (2, 3)
-    f.process_fetch_answer(answer, 7, 4)
+    request, answer = replicate(leader, f)
+    assert (request, answer.diverging_epoch) == ((7, 3, 4), (2, 3))
     assert (f.log_end_offset, f.epoch_entries, f.latest_epoch) == (5, ((1, 0),), 1)
-    answer = leader.fetch(2, EPOCHS[2], 4, 5, 1)
-    assert answer.diverging_epoch == (1, 1)
-    f.process_fetch_answer(answer, 5, 4)
+    request, answer = replicate(leader, f)
+    assert (request, answer.diverging_epoch) == ((5, 1, 4), (1, 1))
     assert f.records == ((0, 1, 10),)
     replicate(leader, f)
     assert f.records == leader.records == ((0, 1, 10), (1, 2, 2), (2, 2, 3), (3, 4, 4))

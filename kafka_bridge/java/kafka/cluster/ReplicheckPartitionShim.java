@@ -200,6 +200,7 @@ public final class ReplicheckPartitionShim {
     private final AlterPartitionListener listener;
     private UnifiedLog log;
     private Partition partition;    // null while the broker is down
+    private kafka.server.ReplicheckFetcherShim fetcher;   // the follower's, null when none runs
     private boolean lastLoadClean = true;   // a new log: created as after a clean shutdown
 
     public ReplicheckPartitionShim(File dir, String topic, Uuid topicId, int brokerId, int minIsr, ManualTime time)
@@ -380,19 +381,46 @@ public final class ReplicheckPartitionShim {
      *  Returns the log end offset after. */
     public long appendAsFollower(long[] offsets, int[] epochs, long[] values, int currentLeaderEpoch) {
         Partition p = running();
+        p.appendRecordsToFollowerOrFutureReplica(batches(offsets, epochs, values, time.milliseconds()), false,
+            currentLeaderEpoch);
+        return log.logEndOffset();
+    }
+
+    /** The records of a fetch answer as a leader wrote them: the i-th record has
+     *  {@code offsets[i]}, leader epoch {@code epochs[i]} and {@code values[i]} (its
+     *  value's decimal text), each in a batch of its own whose partitionLeaderEpoch is
+     *  its epoch, stamped {@code timestampMs}. */
+    public static MemoryRecords batches(long[] offsets, int[] epochs, long[] values, long timestampMs) {
         MemoryRecords[] batches = new MemoryRecords[offsets.length];
         int size = 0;
         for (int i = 0; i < offsets.length; i++) {
             batches[i] = MemoryRecords.withRecords(offsets[i], Compression.NONE, epochs[i],
-                new SimpleRecord(time.milliseconds(), null, Long.toString(values[i]).getBytes()));
+                new SimpleRecord(timestampMs, null, Long.toString(values[i]).getBytes()));
             size += batches[i].sizeInBytes();
         }
         ByteBuffer buffer = ByteBuffer.allocate(size);
         for (MemoryRecords batch : batches) buffer.put(batch.buffer());
         buffer.flip();
-        p.appendRecordsToFollowerOrFutureReplica(MemoryRecords.readableRecords(buffer), false, currentLeaderEpoch);
-        return log.logEndOffset();
+        return MemoryRecords.readableRecords(buffer);
     }
+
+    /** Kafka's fetcher of this follower's partition from broker {@code leaderId} in
+     *  leader epoch {@code leaderEpoch}, in place of the one before: ReplicaManager adds
+     *  the partition to a fetcher after a makeFollower that returned true (a new leader
+     *  epoch). See ReplicheckFetcherShim. */
+    public kafka.server.ReplicheckFetcherShim startFetcher(int leaderId, int leaderEpoch) {
+        running();
+        fetcher = kafka.server.ReplicheckFetcherShim.start(this, brokerId, leaderId, leaderEpoch);
+        return fetcher;
+    }
+
+    /** The fetcher {@link #startFetcher} started, or null (none since the broker started,
+     *  or the replica stopped following: {@link #stopFetcher}). */
+    public kafka.server.ReplicheckFetcherShim fetcher() { return fetcher; }
+
+    /** The partition leaves its fetcher (ReplicaManager.removeFetcherForPartitions: the
+     *  replica leads, or is deleted). */
+    public void stopFetcher() { fetcher = null; }
 
     /** Truncate the log to {@code offset} (Partition.truncateTo, which asks LogManager.
      *  truncateTo to call UnifiedLog.truncateTo; LogManager's recovery-point checkpoint
@@ -490,6 +518,7 @@ public final class ReplicheckPartitionShim {
         log.closeQuietly();
         scheduler.dropEpochCheckpointWrites();   // the scheduler's thread dies with the process
         partition = null;
+        fetcher = null;
         submitted.clear();   // the requests die with the broker: their answers never come
         if (cut != null) {
             try (RandomAccessFile file = new RandomAccessFile(cut, "rw")) {
@@ -516,6 +545,7 @@ public final class ReplicheckPartitionShim {
         logStartOffsetCheckpoint.write(Map.of(tp, log.logStartOffset()));
         new CleanShutdownFileHandler(dataDir.getPath()).write(brokerEpoch);
         partition = null;
+        fetcher = null;
         submitted.clear();
         load();
     }
@@ -560,40 +590,54 @@ public final class ReplicheckPartitionShim {
      *  maps released) before its folder is removed. */
     public void dispose() {
         partition = null;
+        fetcher = null;
         log.closeQuietly();
     }
 
     // ------------------------------------------------------------ reading
 
-    /** The records of {@code records} as (offset, the leader epoch of its batch, value).
-     *  A log's records (FileRecords) are read into memory at once first: one read of
-     *  the file, not one per batch. */
-    private static long[][] rows(Records records) throws IOException {
+    /** The records of {@code records} as (offset, the leader epoch of its batch, value),
+     *  one after the other in one array (three longs a record: one array crosses to
+     *  Python at once). A log's records (FileRecords) are read into memory at once first:
+     *  one read of the file, not one per batch. */
+    private static long[] rows(Records records) throws IOException {
         if (records instanceof FileRecords file) {
             ByteBuffer buffer = ByteBuffer.allocate(file.sizeInBytes());
             file.readInto(buffer, 0);   // flips the buffer
             records = MemoryRecords.readableRecords(buffer);
         }
-        List<long[]> out = new ArrayList<>();
+        List<Long> out = new ArrayList<>();
         for (RecordBatch batch : records.batches()) {
             for (org.apache.kafka.common.record.internal.Record r : batch) {
                 byte[] bytes = new byte[r.valueSize()];
                 r.value().get(bytes);
-                out.add(new long[]{r.offset(), batch.partitionLeaderEpoch(), Long.parseLong(new String(bytes))});
+                out.add(r.offset());
+                out.add((long) batch.partitionLeaderEpoch());
+                out.add(Long.parseLong(new String(bytes)));
             }
         }
-        return out.toArray(new long[0][]);
+        return out.stream().mapToLong(Long::longValue).toArray();
     }
 
-    /** Record batches of a fetch, for a follower's log: each record's leader epoch is its
-     *  batch's partitionLeaderEpoch. */
-    public static long[][] records(LogReadInfo info) throws IOException {
+    /** Record batches of a fetch, for a follower's log, flat as {@link #rows} gives them:
+     *  each record's leader epoch is its batch's partitionLeaderEpoch. */
+    public static long[] records(LogReadInfo info) throws IOException {
         return rows(info.fetchedData().records);
     }
 
-    /** The log's records from its start offset to its end (UnifiedLog.read). */
-    public long[][] logRecords() throws IOException {
+    /** The log's records from its start offset to its end (UnifiedLog.read), flat as
+     *  {@link #rows} gives them. */
+    public long[] logRecordsFlat() throws IOException {
         return rows(log.read(log.logStartOffset(), Integer.MAX_VALUE, FetchIsolation.LOG_END, true).records);
+    }
+
+    /** The log's records from its start offset to its end, one (offset, leader epoch,
+     *  value) row each. */
+    public long[][] logRecords() throws IOException {
+        long[] flat = logRecordsFlat();
+        long[][] out = new long[flat.length / 3][];
+        for (int i = 0; i < out.length; i++) out[i] = new long[]{flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]};
+        return out;
     }
 
     /** The leader epoch cache's entries as (epoch, start offset), oldest first. */
