@@ -48,6 +48,7 @@ from sut.metadata import PartitionRegistration
 from .calls import Call, CallLog, active
 from .change_builder import registration_of
 from .java import TOPIC_NAME, kafka
+from .releases import PARTITION_REGISTRATION_SINCE
 
 #: Where the partition's clock (the shim's ``ManualTime``, ms) starts. The model's
 #: clock starts at 0: model time ``t`` is Kafka time ``CLOCK_BASE_MS + t``
@@ -239,8 +240,19 @@ class KafkaPartition:
     @_logged
     def make_leader(self, reg: PartitionRegistration) -> bool:
         """``Partition.makeLeader`` with ``reg``; whether this broker became the leader."""
-        return bool(self._call(self._running().makeLeader, registration_of(reg), False, None,
-                               self._k.Option.apply(self._k.topic_id), self._k.Option.empty()))
+        return self._make(self._running().makeLeader, reg)
+
+    def _make(self, method: Any, reg: PartitionRegistration) -> bool:
+        """``makeLeader`` or ``makeFollower`` (``method``) with ``reg`` as ReplicaManager
+        calls it on the release this process runs (``releases.PARTITION_REGISTRATION_SINCE``):
+        the registration (not new), or before, the ``LeaderAndIsrRequest.PartitionState``
+        made of it; no offset checkpoints; the topic id; no target directory."""
+        k = self._k
+        registration = registration_of(reg)
+        if k.release >= PARTITION_REGISTRATION_SINCE:
+            return bool(self._call(method, registration, False, None, k.Option.apply(k.topic_id), k.Option.empty()))
+        state = registration.toLeaderAndIsrPartitionState(k.topic_partition, False)
+        return bool(self._call(method, state, None, k.Option.apply(k.topic_id), k.Option.empty()))
 
     @_logged
     def append(self, value: int) -> int:
@@ -259,11 +271,12 @@ class KafkaPartition:
         self._running()
         info = self._call(self._shim.fetch, follower, broker_epoch, leader_epoch, fetch_offset,
                           -1 if last_fetched_epoch is None else last_fetched_epoch)
-        diverging = info.divergingEpoch()
+        shim = self._k.PartitionShim
+        diverging = shim.divergingEpoch(info)
         return FetchAnswer(
-            self._k.triples(self._k.PartitionShim.records(info)),
+            self._k.triples(shim.records(info)),
             (int(diverging.get().epoch()), int(diverging.get().endOffset())) if diverging.isPresent() else None,
-            int(info.highWatermark()))
+            int(shim.highWatermark(info)))
 
     @_logged
     def maybe_shrink_isr(self) -> None:
@@ -277,8 +290,7 @@ class KafkaPartition:
         """``Partition.makeFollower`` with ``reg``: whether the leader epoch is new
         (Kafka's answer; ReplicaManager restarts the fetcher only then). False, and
         nothing changed, for a partition epoch older than the replica's."""
-        return bool(self._call(self._running().makeFollower, registration_of(reg), False, None,
-                               self._k.Option.apply(self._k.topic_id), self._k.Option.empty()))
+        return self._make(self._running().makeFollower, reg)
 
     @_logged
     def append_as_follower(self, records: Sequence[tuple[int, int, int]], leader_epoch: int) -> int:
@@ -543,11 +555,7 @@ class KafkaPartition:
         change is pending); empty while the broker is down."""
         if self._partition is None:
             return frozenset()
-        found = self._partition.getOutOfSyncReplicas(REPLICA_LAG_TIME_MAX_MS).iterator()
-        out = set()
-        while found.hasNext():
-            out.add(int(found.next()))
-        return frozenset(out)
+        return _ints(self._partition.getOutOfSyncReplicas(REPLICA_LAG_TIME_MAX_MS))
 
     def list_latest_offset(self) -> Optional[int]:
         """A client's ListOffsets for the latest offset, read uncommitted
@@ -578,7 +586,7 @@ class KafkaPartition:
         state = self._partition.partitionState()
         if not state.isInflight():
             return None
-        return frozenset(int(b) for b in state.sentLeaderAndIsr().isr())
+        return _ints(state.sentLeaderAndIsr().isr())
 
     # ------------------------------------------------------------ state
     # The reads below work while the broker is down too, and show what its restart
@@ -705,7 +713,7 @@ class KafkaPartition:
         """The committed ISR (``partitionState.isr``; a follower's is empty)."""
         if self._partition is None:
             return frozenset()
-        return frozenset(int(b) for b in self._partition.partitionState().isr())
+        return _ints(self._partition.partitionState().isr())
 
     @property
     @_read
@@ -713,7 +721,7 @@ class KafkaPartition:
         """The Maximal ISR: the committed ISR and a pending expansion (§6.5.2)."""
         if self._partition is None:
             return frozenset()
-        return frozenset(int(b) for b in self._partition.partitionState().maximalIsr())
+        return _ints(self._partition.partitionState().maximalIsr())
 
     @_read
     def follower_state(self, follower: int) -> Optional[FollowerState]:
@@ -756,6 +764,17 @@ class KafkaPartition:
             return None
         start = self._partition.leaderEpochStartOffsetOpt()
         return int(start.get()) if start.isDefined() else None
+
+
+def _ints(collection: Any) -> frozenset[int]:
+    """The broker ids of a Java or a Scala collection (the ISRs of Kafka's
+    ``PartitionState`` are Scala sets before 4.2.0, Java sets from it), through the
+    iterator both have."""
+    found = collection.iterator()
+    out = set()
+    while found.hasNext():
+        out.add(int(found.next()))
+    return frozenset(out)
 
 
 def _dispose(shim: Any, folder: str) -> None:

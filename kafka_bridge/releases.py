@@ -9,10 +9,10 @@ the first release its source compiles against (``SHIMS``): the controller's from
 4.0.0 (3.9.0 has no ``eligible.leader.replicas.version`` feature: its ELR needs
 an unstable metadata version), the replica's (``kafka.cluster.Partition`` over
 ``UnifiedLog``) and the follower's fetcher over it (``AbstractFetcherThread``)
-from 4.2.0 (4.1.x's ``Partition.makeLeader`` and ``makeFollower``
-still take the ZooKeeper-era ``LeaderAndIsrRequest.PartitionState``, and 4.0.x's
-``UnifiedLog`` is core's Scala class: another API each, a shim of its own, not
-written). ``write_sources(release, folder)`` writes a release's adapted sources;
+from 4.1.0 (4.0.x's ``UnifiedLog`` is core's Scala class: another API, a shim of
+its own, not written; 4.1.x's ``Partition.makeLeader`` and ``makeFollower`` take
+the ZooKeeper-era ``LeaderAndIsrRequest.PartitionState``, which the bridge's Python
+side makes as ReplicaManager does: ``PARTITION_REGISTRATION_SINCE``). ``write_sources(release, folder)`` writes a release's adapted sources;
 ``make kafka-jars KAFKA_VERSION=X`` compiles them against release X's jars into
 ``.kafka/X/lib`` (``main``, run by the Makefile, writes the sources first).
 """
@@ -26,7 +26,7 @@ from model import KAFKA_RELEASE as PINNED   # the release the shims are written 
 from model import KAFKA_RELEASES as RELEASES   # those they are built for (from the controller shim's first)
 from model import kafka_release_error, release_number
 
-__all__ = ["CONTROLLER_SHIMS", "EPOCH_ENTRY_RECORD_SINCE", "FETCHER_SHIM", "JAVA", "LATEST_EPOCH_OPTIONAL_SINCE", "PARTITION_SHIM",
+__all__ = ["CONTROLLER_SHIMS", "EPOCH_ENTRY_RECORD_SINCE", "FETCHER_SHIM", "JAVA", "LATEST_EPOCH_OPTIONAL_SINCE", "PARTITION_REGISTRATION_SINCE", "PARTITION_SHIM",
            "PINNED", "RELEASES", "SHIMS", "SOURCE_CHANGES", "UnknownRelease", "adapt", "check", "has_partition", "main",
            "release", "shims", "write_sources"]
 
@@ -36,8 +36,8 @@ CONTROLLER_SHIMS = (Path("org/apache/kafka/controller/ReplicheckControllerFixtur
 PARTITION_SHIM = Path("kafka/cluster/ReplicheckPartitionShim.java")
 FETCHER_SHIM = Path("kafka/server/ReplicheckFetcherShim.java")   # Kafka's fetcher, over the Partition shim
 #: Each shim source and the first release it compiles against.
-SHIMS = {CONTROLLER_SHIMS[0]: (4, 0, 0), CONTROLLER_SHIMS[1]: (4, 0, 0), PARTITION_SHIM: (4, 2, 0),
-         FETCHER_SHIM: (4, 2, 0)}
+SHIMS = {CONTROLLER_SHIMS[0]: (4, 0, 0), CONTROLLER_SHIMS[1]: (4, 0, 0), PARTITION_SHIM: (4, 1, 0),
+         FETCHER_SHIM: (4, 1, 0)}
 #: (first release with the change, the shims' text there, the text before it).
 SOURCE_CHANGES = (
     # LogContext moved to clients' internals
@@ -50,6 +50,14 @@ SOURCE_CHANGES = (
     ((4, 4, 0), "        log.prepareActiveSegmentForClose();   // LogManager.shutdown, since 4.4.0\n", ""),
     # the record classes moved to clients' internals
     ((4, 3, 0), "org.apache.kafka.common.record.internal.", "org.apache.kafka.common.record."),
+    # the replica's Partition: AlterPartitionListener moved to server's Java, appendRecordsToLeader
+    # took the transaction version, LogReadInfo became a record (accessors, not fields)
+    ((4, 2, 0), "org.apache.kafka.server.partition.AlterPartitionListener", "kafka.cluster.AlterPartitionListener"),
+    ((4, 2, 0), "VerificationGuard.SENTINEL, (short) 0)", "VerificationGuard.SENTINEL)"),
+    ((4, 2, 0), "info.fetchedData().records", "info.fetchedData.records"),
+    ((4, 2, 0), "info.divergingEpoch()", "info.divergingEpoch"),
+    ((4, 2, 0), "info.highWatermark()", "info.highWatermark"),
+    ((4, 2, 0), "entries.get(i).epoch(), entries.get(i).startOffset()", "entries.get(i).epoch, entries.get(i).startOffset"),
     # createTopics and incrementalAlterConfigs took a "forwarded" flag (false: a request
     # to the controller itself, as before)
     ((4, 3, 0), "request, Set.of(TOPIC), false)", "request, Set.of(TOPIC))"),
@@ -67,6 +75,11 @@ SOURCE_CHANGES = (
 #: ``OptionalInt``. The bridge's Python side reads either (``epoch_cache``).
 EPOCH_ENTRY_RECORD_SINCE = (4, 2, 0)
 LATEST_EPOCH_OPTIONAL_SINCE = (4, 1, 0)
+#: From this release on, ``Partition.makeLeader`` and ``makeFollower`` take the KRaft
+#: ``PartitionRegistration`` (and whether the partition is new); before, the ZooKeeper-era
+#: ``LeaderAndIsrRequest.PartitionState`` ReplicaManager made of it
+#: (``PartitionRegistration.toLeaderAndIsrPartitionState``).
+PARTITION_REGISTRATION_SINCE = (4, 2, 0)
 
 
 class UnknownRelease(ValueError):

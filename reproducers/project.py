@@ -18,7 +18,8 @@ from typing import Iterable
 
 import attrs
 
-from kafka_bridge.releases import CONTROLLER_SHIMS, FETCHER_SHIM, JAVA, PARTITION_SHIM, SHIMS, adapt
+from kafka_bridge.releases import (CONTROLLER_SHIMS, FETCHER_SHIM, JAVA, PARTITION_REGISTRATION_SINCE, PARTITION_SHIM,
+                                   SHIMS, adapt)
 from model import KAFKA_RELEASE
 
 from .generate import Reproducer, release
@@ -82,10 +83,12 @@ KAFKA_MODULES = ("kafka-metadata", "kafka-clients", "kafka-server-common", "kafk
 #: And those a broker's replica needs (``kafka.cluster.Partition``, Scala, and the broker's server module).
 REPLICA_MODULES = ("kafka_2.13", "kafka-server")
 #: The replicas' fixture (the bridge's ``ReplicheckPartitionShim``, with the follower's
-#: ``ReplicheckFetcherShim``), and the first release it compiles against, adapted
-#: (``kafka_bridge.releases.SHIMS``).
+#: ``ReplicheckFetcherShim``), and the first release a reproducer driving it is written
+#: for: the fixture compiles from ``kafka_bridge.releases.SHIMS``' release on, adapted, and
+#: the tests call ``makeLeader``/``makeFollower`` with the registration
+#: (``PARTITION_REGISTRATION_SINCE``).
 PARTITION_FIXTURES = (PARTITION_SHIM, FETCHER_SHIM)
-PARTITION_FIXTURE_SINCE = max(SHIMS[path] for path in PARTITION_FIXTURES)
+PARTITION_FIXTURE_SINCE = max(PARTITION_REGISTRATION_SINCE, *(SHIMS[path] for path in PARTITION_FIXTURES))
 
 
 def replicas_writable(kafka_version: str) -> bool:

@@ -21,10 +21,11 @@ from kafka_bridge.changes import CHANGES, known_before
 from model import KAFKA_RELEASE
 
 ROOT = Path(__file__).resolve().parents[2]
-#: The releases the walks run on: Kafka's controller under the SUT's replicas
-#: (before the ``Partition`` shim's first release), and with Kafka's ``Partition``;
-#: and a 4.0.x release, whose epoch cache answers ``latestEpoch`` with an ``OptionalInt``.
-CONTROLLER_ONLY, WITH_PARTITION, OPTIONAL_INT = "4.1.0", "4.3.0", "4.0.2"
+#: The releases the walks run on: Kafka's controller under the SUT's replicas (before
+#: the ``Partition`` shim's first release; 4.0.x's epoch cache answers ``latestEpoch``
+#: with an ``OptionalInt``), and with Kafka's ``Partition`` and fetcher: taking the
+#: ZooKeeper-era ``LeaderAndIsrRequest.PartitionState`` (4.1.x) and the registration.
+CONTROLLER_ONLY, PARTITION_STATE, WITH_PARTITION = "4.0.2", "4.1.0", "4.3.0"
 
 #: Run in a process of its own (one process runs one release's classes): argv[1] the
 #: release; argv[2] a change's JIRA, whose trace is stepped in lockstep with Kafka's
@@ -80,19 +81,19 @@ def test_a_change_disagrees_on_the_last_release_without_it_and_agrees_from_its_f
 
 
 @pytest.mark.system
-@pytest.mark.parametrize("release, partition", [(OPTIONAL_INT, False), (CONTROLLER_ONLY, False),
+@pytest.mark.parametrize("release, partition", [(CONTROLLER_ONLY, False), (PARTITION_STATE, True),
                                                 (WITH_PARTITION, True)])
 def test_seeded_walks_agree_on_an_older_release_with_every_part_in_the_loop(release, partition):
-    """Kafka's controller and epoch cache (4.0.2 and 4.1.0: the SUT's replicas; 4.3.0:
-    Kafka's ``Partition`` too), every step compared, past the changes after the
-    release (``known_before``): what is left is the bridge reading that release."""
+    """Kafka's controller and epoch cache (4.0.2: the SUT's replicas; 4.1.0 and 4.3.0:
+    Kafka's ``Partition`` and fetcher too), every step compared, past the changes after
+    the release (``known_before``): what is left is the bridge reading that release."""
     assert _run(release, "walks") == {"release": release, "partition": partition, "said": [[300, 0]] * 4}
 
 
 def test_the_system_tests_fetch_the_releases_they_run():
     """``make test-system`` fetches each release the tests above run (KAFKA_OLDER)."""
     line = next(l for l in (ROOT / "Makefile").read_text().splitlines() if l.startswith("KAFKA_OLDER :="))
-    needed = {r for c in CHANGES for r in (c.last_without, c.since)} | {CONTROLLER_ONLY, WITH_PARTITION, OPTIONAL_INT}
+    needed = {r for c in CHANGES for r in (c.last_without, c.since)} | {CONTROLLER_ONLY, PARTITION_STATE, WITH_PARTITION}
     assert sorted(line.split(":=")[1].split(), key=releases.release) == sorted(needed, key=releases.release)
 
 
@@ -127,7 +128,8 @@ def test_a_release_s_sources_are_the_pinned_ones_adapted(tmp_path):
     assert "org.apache.kafka.common.utils.LogContext;" in fixture and "utils.internals" not in fixture
     shim = (tmp_path / releases.CONTROLLER_SHIMS[1]).read_text()
     assert "request, Set.of(TOPIC))" in shim and "incrementalAlterConfigs(Map.of(resource, ops), false)" in shim
-    assert releases.has_partition(WITH_PARTITION) and not releases.has_partition(CONTROLLER_ONLY)
+    assert releases.has_partition(WITH_PARTITION) and releases.has_partition(PARTITION_STATE)
+    assert not releases.has_partition(CONTROLLER_ONLY)
 
 
 @pytest.mark.parametrize("version, message", [

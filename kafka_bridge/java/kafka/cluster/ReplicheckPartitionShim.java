@@ -7,6 +7,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.OperationNotAttemptedException;
+import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -617,6 +618,16 @@ public final class ReplicheckPartitionShim {
             }
         }
         return out.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    /** A fetch answer's diverging epoch (LogReadInfo's, a record's accessor or a field by release). */
+    public static Optional<FetchResponseData.EpochEndOffset> divergingEpoch(LogReadInfo info) {
+        return info.divergingEpoch();
+    }
+
+    /** A fetch answer's HWM (LogReadInfo's, a record's accessor or a field by release). */
+    public static long highWatermark(LogReadInfo info) {
+        return info.highWatermark();
     }
 
     /** Record batches of a fetch, for a follower's log, flat as {@link #rows} gives them:
