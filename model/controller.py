@@ -205,6 +205,23 @@ def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, 
     return attrs.evolve(d, leader=NO_LEADER), None
 
 
+def elect_with_elr(state: ClusterState, d: PartitionMetadata, removed: frozenset[int],
+                   unclean_restart: frozenset[int] = frozenset(), **election: bool) -> tuple[PartitionMetadata,
+                                                                                            Optional[str]]:
+    """One change's election (``elect`` with ``election``'s flags) and ELR rules
+    (``apply_elr_rules`` with ``removed``, the ISR members the change removes). The
+    chapters: the election first, then the ELR rules on its result. Rule.
+    ELR_POPULATED_BEFORE_ELECTION, while the ELR feature is on: the ELR rules on the
+    change's targets first (``PartitionChangeBuilder.maybePopulateTargetElr``), then
+    the election (``tryElection``: an elected ELR member leaves the ELR, the others
+    stay). An unclean election's ELR is void either way (``maybeUpdateRecordElr``)."""
+    if state.config.follows(Rule.ELR_POPULATED_BEFORE_ELECTION) and state.elr_enabled:
+        return elect(state, apply_elr_rules(state, d, removed, unclean_restart), unclean_restart=unclean_restart,
+                     **election)
+    d, how = elect(state, d, unclean_restart=unclean_restart, **election)
+    return (apply_elr_rules(state, d, removed, unclean_restart) if how is None else d), how
+
+
 def commit_election(state: ClusterState, d: PartitionMetadata, how: Optional[str],
                     bump_leader_epoch: bool = False) -> ClusterState:
     """``commit_partition``, then report an unclean election (§5.3.2)."""
@@ -271,17 +288,16 @@ def completed_first(state: ClusterState, d: PartitionMetadata) -> tuple[Partitio
 def change_partition(state: ClusterState, d: PartitionMetadata, unclean_restart: frozenset[int] = frozenset(),
                      bump_leader_epoch: bool = False, unclean: bool = True, preferred: bool = False) -> ClusterState:
     """One partition change the way PartitionChangeBuilder.build makes it
-    (completeReassignmentIfNeeded under Rule.REASSIGNMENT_COMPLETION, the election,
-    the ELR rules with the previous ISR's removals, then the record) and commit it.
+    (completeReassignmentIfNeeded under Rule.REASSIGNMENT_COMPLETION, the election
+    and the ELR rules with the previous ISR's removals, ``elect_with_elr``, then the
+    record) and commit it.
     ``d`` holds the change's targets (ISR, replicas, ...); ``unclean``: whether the
     election may be unclean (Election.UNCLEAN, Rule.UNCLEAN_ELECTION_IN_CHANGES);
     ``preferred``: the preferred election (Election.PREFERRED)."""
     p = state.partition
     d, completed = completed_first(state, d)
     bump_leader_epoch = bump_leader_epoch or completed
-    d, how = elect(state, d, unclean=unclean, preferred=preferred, unclean_restart=unclean_restart)
-    # After an unclean election the ELR is void (PartitionChangeBuilder.maybeUpdateRecordElr).
-    d = apply_elr_rules(state, d, p.isr - d.isr, unclean_restart) if how is None else d
+    d, how = elect_with_elr(state, d, p.isr - d.isr, unclean_restart, unclean=unclean, preferred=preferred)
     return commit_election(state, d, how, bump_leader_epoch)
 
 
@@ -724,8 +740,8 @@ def cancel_reassignment(state: ClusterState) -> ClusterState:
                      adding=frozenset(), removing=frozenset())
     if d.leader in p.adding or d.leader not in d.isr:
         d = attrs.evolve(d, leader=NO_LEADER)
-    d, how = elect(state, d)
-    state = commit_election(state, apply_elr_rules(state, d, p.isr - d.isr) if how is None else d, how, True)
+    d, how = elect_with_elr(state, d, p.isr - d.isr)
+    state = commit_election(state, d, how, True)
     if forced and how is None:
         state = _report(state, UNCLEAN_LEADER_ELECTION, original[0])
     return state

@@ -77,6 +77,7 @@ class Rule(enum.Enum):
                                                     "(CONTROLLED_SHUTDOWN), lowestActiveOffset")
     EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS = "ReplicationControlManager.getTopicEffectiveMinIsr"
     ELR_ELECTION_ONLY_WITH_EMPTY_ISR = "PartitionChangeBuilder.isValidNewLeader"
+    ELR_POPULATED_BEFORE_ELECTION = "PartitionChangeBuilder.build (maybePopulateTargetElr, then tryElection)"
     PERIODIC_UNCLEAN_ELECTION = "ReplicationControlManager.maybeElectUncleanLeaders, electLeader"
     LEADER_RECOVERY_STATE = "PartitionChangeBuilder.electLeader, build (LeaderRecoveryState)"
     # --- the broker: Partition, Replica, AlterPartitionManager, AbstractFetcherThread
@@ -403,6 +404,18 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "When the follower does not have the diverging epoch itself, it truncates to its own end offset "
         "for the largest epoch below it (not capped by the leader's) and fetches again.",
         "Truncation may take more than one fetch round."),
+    Rule.ELR_POPULATED_BEFORE_ELECTION: RuleDoc(
+        "§5.2, §5.3.1",
+        _META + "PartitionChangeBuilder.java: build (maybePopulateTargetElr, then tryElection), tryElection",
+        "A change elects first, then applies the ELR rules to its result: once the new ISR reaches MinISR "
+        "the ELR and LastKnownELR are emptied.",
+        "A change computes the ELR from its target ISR before the election; an ELR member elected leaves "
+        "the ELR (the ISR becomes that member), and the other members stay, even when the new ISR reaches "
+        "MinISR. While the ELR feature is off nothing is populated before the election, which may still "
+        "elect from the registration's ELR; the ELR is emptied after it.",
+        "After an election from the ELR that fills the ISR to MinISR (MinISR lowered while the ELR was "
+        "off), the other ELR members stay in the ELR beside an ISR at MinISR.",
+        (Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR,)),
     Rule.FENCED_FETCH_AWAITS_NEW_EPOCH: RuleDoc(
         "§2.2.2, §2.10",
         _CORE + "server/AbstractFetcherThread.scala: processFetchRequest, onPartitionFenced, markPartitionFailed; "

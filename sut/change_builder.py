@@ -186,15 +186,28 @@ class PartitionChangeBuilder:
         ``unclean``: an unclean election is allowed; ``preferred``: the preferred
         replica first, ``elect_leader``), apply the ELR rules to what
         left the ISR (``unclean_shutdown``: replicas back from an unclean shutdown,
-        ``setUncleanShutdownReplicas``), build. None: nothing changed."""
+        ``setUncleanShutdownReplicas``; under Rule.ELR_POPULATED_BEFORE_ELECTION, with
+        the ELR feature on, before the election), build. None: nothing changed."""
         p = self.partition
         if self.config.follows(Rule.REASSIGNMENT_COMPLETION) and (self.target_adding or self.target_removing):
             if self.complete_reassignment() and self.target_leader not in self.target_isr:
                 self.target_leader = NO_LEADER
-        self.elect_leader(unclean=unclean, preferred=preferred, unclean_shutdown=unclean_shutdown)
-        if self.election is None:   # after an unclean election the ELR is void (maybeUpdateRecordElr)
-            self.apply_elr_rules(p.isr - self.target_isr, unclean_shutdown)
+        self.elect_with_elr(p.isr - self.target_isr, unclean_shutdown, unclean=unclean, preferred=preferred)
         return self.build()
+
+    def elect_with_elr(self, removed_from_isr: frozenset[int], unclean_shutdown: frozenset[int] = frozenset(),
+                       unclean: bool = True, preferred: bool = False) -> None:
+        """The election (``elect_leader``) and the ELR rules (``apply_elr_rules`` with
+        ``removed_from_isr``): the election first, the ELR rules on its result; under
+        Rule.ELR_POPULATED_BEFORE_ELECTION with the ELR feature on, the ELR rules
+        first (``maybePopulateTargetElr``, then ``tryElection``). After an unclean
+        election the ELR is void (``maybeUpdateRecordElr``)."""
+        first = self.config.follows(Rule.ELR_POPULATED_BEFORE_ELECTION) and self.elr_enabled
+        if first:
+            self.apply_elr_rules(removed_from_isr, unclean_shutdown)
+        self.elect_leader(unclean=unclean, preferred=preferred, unclean_shutdown=unclean_shutdown)
+        if not first and self.election is None:
+            self.apply_elr_rules(removed_from_isr, unclean_shutdown)
 
     def build(self) -> Optional[PartitionChangeRecord]:
         """The record of the changed fields, or None when nothing changed, set field

@@ -486,9 +486,7 @@ class ReplicationControlManager:
         b.target_removing = frozenset()
         if b.target_leader in p.adding or b.target_leader not in b.target_isr:
             b.target_leader = NO_LEADER
-        b.elect_leader()
-        if b.election is None:
-            b.apply_elr_rules(p.isr - b.target_isr)
+        b.elect_with_elr(p.isr - b.target_isr)
         b.bump_leader_epoch = True
         self._commit(b)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import pytest
 
+import properties
+
 from model import (ELR_FEATURE, KAFKA, MIN_INSYNC_REPLICAS, NO_LEADER, PROFILES, STATIC_MIN_INSYNC_REPLICAS, AdvanceTime, BeginControlledShutdown, ControlledShutdown, AlterClusterMinIsr, FailOverController, FailOverFromSnapshot, RegisterBrokerRecord, ResendRegistration, AlterMinIsr, AlterUncleanLeaderElection, FollowerState, AlterPartitionRequest, AlterPartitionResponse,
                    CancelReassignment, Config, ConfigRecord, FeatureLevelRecord, FenceBroker, FetchResponse,
                    FenceBrokerRecord,
@@ -813,6 +815,41 @@ def test_a_leader_deposed_before_it_wrote_fetches_with_its_own_epoch(follows: bo
         assert req.last_fetched_epoch == 1
     assert resp.diverging_epoch is None and resp.error is None
     assert sc.replica(2).log == sc.replica(3).log
+
+
+@ON_OFF
+def test_the_elr_is_populated_before_the_election(follows: bool):
+    """RF 2 on [1, 2], MinISR 2: fencing 2 then 1 leaves ISR [], ELR [1, 2]. With the
+    ELR off, MinISR is lowered to 1 (no ELR is cleared: the feature is off), then the
+    ELR is switched on again. Unfencing 1 elects it from the ELR: Kafka's builder
+    populated the ELR from the empty target ISR before the election
+    (maybePopulateTargetElr, then tryElection), so 2 stays in the ELR beside ISR [1]
+    at MinISR 1; the chapters' order empties it. What that costs under Kafka's order:
+    1 takes a write acknowledged with ISR [1]; fencing 1 puts it back in the ELR with
+    2, and unfencing 2 elects 2, which lacks the acknowledged write
+    (LeaderCandidateCompleteness, StrongIsr; ValidPartitionMetadata from the
+    election of 1 on). Found by the per-release campaign (4.1.2); every step agrees
+    with Kafka 4.4.0's code (the "kafka" engine)."""
+    sc = Scenario(config(Rule.ELR_POPULATED_BEFORE_ELECTION, follows, brokers=(1, 2, 3), assignment=(1, 2),
+                         min_isr=2), check_properties=False)
+    for action in (FenceBroker(2), FenceBroker(1), UpdateElrFeature(False), AlterMinIsr(1), UpdateElrFeature(True)):
+        sc.do(action)
+    assert (sc.partition.isr, sc.partition.elr) == (frozenset(), {1, 2})
+    sc.do(UnfenceBroker(1))
+    assert (sc.partition.leader, sc.partition.isr, sc.partition.elr) == (1, {1}, {2} if follows else frozenset())
+    sc.sync_metadata(1)
+    sc.produce(1)
+    assert [w.offset for w in sc.state.history.acked] == [0]
+    sc.do(FenceBroker(1))
+    assert sc.partition.elr == ({1, 2} if follows else {1})
+    sc.sync_metadata(2)
+    sc.do(UnfenceBroker(2))
+    sc.sync_metadata(2)
+    if follows:   # 2 leads without the acknowledged write
+        assert (sc.partition.leader, sc.replica(2).log) == (2, ())
+        assert {v.property for v in properties.check_all(sc.state)} >= {"LeaderCandidateCompleteness", "StrongIsr"}
+    else:         # 2 is in neither ISR nor ELR: no leader
+        assert sc.partition.leader == NO_LEADER
 
 
 @ON_OFF
