@@ -99,6 +99,7 @@ class Kafka:
             # the broker's replica of the partition, through the bridge's shim (kafka_bridge/java),
             # on the releases it is built for (releases.SHIMS)
             self.PartitionShim = JClass("kafka.cluster.ReplicheckPartitionShim")
+            self.FetcherShim = JClass("kafka.server.ReplicheckFetcherShim")
             self.LeaderAndIsr = JClass("org.apache.kafka.metadata.LeaderAndIsr")
             self.UnexpectedAppendOffsetException = JClass(
                 "org.apache.kafka.server.storage.log.UnexpectedAppendOffsetException")

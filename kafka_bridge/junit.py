@@ -213,11 +213,12 @@ def registration_expression(reg: Any, out: JavaSource) -> str:
             f"    .build()")
 
 
-def _process_fetch_response(b: str, a: tuple) -> str:
-    """The Java of ``KafkaPartition.process_fetch_response`` with arguments ``a``."""
+def _process_fetch_response(fetcher: str, a: tuple) -> str:
+    """The Java of ``KafkaPartition.process_fetch_response`` with arguments ``a``, on
+    the fetcher variable ``fetcher``."""
     fetch_offset, leader_epoch, error, hwm, diverging, records = a
     epoch, end = (-1, -1) if diverging is None else diverging
-    return (f"{b}.fetcher().processResponse({int(fetch_offset)}L, {int(leader_epoch)}, \"{error or 'NONE'}\", "
+    return (f"{fetcher}.processResponse({int(fetch_offset)}L, {int(leader_epoch)}, \"{error or 'NONE'}\", "
             f"{int(hwm)}L, {int(epoch)}, {int(end)}L, {long_array(r[0] for r in records)}, "
             f"{int_array(r[1] for r in records)}, {long_array(r[2] for r in records)})")
 
@@ -228,6 +229,7 @@ def _replica_invocation(call: Call, b: str, out: JavaSource) -> str:
     logged in full, defaults applied)."""
     m, a = call.method, call.args
     option = out.use("scala.Option")
+    fetcher = f"fetcher{call.broker}"   # the broker's ReplicheckFetcherShim, declared with it
     simple = {
         "lag": lambda: f"{b}.time().advance({int(a[0])}L)",
         "set_now_ms": lambda: f"{b}.time().setMilliseconds({int(a[0])}L)",
@@ -241,10 +243,11 @@ def _replica_invocation(call: Call, b: str, out: JavaSource) -> str:
         "update_high_watermark": lambda: f"{b}.log().maybeUpdateHighWatermark({int(a[0])}L)",
         "truncate_to": lambda: f"{b}.truncateTo({int(a[0])}L)",
         "flush": lambda: f"{b}.flush()",
-        "start_fetcher": lambda: f"{b}.startFetcher({int(a[0])}, {int(a[1])})",
-        "stop_fetcher": lambda: f"{b}.stopFetcher()",
-        "send_fetch": lambda: f"{b}.fetcher().sendFetch()",
-        "process_fetch_response": lambda: _process_fetch_response(b, a),
+        "start_fetcher": lambda: f"{fetcher} = {out.use('kafka.server.ReplicheckFetcherShim')}.start({b}, "
+                                 f"{call.broker}, {int(a[0])}, {int(a[1])})",
+        "stop_fetcher": lambda: f"{fetcher} = null",
+        "send_fetch": lambda: f"{fetcher}.sendFetch()",
+        "process_fetch_response": lambda: _process_fetch_response(fetcher, a),
         "defer_epoch_checkpoint_writes": lambda: f"{b}.deferEpochCheckpointWrites()",
         "write_epoch_checkpoint": lambda: f"{b}.writeEpochCheckpoint()",
         "unclean_shutdown": lambda: f"{b}.uncleanShutdown({_boolean(a[0])})",
@@ -279,9 +282,11 @@ def replica_statements(call: Call, n: int, out: JavaSource) -> list[str]:
         shim = out.use("kafka.cluster.ReplicheckPartitionShim")
         broker, epoch, min_isr = (int(x) for x in call.args)
         files = out.use("java.nio.file.Files")
+        fetcher = out.use("kafka.server.ReplicheckFetcherShim")
         return [f"{shim} {b} = new {shim}({files}.createDirectories(dir.resolve(\"{b}\")).toFile(), TOPIC_NAME, "
                 f"PARTITION_TOPIC_ID, "
-                f"{broker}, {min_isr}, new {shim}.ManualTime());", f"{b}.setBrokerEpoch({epoch}L);"]
+                f"{broker}, {min_isr}, new {shim}.ManualTime());", f"{b}.setBrokerEpoch({epoch}L);",
+                f"{fetcher} fetcher{broker} = null;   // the follower's fetcher, once one starts"]
     if call.method == "controlled_shutdown":
         return [f"{b}.controlledShutdown();"]   # the shim prepares the active segment where the release does
     invocation = _replica_invocation(call, b, out)

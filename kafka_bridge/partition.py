@@ -181,6 +181,7 @@ class KafkaPartition:
         if self.calls is not None:
             self.calls.request(Call("create", (broker_id, broker_epoch, min_isr), broker=broker_id))
         self._partition: Any = self._shim.partition()   # None while the broker is down
+        self._fetcher: Any = None   # Kafka's fetcher of this follower's partition (start_fetcher)
 
     # ------------------------------------------------------------ the broker's view
 
@@ -352,13 +353,13 @@ class KafkaPartition:
         state starts at the log end offset, or at the HWM for a log without a leader
         epoch (``ReplicaManager.initialFetchOffset``)."""
         self._running()
-        self._call(self._shim.startFetcher, leader, leader_epoch)
+        self._fetcher = self._call(self._k.FetcherShim.start, self._shim, self.broker_id, leader, leader_epoch)
 
     @_logged
     def stop_fetcher(self) -> None:
         """The partition leaves its fetcher (``removeFetcherForPartitions``): the
         replica leads, or no longer follows."""
-        self._shim.stopFetcher()
+        self._fetcher = None
 
     @_read
     def fetcher_state(self) -> Optional[tuple[int, Optional[int], int]]:
@@ -366,8 +367,7 @@ class KafkaPartition:
         offset, last fetched epoch or None, current leader epoch); None without a
         fetcher, or once the fetcher marked the partition failed (removed until a new
         leader epoch)."""
-        fetcher = self._shim.fetcher()
-        state = None if fetcher is None else fetcher.state()
+        state = None if self._fetcher is None else self._fetcher.state()
         if state is None:
             return None
         last = state.lastFetchedEpoch()
@@ -379,7 +379,7 @@ class KafkaPartition:
         then the request built from its fetch state): (fetch offset, last fetched epoch
         or None, current leader epoch); None when it has nothing to fetch. RuntimeError
         without a fetcher."""
-        fetcher = self._fetcher()
+        fetcher = self._running_fetcher()
         request = self._call(fetcher.sendFetch)
         if request is None:
             return None
@@ -399,7 +399,7 @@ class KafkaPartition:
         ((offset, leader epoch, value), one batch each) and takes ``high_watermark``.
         RuntimeError without a fetcher, or when the fetcher asked the leader more than
         the fetch (a ListOffsets or OffsetsForLeaderEpoch request: not bridged)."""
-        fetcher = self._fetcher()
+        fetcher = self._running_fetcher()
         asked = int(fetcher.unansweredRequests())
         epoch, end = (-1, -1) if diverging_epoch is None else diverging_epoch
         k = self._k
@@ -410,12 +410,11 @@ class KafkaPartition:
                                f"or OffsetsForLeaderEpoch) after the answer {error or 'NONE'} to its fetch at "
                                f"{fetch_offset}: the bridge answers only fetches")
 
-    def _fetcher(self) -> Any:
+    def _running_fetcher(self) -> Any:
         self._running()
-        fetcher = self._shim.fetcher()
-        if fetcher is None:
+        if self._fetcher is None:
             raise RuntimeError(f"broker {self.broker_id} runs no fetcher: start_fetcher() first")
-        return fetcher
+        return self._fetcher
 
     @_logged
     def flush(self) -> None:
@@ -468,7 +467,7 @@ class KafkaPartition:
         (the checkpoint's, at most the log end offset)."""
         self._running()
         self._call(self._shim.uncleanShutdown, lossy)
-        self._partition = None
+        self._partition = self._fetcher = None   # the process is gone, and its fetcher with it
 
     @_logged
     def controlled_shutdown(self) -> None:
@@ -489,7 +488,7 @@ class KafkaPartition:
         later roll)."""
         self._running()
         self._call(self._shim.controlledShutdown)
-        self._partition = None
+        self._partition = self._fetcher = None
 
     @_logged
     def restart(self, broker_epoch: int) -> None:

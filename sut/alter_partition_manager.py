@@ -13,7 +13,7 @@ from model import RECOVERED, AlterPartitionRequest
 from .network import InMemoryNetwork
 
 if TYPE_CHECKING:
-    from .broker import BrokerLifecycleManager
+    from .lifecycle import BrokerLifecycleManager
 
 
 class AlterPartitionManager:

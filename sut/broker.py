@@ -1,4 +1,4 @@
-"""``BrokerServer`` and ``BrokerLifecycleManager``: one broker's lifecycle
+"""``BrokerServer``: one broker's lifecycle
 (ch8) — registration with the controller (new broker epoch, clean-shutdown
 marker, §5.2), heartbeats that unfence it (§8.1), metadata replication in
 batches materialized into an image (§2.3.2), controlled and unclean shutdown
@@ -14,33 +14,11 @@ from .bugs import Bug
 from .clock import ManualTime
 from .components import PYTHON, Components
 from .controller import QuorumController
+from .lifecycle import BrokerLifecycleManager
 from .purgatory import ClientResponses
 from .metadata import MetadataDelta, MetadataImage
 from .network import InMemoryNetwork
 from .replica_manager import ReplicaManager
-
-ACTIVE = (BrokerStatus.STARTING, BrokerStatus.RUNNING)
-OFFLINE = (BrokerStatus.OFFLINE_CLEAN, BrokerStatus.OFFLINE_DIRTY)
-
-
-class BrokerLifecycleManager:
-    """The broker's lifecycle state, the broker epoch of its current session, and
-    whether it asked to shut down (Kafka's PENDING_CONTROLLED_SHUTDOWN: its
-    heartbeats then carry wantShutDown)."""
-
-    def __init__(self) -> None:
-        self.state = BrokerStatus.OFFLINE_DIRTY   # never started: no clean-shutdown marker
-        self.broker_epoch: Optional[int] = None
-        self.wants_shutdown = False
-
-    @property
-    def is_active(self) -> bool:
-        return self.state in ACTIVE
-
-    @property
-    def is_running(self) -> bool:
-        return self.state is BrokerStatus.RUNNING
-
 
 class BrokerServer:
     def __init__(self, broker_id: int, config: Config, controller: QuorumController, network: InMemoryNetwork,

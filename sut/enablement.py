@@ -20,7 +20,7 @@ from model import (NO_LEADER, AdvanceTime, ElectPreferredLeader, AlterClusterMin
                    Rule, SendFetch, StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
                    UnfenceBroker)
 
-from .broker import ACTIVE, OFFLINE
+from .lifecycle import ACTIVE, OFFLINE
 from .errors import ApiException, Errors
 from .partition import Partition, ReplicaRole
 from .replication_control import validate_manual_partition_assignment

@@ -20,7 +20,7 @@ from .network import InMemoryNetwork
 from .partition import Partition
 
 if TYPE_CHECKING:
-    from .broker import BrokerLifecycleManager
+    from .lifecycle import BrokerLifecycleManager
 
 
 class ReplicaManager:

@@ -201,7 +201,6 @@ public final class ReplicheckPartitionShim {
     private final AlterPartitionListener listener;
     private UnifiedLog log;
     private Partition partition;    // null while the broker is down
-    private kafka.server.ReplicheckFetcherShim fetcher;   // the follower's, null when none runs
     private boolean lastLoadClean = true;   // a new log: created as after a clean shutdown
 
     public ReplicheckPartitionShim(File dir, String topic, Uuid topicId, int brokerId, int minIsr, ManualTime time)
@@ -405,24 +404,6 @@ public final class ReplicheckPartitionShim {
         return MemoryRecords.readableRecords(buffer);
     }
 
-    /** Kafka's fetcher of this follower's partition from broker {@code leaderId} in
-     *  leader epoch {@code leaderEpoch}, in place of the one before: ReplicaManager adds
-     *  the partition to a fetcher after a makeFollower that returned true (a new leader
-     *  epoch). See ReplicheckFetcherShim. */
-    public kafka.server.ReplicheckFetcherShim startFetcher(int leaderId, int leaderEpoch) {
-        running();
-        fetcher = kafka.server.ReplicheckFetcherShim.start(this, brokerId, leaderId, leaderEpoch);
-        return fetcher;
-    }
-
-    /** The fetcher {@link #startFetcher} started, or null (none since the broker started,
-     *  or the replica stopped following: {@link #stopFetcher}). */
-    public kafka.server.ReplicheckFetcherShim fetcher() { return fetcher; }
-
-    /** The partition leaves its fetcher (ReplicaManager.removeFetcherForPartitions: the
-     *  replica leads, or is deleted). */
-    public void stopFetcher() { fetcher = null; }
-
     /** Truncate the log to {@code offset} (Partition.truncateTo, which asks LogManager.
      *  truncateTo to call UnifiedLog.truncateTo; LogManager's recovery-point checkpoint
      *  after it is written here at the next shutdown). Whether records were removed. */
@@ -519,7 +500,6 @@ public final class ReplicheckPartitionShim {
         log.closeQuietly();
         scheduler.dropEpochCheckpointWrites();   // the scheduler's thread dies with the process
         partition = null;
-        fetcher = null;
         submitted.clear();   // the requests die with the broker: their answers never come
         if (cut != null) {
             try (RandomAccessFile file = new RandomAccessFile(cut, "rw")) {
@@ -546,7 +526,6 @@ public final class ReplicheckPartitionShim {
         logStartOffsetCheckpoint.write(Map.of(tp, log.logStartOffset()));
         new CleanShutdownFileHandler(dataDir.getPath()).write(brokerEpoch);
         partition = null;
-        fetcher = null;
         submitted.clear();
         load();
     }
@@ -591,7 +570,6 @@ public final class ReplicheckPartitionShim {
      *  maps released) before its folder is removed. */
     public void dispose() {
         partition = null;
-        fetcher = null;
         log.closeQuietly();
     }
 

@@ -142,8 +142,9 @@ public final class ReplicheckFetcherShim extends AbstractFetcherThread {
         this.endpoint = endpoint;
     }
 
-    /** A fetcher of {@code replica}'s partition from broker {@code leaderId} in leader
-     *  epoch {@code leaderEpoch}, the partition added as ReplicaManager adds it
+    /** A fetcher of {@code replica}'s partition (on broker {@code brokerId}) from broker
+     *  {@code leaderId} in leader epoch {@code leaderEpoch}, as ReplicaManager starts one
+     *  after a makeFollower that returned true (a new leader epoch), the partition added
      *  (InitialFetchState at initialFetchOffset: the log end offset, or the HWM for a log
      *  without a leader epoch, which Kafka's fetcher then truncates to). */
     public static ReplicheckFetcherShim start(ReplicheckPartitionShim replica, int brokerId, int leaderId,
