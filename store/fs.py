@@ -183,6 +183,19 @@ def one_line(exc: BaseException, limit: Optional[int] = 300) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
+def probe_failure(text: str) -> str:
+    """What a probe's error ``text`` (pyarrow's, on one line) says went wrong:
+    access denied (an AWS access error, HTTP status 403, a word of credentials),
+    the endpoint unreachable, or the corpus unreadable. The status is matched as
+    a status: an endpoint whose port holds the digits 403 is no access error."""
+    if ("ACCESS_DENIED" in text or "AccessDenied" in text or re.search(r"status\D{0,3}403\b", text)
+            or "credentials" in text.lower()):
+        return f"access denied: missing or wrong credentials? ({text})"
+    if "NETWORK_CONNECTION" in text or "connect" in text.lower() or "resolve" in text.lower():
+        return f"cannot reach its endpoint ({text})"
+    return f"cannot be read ({text})"
+
+
 def probe(root: Location, timeout_s: float = 5.0) -> Optional[str]:
     """Why the remote corpus ``root`` cannot be used (one line, without the URI),
     or None: its endpoint does not answer within about ``timeout_s`` seconds,
@@ -200,12 +213,7 @@ def probe(root: Location, timeout_s: float = 5.0) -> Optional[str]:
                 return f"the bucket {bucket} does not exist (or is not visible with these credentials)"
         info = fs.get_file_info(root.path)
     except Exception as exc:
-        text = one_line(exc)
-        if "ACCESS_DENIED" in text or "AccessDenied" in text or "403" in text or "credentials" in text.lower():
-            return f"access denied: missing or wrong credentials? ({text})"
-        if "NETWORK_CONNECTION" in text or "connect" in text.lower() or "resolve" in text.lower():
-            return f"cannot reach its endpoint ({text})"
-        return f"cannot be read ({text})"
+        return probe_failure(one_line(exc))
     if info.type == pafs.FileType.File:
         return "a file, not a folder"
     return None

@@ -17,7 +17,7 @@ from corpus_support import HWM_CONFIG, HWM_TRACE, PRODUCE_CONFIG, PRODUCE_TRACE,
 from store.part import write_part
 from store.reader import read_counterexamples, read_runs
 from store.writer import CorpusWriter
-from store.fs import RemotePath, location
+from store.fs import RemotePath, location, probe_failure
 from store.schema import COUNTEREXAMPLES, SCHEMA_VERSION
 from campaign.spark_checks import check_shared_corpus
 from remote_store import free_port, keys, put, s3_bucket, s3_endpoint  # noqa: F401 (fixtures)
@@ -223,3 +223,17 @@ def test_fuzz_refuses_a_bad_corpus_uri_in_one_line_and_makes_nothing(s3_bucket, 
         assert result.exit_code == 2 and result.stdout == "" and len(result.stderr.splitlines()) == 1
         assert result.stderr.startswith(f"error: --corpus {uri}: ")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_probe_error_is_classified_by_what_it_says_not_by_a_port():
+    """A refused connection to an endpoint whose port holds the digits 403 is an
+    unreachable endpoint (the port once read as HTTP status 403: access denied); an
+    AWS 403 answer is access denied."""
+    refused = ("When getting information for key 'corpus' in bucket 'b': AWS Error NETWORK_CONNECTION during "
+               "HeadObject operation: curlCode: 7, Could not connect to server; Details: Failed to connect to "
+               "127.0.0.1:40319 after 0 ms: Could not connect to server")
+    assert probe_failure(refused).startswith("cannot reach its endpoint (")
+    denied = "When getting information for bucket 'b': AWS Error UNKNOWN (HTTP status 403) during HeadBucket operation"
+    assert probe_failure(denied).startswith("access denied: missing or wrong credentials? (")
+    assert probe_failure("AWS Error ACCESS_DENIED during HeadObject operation").startswith("access denied")
+    assert probe_failure("some other failure").startswith("cannot be read (")
