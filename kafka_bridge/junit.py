@@ -245,7 +245,6 @@ def _replica_invocation(call: Call, b: str, out: JavaSource) -> str:
         "flush": lambda: f"{b}.flush()",
         "start_fetcher": lambda: f"{fetcher} = {out.use('kafka.server.ReplicheckFetcherShim')}.start({b}, "
                                  f"{call.broker}, {int(a[0])}, {int(a[1])})",
-        "stop_fetcher": lambda: f"{fetcher} = null",
         "send_fetch": lambda: f"{fetcher}.sendFetch()",
         "process_fetch_response": lambda: _process_fetch_response(fetcher, a),
         "defer_epoch_checkpoint_writes": lambda: f"{b}.deferEpochCheckpointWrites()",

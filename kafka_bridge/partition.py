@@ -62,7 +62,6 @@ CLOCK_BASE_MS = 1_000_000
 FOLDER_ROOT: Optional[str] = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
-
 class KafkaPartitionError(Exception):
     """Kafka's Partition refused a call: ``error`` is Kafka's error name
     (``Errors.forException``), e.g. NOT_ENOUGH_REPLICAS, FENCED_LEADER_EPOCH."""
@@ -354,12 +353,6 @@ class KafkaPartition:
         epoch (``ReplicaManager.initialFetchOffset``)."""
         self._running()
         self._fetcher = self._call(self._k.FetcherShim.start, self._shim, self.broker_id, leader, leader_epoch)
-
-    @_logged
-    def stop_fetcher(self) -> None:
-        """The partition leaves its fetcher (``removeFetcherForPartitions``): the
-        replica leads, or no longer follows."""
-        self._fetcher = None
 
     @_read
     def fetcher_state(self) -> Optional[tuple[int, Optional[int], int]]:

@@ -12,7 +12,8 @@ an unstable metadata version), the replica's (``kafka.cluster.Partition`` over
 from 4.1.0 (4.0.x's ``UnifiedLog`` is core's Scala class: another API, a shim of
 its own, not written; 4.1.x's ``Partition.makeLeader`` and ``makeFollower`` take
 the ZooKeeper-era ``LeaderAndIsrRequest.PartitionState``, which the bridge's Python
-side makes as ReplicaManager does: ``PARTITION_REGISTRATION_SINCE``). ``write_sources(release, folder)`` writes a release's adapted sources;
+side makes as ReplicaManager does: ``PARTITION_REGISTRATION_SINCE``).
+``write_sources(release, folder)`` writes a release's adapted sources;
 ``make kafka-jars KAFKA_VERSION=X`` compiles them against release X's jars into
 ``.kafka/X/lib`` (``main``, run by the Makefile, writes the sources first).
 """
@@ -26,9 +27,9 @@ from model import KAFKA_RELEASE as PINNED   # the release the shims are written 
 from model import KAFKA_RELEASES as RELEASES   # those they are built for (from the controller shim's first)
 from model import kafka_release_error, release_number
 
-__all__ = ["CONTROLLER_SHIMS", "EPOCH_ENTRY_RECORD_SINCE", "FETCHER_SHIM", "JAVA", "LATEST_EPOCH_OPTIONAL_SINCE", "PARTITION_REGISTRATION_SINCE", "PARTITION_SHIM",
-           "PINNED", "RELEASES", "SHIMS", "SOURCE_CHANGES", "UnknownRelease", "adapt", "check", "has_partition", "main",
-           "release", "shims", "write_sources"]
+__all__ = ["CONTROLLER_SHIMS", "EPOCH_ENTRY_RECORD_SINCE", "FETCHER_SHIM", "JAVA", "LATEST_EPOCH_OPTIONAL_SINCE",
+           "PARTITION_REGISTRATION_SINCE", "PARTITION_SHIM", "PINNED", "RELEASES", "SHIMS", "SOURCE_CHANGES",
+           "UnknownRelease", "adapt", "check", "has_partition", "main", "release", "shims", "write_sources"]
 
 JAVA = Path(__file__).resolve().parent / "java"
 CONTROLLER_SHIMS = (Path("org/apache/kafka/controller/ReplicheckControllerFixture.java"),
@@ -57,7 +58,8 @@ SOURCE_CHANGES = (
     ((4, 2, 0), "info.fetchedData().records", "info.fetchedData.records"),
     ((4, 2, 0), "info.divergingEpoch()", "info.divergingEpoch"),
     ((4, 2, 0), "info.highWatermark()", "info.highWatermark"),
-    ((4, 2, 0), "entries.get(i).epoch(), entries.get(i).startOffset()", "entries.get(i).epoch, entries.get(i).startOffset"),
+    ((4, 2, 0), "entries.get(i).epoch(), entries.get(i).startOffset()",
+     "entries.get(i).epoch, entries.get(i).startOffset"),
     # createTopics and incrementalAlterConfigs took a "forwarded" flag (false: a request
     # to the controller itself, as before)
     ((4, 3, 0), "request, Set.of(TOPIC), false)", "request, Set.of(TOPIC))"),

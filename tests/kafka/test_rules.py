@@ -18,7 +18,8 @@ from model import (ELR_FEATURE, KAFKA, MIN_INSYNC_REPLICAS, NO_LEADER, PROFILES,
                    CancelReassignment, Config, ConfigRecord, FeatureLevelRecord, FenceBroker, FetchResponse,
                    FenceBrokerRecord,
                    PartitionChangeRecord, ProposeIsrExpand, ProposeIsrShrink, ProposeIsrShrinkMany, Reassign,
-                   ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, SendFetch, rules_without,
+                   ReceiveAlterPartition, ReceiveAlterPartitionResponse, ReceiveFetchRequest, Rule, SendFetch,
+                   rules_without,
                    StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, WriteEpochCheckpoint, ReplicateMetadata, ElectPreferredLeader,
                    enabled_actions, why_not_enabled)
 

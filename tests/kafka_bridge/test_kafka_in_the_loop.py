@@ -17,9 +17,9 @@ from check.lockstep import LockStep
 from check.machine import machine_for
 from check.random_walk import random_walk
 from check.subject import Subject
-from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, rules_without, Config, FenceBroker, Produce, ProposeIsrShrink,
+from model import (KAFKA, NO_LEADER, PROFILES, AdvanceTime, Config, FenceBroker, Produce, ProposeIsrShrink,
                    ReceiveAlterPartition, ReceiveFetchRequest, ReceiveFetchResponse, ReplicateMetadata, Rule, SendFetch,
-                   StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature)
+                   StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, rules_without)
 from scenario import with_shutdowns_let_go
 
 #: Under CONFIGS[0], leader 1's ISR check removes 3: 2 fetches at the leader's LEO
@@ -210,7 +210,8 @@ def test_kafkas_builder_keeps_the_elr_from_leading_while_the_isr_holds_a_fenced_
     from model import CancelReassignment, ControlledShutdown, Reassign, SendFetch, StartBroker
     from sut import Cluster
     fields = dict(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, unclean_leader_election=True, profile=KAFKA)
-    for rules, fails in ((PROFILES[KAFKA], False), (rules_without(PROFILES[KAFKA], Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR), True)):
+    without = rules_without(PROFILES[KAFKA], Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR)
+    for rules, fails in ((PROFILES[KAFKA], False), (without, True)):
         config = Config(rules=rules, **fields)
         # the controlled shutdowns wait for the active brokers (Rule.CONTROLLED_SHUTDOWN_WAITS_FOR_ACTIVE_BROKERS)
         trace = with_shutdowns_let_go(config, (SendFetch(2), ControlledShutdown(1), StartBroker(1),

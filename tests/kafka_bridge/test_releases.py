@@ -93,7 +93,8 @@ def test_seeded_walks_agree_on_an_older_release_with_every_part_in_the_loop(rele
 def test_the_system_tests_fetch_the_releases_they_run():
     """``make test-system`` fetches each release the tests above run (KAFKA_OLDER)."""
     line = next(l for l in (ROOT / "Makefile").read_text().splitlines() if l.startswith("KAFKA_OLDER :="))
-    needed = {r for c in CHANGES for r in (c.last_without, c.since)} | {CONTROLLER_ONLY, PARTITION_STATE, WITH_PARTITION}
+    needed = {r for c in CHANGES for r in (c.last_without, c.since)}
+    needed |= {CONTROLLER_ONLY, PARTITION_STATE, WITH_PARTITION}
     assert sorted(line.split(":=")[1].split(), key=releases.release) == sorted(needed, key=releases.release)
 
 

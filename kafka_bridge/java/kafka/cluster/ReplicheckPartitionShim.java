@@ -60,6 +60,7 @@ import java.util.concurrent.Delayed;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.stream.LongStream;
 
 import scala.Option;
 
@@ -585,17 +586,15 @@ public final class ReplicheckPartitionShim {
             file.readInto(buffer, 0);   // flips the buffer
             records = MemoryRecords.readableRecords(buffer);
         }
-        List<Long> out = new ArrayList<>();
+        LongStream.Builder out = LongStream.builder();
         for (RecordBatch batch : records.batches()) {
             for (org.apache.kafka.common.record.internal.Record r : batch) {
                 byte[] bytes = new byte[r.valueSize()];
                 r.value().get(bytes);
-                out.add(r.offset());
-                out.add((long) batch.partitionLeaderEpoch());
-                out.add(Long.parseLong(new String(bytes)));
+                out.add(r.offset()).add(batch.partitionLeaderEpoch()).add(Long.parseLong(new String(bytes)));
             }
         }
-        return out.stream().mapToLong(Long::longValue).toArray();
+        return out.build().toArray();
     }
 
     /** A fetch answer's diverging epoch (LogReadInfo's, a record's accessor or a field by release). */

@@ -86,7 +86,7 @@ public final class ReplicheckFetcherShim extends AbstractFetcherThread {
             return answer;
         }
 
-        private OffsetAndEpoch unanswered(String request) {
+        private <T> T unanswered(String request) {
             unanswered++;
             throw new IllegalStateException(request + " to the leader is not bridged");
         }
@@ -110,8 +110,7 @@ public final class ReplicheckFetcherShim extends AbstractFetcherThread {
 
         @Override public Map<TopicPartition, EpochEndOffset> fetchEpochEndOffsets(
                 Map<TopicPartition, OffsetForLeaderPartition> partitions) {
-            unanswered++;
-            throw new IllegalStateException("OffsetsForLeaderEpoch to the leader is not bridged");
+            return unanswered("OffsetsForLeaderEpoch");
         }
 
         @Override public ResultWithPartitions<Optional<ReplicaFetch>> buildFetch(
