@@ -414,7 +414,8 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "MinISR. While the ELR feature is off nothing is populated before the election, which may still "
         "elect from the registration's ELR; the ELR is emptied after it.",
         "After an election from the ELR that fills the ISR to MinISR (MinISR lowered while the ELR was "
-        "off), the other ELR members stay in the ELR beside an ISR at MinISR.",
+        "off), the other ELR members stay in the ELR beside an ISR at MinISR, and a later election of one loses "
+        "the writes acknowledged meanwhile (finding 12).",
         (Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR,)),
     Rule.FENCED_FETCH_AWAITS_NEW_EPOCH: RuleDoc(
         "§2.2.2, §2.10",

@@ -1,8 +1,8 @@
 """The findings about Kafka's code, each with a JUnit reproducer (docs: Findings
 under the Kafka profile, numbered as there): the configuration and the trace that
 show it on Kafka's classes, what an issue filed upstream says, and whether the
-reproducer drives the brokers' replicas (Kafka's ``Partition``: findings 1, 2 and
-6, whose defect shows in a broker's log or HWM) or Kafka's controller alone."""
+reproducer drives the brokers' replicas (Kafka's ``Partition``: findings 1, 2, 6,
+10 and 12, whose defect shows in a broker's log or HWM) or Kafka's controller alone."""
 
 from __future__ import annotations
 
@@ -382,6 +382,50 @@ FINDINGS: tuple[KafkaFinding, ...] = (
              "PartitionChangeRecord would, so its replay does not depend on the replayer's state."),
             (("KAFKA-18062", "brought the feature level that switches the ELR (Kafka 4.0.0)"),
              ("KAFKA-15581", "introduced the ELR fields, written by toRecord only with the ELR enabled")))),
+    KafkaFinding(
+        12, "An election from the ELR keeps the other ELR members beside an ISR at MinISR: an acknowledged write "
+            "is lost",
+        Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=2, profile=KAFKA),
+        (FenceBroker(2), FenceBroker(1), UpdateElrFeature(False), AlterMinIsr(1), UpdateElrFeature(True),
+         UnfenceBroker(1), ReplicateMetadata(1, 10), Produce(1, 1), FenceBroker(1), ReplicateMetadata(2, 12),
+         UnfenceBroker(2), ReplicateMetadata(2, 2)),
+        "with eligible.leader.replicas.version downgraded to 0, min.insync.replicas lowered to 1 and the feature "
+        "upgraded back, the unfencing of broker 1 elects it from ELR [1, 2] and leaves 2 in the ELR beside ISR [1]; "
+        "leader 1 acknowledges a write with ISR [1], and once 1 is fenced the unfencing of 2 elects it from the "
+        "ELR, with an empty log",
+        Upstream(
+            "KRaft controller: an election from the ELR leaves the other ELR members in the ELR even when the new "
+            "ISR reaches min.insync.replicas; after an ELR feature downgrade and upgrade this loses acknowledged "
+            "writes",
+            ((_CONTROLLER + "PartitionChangeBuilder.java", "build", 426),
+             (_CONTROLLER + "PartitionChangeBuilder.java", "maybePopulateTargetElr", 532),
+             (_CONTROLLER + "PartitionChangeBuilder.java", "tryElection", 324),
+             (_CONTROLLER + "ConfigurationControlManager.java", "createClearElrRecordsAsNeeded", 235),
+             (_CONTROLLER + "ConfigurationControlManager.java", "maybeGenerateElrSafetyRecords", 705)),
+            "PartitionChangeBuilder.build computes the target ELR from the target ISR (maybePopulateTargetElr, "
+            "which empties the ELR once the ISR has min.insync.replicas members) before the election "
+            "(tryElection). An election from the ELR makes the ISR the new leader alone and takes only that "
+            "member out of the ELR: the others stay, even when the one-member ISR now reaches "
+            "min.insync.replicas. With the feature on throughout, an ELR holds fewer members than MinISR, so this "
+            "never happens: a MinISR change writes a ClearElrRecord. It does happen once the ELR outlives a "
+            "downgrade of eligible.leader.replicas.version to 0 (finding 8): a min.insync.replicas change while "
+            "the feature is off writes no ClearElrRecord (createClearElrRecordsAsNeeded), and the upgrade back to "
+            "1 generates the configuration records that make the ELR safe (maybeGenerateElrSafetyRecords), not a "
+            "check of the ELRs kept. RF 2, MinISR 2: both replicas fenced (ISR empty, ELR [1, 2]), the feature "
+            "downgraded, MinISR lowered to 1, the feature upgraded; unfencing 1 elects it, ISR [1], ELR [2]. "
+            "Leader 1 acknowledges acks=all writes with ISR [1] (MinISR 1), which 2 lacks; when 1 is fenced "
+            "again, unfencing 2 elects it from the ELR, cleanly, and the acknowledged writes are lost (1 "
+            "truncates when it follows). No crash and no unclean election: every step is an operation the "
+            "documentation calls safe.",
+            ("In PartitionChangeBuilder.build, apply maybePopulateTargetElr's MinISR check to the ISR the "
+             "election leaves: an election from the ELR that brings the ISR to min.insync.replicas empties the "
+             "ELR and LastKnownELR.",
+             "And write the ClearElrRecord of a min.insync.replicas change whatever the feature level, since the "
+             "ELR outlives a downgrade (or clear the ELRs on the downgrade, as finding 8 suggests)."),
+            (("KAFKA-15584", "brought the election from the ELR, after the ELR is populated (KIP-966)"),
+             ("KAFKA-18062", "brought the feature level that switches the ELR (Kafka 4.0.0)"),
+             ("KAFKA-16540", "clears the ELR on a min.insync.replicas change, with the feature on only"))),
+        component="controller (PartitionChangeBuilder)", replicas=True),
 )
 
 

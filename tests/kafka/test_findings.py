@@ -13,7 +13,7 @@ import pytest
 import properties
 from model import (KAFKA, PROFILES, rules_without, AdvanceTime, AlterMinIsr, AlterPartitionRequest, AlterPartitionResponse, CancelReassignment,
                    Config, FailOverController, FailOverFromSnapshot, FenceBroker, Reassign, ReceiveAlterPartition, Rule,
-                   ReplicateMetadata, StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, why_not_enabled)
+                   ReplicateMetadata, StartBroker, UncleanShutdown, UnfenceBroker, UpdateElrFeature, why_not_enabled, NO_LEADER, Role)
 
 from properties.liveness import met_by
 from scenario import Scenario
@@ -351,3 +351,33 @@ def test_a_controller_that_loaded_a_snapshot_runs_a_partition_epoch_behind_the_b
         assert met["IsrRestored"] is None and met["AlterPartitionCompletes"] is None
     else:
         assert sc.partition.partition_epoch == 4 and broken(sc) == set() and met["IsrRestored"] is not None
+
+
+@ON_OFF
+def test_an_election_from_the_elr_keeps_a_stale_member_and_loses_an_acknowledged_write(follows: bool):
+    """Finding 12, its reproducer's trace (12 actions). RF 2 on [1, 2], MinISR 2: fencing
+    2 and then 1 leaves ISR [], ELR [1, 2]. The ELR is switched off, MinISR lowered to 1
+    (no ClearElrRecord while the feature is off) and the ELR switched on again.
+    Unfencing 1 elects it from the ELR: Kafka's builder populated the ELR from the
+    empty target ISR before the election, so 2 stays in the ELR beside ISR [1] at
+    MinISR 1. Leader 1 acknowledges a write with ISR [1]; fenced, it joins 2 in the
+    ELR, and unfencing 2 elects 2, whose log is empty. No crash, no unclean election.
+    With the chapters' order the election of 1 empties the ELR and 2 is not elected."""
+    from reproducers.findings import finding
+    f = finding(12)
+    sc = story(Rule.ELR_POPULATED_BEFORE_ELECTION, follows, brokers=f.config.brokers,
+               assignment=f.config.assignment, min_isr=f.config.min_isr)
+    for action in f.trace[:6]:
+        sc.do(action)
+    assert (sc.partition.leader, sc.partition.isr, sc.partition.elr) == (1, {1}, {2} if follows else frozenset())
+    for action in f.trace[6:-1]:
+        sc.do(action)
+    sc.sync_metadata(2)     # the trace's last step, ReplicateMetadata(2, 2): one record fewer with the rule off
+    assert len(sc.trace) == 12 and properties.guarantees_apply(sc.state) and not sc.state.history.lossy_shutdowns
+    assert [w.value for w in sc.state.history.acked] == [1] and sc.replica(1).hwm == 1
+    if follows:
+        assert (sc.partition.leader, sc.replica(2).leo, sc.replica(2).role) == (2, 0, Role.LEADER)
+        assert broken(sc) == {"LeaderCandidateCompleteness", "LeaderCompleteness", "ReplicationQuorumSuperset",
+                              "StrongIsr", "ValidPartitionMetadata"}
+    else:
+        assert sc.partition.leader == NO_LEADER and broken(sc) == set()
