@@ -55,14 +55,16 @@ keeps it (Rule.FENCED_BROKER_SESSION_EXPIRES).
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from model import DYNAMIC_CONFIGS, MIN_INSYNC_REPLICAS, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, Config, Rule
 
 from sut.metadata import (ELR_FEATURE, ApiMessage, ClearElrRecord, ConfigRecord, ControlledShutdownRecord,
                           FeatureLevelRecord, FenceBrokerRecord, MetadataDelta, MetadataImage, PartitionRecord,
                           PartitionRegistration, RegisterBrokerRecord, UnfenceBrokerRecord)
+from sut.errors import ControllerFault
 from sut.network import InMemoryNetwork
 
 from .calls import Call, CallLog, claim
@@ -89,6 +91,21 @@ def config_record_of(message: Any) -> ConfigRecord:
     name, value = str(message.name()), str(message.value())
     cluster_default = int(message.resourceType()) == int(kafka().broker_resource_type)
     return ConfigRecord(name, int(value) if name == MIN_INSYNC_REPLICAS else value == "true", cluster_default)
+
+
+@contextlib.contextmanager
+def faults() -> Iterator[None]:
+    """A Java exception Kafka's controller managers throw that is not an
+    ``ApiException`` raised as ControllerFault (its message): ``QuorumController``
+    takes it for a fault and renounces (``handleEventException``), which the SUT's
+    ``Cluster`` does (Rule.LEADER_ACCEPTOR_READS_DIRECTORY)."""
+    try:
+        yield
+    except Exception as e:
+        k = kafka()
+        if hasattr(e, "getMessage") and not isinstance(e, k.ApiException):
+            raise ControllerFault(str(e.getMessage())) from e
+        raise
 
 
 class KafkaRejected(RuntimeError):
@@ -213,7 +230,9 @@ class ReplicationControlView:
         p = self.partition
         if p is None or p.leader != NO_LEADER:
             return None
-        for record in self._controller.shim.electUncleanLeaders().records():
+        with faults():
+            records = self._controller.shim.electUncleanLeaders().records()
+        for record in records:
             leader = int(record.message().leader())
             if leader >= 0:
                 return leader
@@ -293,10 +312,11 @@ class KafkaQuorumController:
         with the Kafka request (``calls``) when recording. A Java exception is
         logged, then raised."""
         try:
-            result = getattr(self.shim, method)(*args)
+            with faults():
+                result = getattr(self.shim, method)(*args)
         except Exception as e:
             if self.calls is not None:
-                self.calls.request(Call(method, args, self.shim.lastRequest(), thrown=e))
+                self.calls.request(Call(method, args, self.shim.lastRequest(), thrown=e.__cause__ or e))
             raise
         if self.calls is not None:
             self.calls.request(Call(method, args, self.shim.lastRequest(), result))
@@ -379,7 +399,8 @@ class KafkaQuorumController:
         preferred_election_refused``), asked of Kafka once per replayed change: its
         answer depends on the registrations and the partition only."""
         if self._preferred is None:
-            result = self.shim.electPreferredLeader()   # a probe's question: not logged
+            with faults():
+                result = self.shim.electPreferredLeader()   # a probe's question: not logged
             error = preferred_election_error(result)
             self._preferred = (error if error is not None or list(result.records()) else "no record",)
         return self._preferred[0]
@@ -564,8 +585,11 @@ class KafkaQuorumController:
         (``logged``: a request whose records are, not a probe's question)."""
         k = kafka()
         replicas = None if target is None else k.ints(target)
-        result = (self.request("alterPartitionReassignment", replicas) if logged
-                  else self.shim.alterPartitionReassignment(replicas))
+        if logged:
+            result = self.request("alterPartitionReassignment", replicas)
+        else:
+            with faults():
+                result = self.shim.alterPartitionReassignment(replicas)
         error = k.error_name(result.response().error().code())
         return (None if error is None else f"{error}: {result.response().message()}"), result.records()
 

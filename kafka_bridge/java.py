@@ -81,6 +81,7 @@ class Kafka:
         self.ControllerShim = JClass("org.apache.kafka.controller.ReplicheckControllerShim")
         self.ControllerFixture = JClass("org.apache.kafka.controller.ReplicheckControllerFixture")
         self.Errors = JClass("org.apache.kafka.common.protocol.Errors")
+        self.ApiException = JClass("org.apache.kafka.common.errors.ApiException")
         metadata = "org.apache.kafka.common.metadata."
         self.RegisterBrokerRecord = JClass(metadata + "RegisterBrokerRecord")
         self.PartitionRecord = JClass(metadata + "PartitionRecord")

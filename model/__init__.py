@@ -13,7 +13,7 @@ from .config import (LIVENESS_VARIANTS, MAX_BROKERS, MIN_BROKERS, UNCLEAN_RECOVE
                      Variant)
 from .profile import (CHAPTERS, KAFKA, KAFKA_RELEASE, KAFKA_RELEASES, PROFILES, RULE_DOCS, Rule, RuleDoc,
                       kafka_release_error, release_number, rules_without)
-from .errors import ActionNotEnabled
+from .errors import ActionNotEnabled, ControllerFault
 from .initial import initial_state
 from .log import end_offset_for_epoch, epoch_entries, truncation_offset
 from .observation import (BrokerObservation, ListOffsetsResult, Observation, Outcome, ReplicaObservation, observe,

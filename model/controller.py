@@ -13,6 +13,7 @@ from typing import Optional
 import attrs
 
 from .config import Variant
+from .errors import ControllerFault
 from .log import epoch_entries
 from .profile import Rule
 from .state import (ELR_FEATURE, MIN_INSYNC_REPLICAS, NO_LEADER, NO_LEADER_CHANGE, RECOVERED, RECOVERING,
@@ -88,6 +89,19 @@ def commit_partition(state: ClusterState, draft: PartitionMetadata, bump_leader_
     if rec == PartitionChangeRecord():
         return state
     return append_metadata(state, rec, merge(p, rec))
+
+
+def _acceptable(state: ClusterState, broker: int) -> bool:
+    """Whether the election may pick ``broker`` (Kafka's ``ReplicationControlManager.
+    LeaderAcceptor.test``): ``_unfenced``. Under Rule.LEADER_ACCEPTOR_READS_DIRECTORY
+    an unfenced broker's log directory is then looked up in the partition's
+    registration (``PartitionRegistration.directory``), which raises ControllerFault,
+    with Kafka's message, for a broker outside its replicas."""
+    if not _unfenced(state, broker):
+        return False
+    if state.config.follows(Rule.LEADER_ACCEPTOR_READS_DIRECTORY) and broker not in state.partition.replicas:
+        raise ControllerFault(f"Replica {broker} is not assigned to this partition.")
+    return True
 
 
 def _unfenced(state: ClusterState, broker: int) -> bool:
@@ -174,32 +188,37 @@ def elect(state: ClusterState, d: PartitionMetadata, order: Optional[tuple[int, 
     Either sets ISR = [leader] and empties the ELR (maybeUpdateRecordElr), and
     marks the draft RECOVERING (``marked_recovering``). With the ELR feature off
     (Rule.ELR_FEATURE_LEVEL) no last known leader is elected, yet an ELR member
-    still is (isValidNewLeader reads the registration's ELR whatever the feature)."""
+    still is (isValidNewLeader reads the registration's ELR whatever the feature).
+
+    Each candidate is asked of ``_acceptable``, which raises ControllerFault under
+    Rule.LEADER_ACCEPTOR_READS_DIRECTORY for an active broker outside the
+    registration's replicas (the last known leader after a revert, a leader the
+    revert left outside them)."""
     order = d.replicas if order is None else order
     first = d.replicas[0] if d.replicas else NO_LEADER
     valid_first = first in d.isr or (not d.isr and first in d.elr)   # isValidNewLeader
-    if preferred and first != NO_LEADER and valid_first and _unfenced(state, first):
+    if preferred and first != NO_LEADER and valid_first and _acceptable(state, first):
         return attrs.evolve(d, leader=first, isr=d.isr | {first}, elr=d.elr - {first}), None
-    if d.leader in d.isr and _unfenced(state, d.leader):
+    if d.leader in d.isr and _acceptable(state, d.leader):
         return d, None
     for r in order:
-        if r in d.isr and _unfenced(state, r):
+        if r in d.isr and _acceptable(state, r):
             return attrs.evolve(d, leader=r), None
     cfg = state.config
     elr_electable = not d.isr or not cfg.follows(Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR)
     for r in order if elr_electable else ():
-        if r in d.elr and _unfenced(state, r):
+        if r in d.elr and _acceptable(state, r):
             return attrs.evolve(d, leader=r, isr=d.isr | {r}, elr=d.elr - {r}), None
     known = state.partition.last_known_elr
     if (cfg.follows(Rule.LAST_KNOWN_LEADER) and state.elr_enabled and not d.isr and len(known) == 1
             and not apply_elr_rules(state, d, state.partition.isr - d.isr, unclean_restart).elr):
         (last,) = known
-        if _unfenced(state, last):
+        if _acceptable(state, last):
             return (marked_recovering(state, attrs.evolve(d, leader=last, isr=frozenset({last}), elr=frozenset())),
                     LAST_KNOWN_LEADER)
     if unclean and cfg.follows(Rule.UNCLEAN_ELECTION_IN_CHANGES) and state.unclean_leader_election:
         for r in order:
-            if _unfenced(state, r):
+            if _acceptable(state, r):
                 return (marked_recovering(state, attrs.evolve(d, leader=r, isr=frozenset({r}), elr=frozenset())),
                         UNCLEAN_LEADER_ELECTION)
     return attrs.evolve(d, leader=NO_LEADER), None
@@ -412,6 +431,16 @@ def fail_over(state: ClusterState) -> ClusterState:
     return attrs.evolve(state, controller=attrs.evolve(
         ctrl, registrations=regs, unheard=unheard, partition=partition, elr_index=elr_index, replayed=None,
         snapshot_offset=-1))
+
+
+def renounce(state: ClusterState, fault: ControllerFault) -> ClusterState:
+    """A controller event faulted (Rule.LEADER_ACCEPTOR_READS_DIRECTORY;
+    ``QuorumController.handleEventException``): ``state`` is the state before it,
+    as the event wrote nothing; the active controller renounces and a standby that
+    replayed the log becomes active (``fail_over``); the fault's message is
+    recorded (``History.controller_faults``)."""
+    state = fail_over(state)
+    return set_history(state, controller_faults=state.history.controller_faults + (str(fault),))
 
 
 def fail_over_from_snapshot(state: ClusterState) -> ClusterState:

@@ -160,7 +160,9 @@ class Outcome:
     pending write failed by a step-down or an ISR below MinISR). consumed: the
     records a Consume read, from the consumer's position to the HWM. list_offsets:
     a ListOffsets answer. sent: the messages this action sent (requests and
-    responses, with their error codes).
+    responses, with their error codes). controller_fault: the message of the
+    exception a controller event of this action threw (a fault: the active controller
+    failed over, Rule.LEADER_ACCEPTOR_READS_DIRECTORY), else None.
     """
 
     appended: tuple[tuple[int, int], ...] = ()
@@ -169,6 +171,7 @@ class Outcome:
     consumed: tuple[Record, ...] = ()
     list_offsets: Optional[ListOffsetsResult] = None
     sent: tuple[Message, ...] = ()
+    controller_fault: Optional[str] = None
 
 
 def list_offsets_result(state: ClusterState, leader: int, *, before_leso: bool = False) -> ListOffsetsResult:
@@ -196,4 +199,5 @@ def outcome(before: ClusterState, after: ClusterState, action: Action) -> Outcom
                                      before_leso=after.config.has(Variant.LIST_OFFSETS_BEFORE_LESO))
     return Outcome(appended=appended, acknowledged=acknowledged, failed=failed,
                    consumed=ha.consumed[len(hb.consumed):], list_offsets=answer,
-                   sent=tuple(m for m in after.network.messages if m.id >= before.network.next_id))
+                   sent=tuple(m for m in after.network.messages if m.id >= before.network.next_id),
+                   controller_fault=next(iter(ha.controller_faults[len(hb.controller_faults):]), None))

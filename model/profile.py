@@ -80,6 +80,8 @@ class Rule(enum.Enum):
     ELR_POPULATED_BEFORE_ELECTION = "PartitionChangeBuilder.build (maybePopulateTargetElr, then tryElection)"
     PERIODIC_UNCLEAN_ELECTION = "ReplicationControlManager.maybeElectUncleanLeaders, electLeader"
     LEADER_RECOVERY_STATE = "PartitionChangeBuilder.electLeader, build (LeaderRecoveryState)"
+    LEADER_ACCEPTOR_READS_DIRECTORY = ("ReplicationControlManager.LeaderAcceptor.test (PartitionRegistration.directory); "
+                                       "QuorumController.handleEventException (renounce)")
     # --- the broker: Partition, Replica, AlterPartitionManager, AbstractFetcherThread
     ALTER_PARTITION_ERRORS_KEEP_PENDING = "Partition.handleAlterPartitionError, handleAlterPartitionUpdate"
     ONE_ALTER_PARTITION_IN_FLIGHT = "DefaultAlterPartitionManager.submit"
@@ -598,6 +600,24 @@ RULE_DOCS: dict[Rule, RuleDoc] = {
         "one ISR member while RECOVERING, or going back from RECOVERED to RECOVERING.",
         "While RECOVERING the ISR has at most one member (ValidPartitionMetadata); a partition that stays "
         "RECOVERING names the unclean election its registration comes from."),
+    Rule.LEADER_ACCEPTOR_READS_DIRECTORY: RuleDoc(
+        "§5.3.2 (the chapters elect only among the replicas), §2.1 (the controller never fails)",
+        _META + "ReplicationControlManager.java: LeaderAcceptor.test (PartitionRegistration.directory); "
+        "PartitionChangeBuilder.java: canElectLastKnownLeader; QuorumController.java: handleEventException, "
+        "renounce (a non-ApiException in an event is a fault)",
+        "A last known leader outside the replicas is no candidate, and a controller event never fails.",
+        "Asked whether a broker can lead, the controller's leader acceptor looks up the broker's log directory in "
+        "the partition's registration (PartitionRegistration.directory), which throws IllegalArgumentException "
+        "\"Replica N is not assigned to this partition\" for a broker outside its replicas; the lookup is made for "
+        "an active broker only. So a change that tries to elect an active last known leader outside the replicas "
+        "throws, whatever event builds it (a registration, a heartbeat's unfencing, a fencing). The event writes "
+        "nothing, its request is answered with an error, and QuorumController treats the non-API exception as a "
+        "fault: the active controller renounces and a standby that replayed the log becomes active (as "
+        "FailOverController). A registration that failed leaves the broker as it was: not started.",
+        "After a cancelled move leaves a last known leader outside the replicas (finding 5), every event that "
+        "reaches that election faults again: the broker whose registration triggers it never registers, and "
+        "each attempt costs a controller failover.",
+        (Rule.LAST_KNOWN_LEADER, Rule.CONTROLLER_FAILOVER)),
     Rule.ELR_FEATURE_LEVEL: RuleDoc(
         "§2.9, §5.2 (the chapters' controller always keeps an ELR)",
         _META + "ConfigurationControlManager.java: updateFeatures, maybeGenerateElrSafetyRecords; "

@@ -623,6 +623,8 @@ class History:
     min_isr_floor: the lowest MinISR ever set by an ``AlterMinIsr`` (None: never
     changed): the fault budget counts from the lowest MinISR any commit may have
     used (``properties.base.within_fault_budget``).
+    controller_faults: the message of every controller event that faulted (Rule.
+    LEADER_ACCEPTOR_READS_DIRECTORY), in order: each made the active controller fail over.
     """
 
     committed: tuple[Record, ...] = ()
@@ -636,6 +638,7 @@ class History:
     unclean: frozenset[int] = frozenset()
     next_value: int = 1
     min_isr_floor: Optional[int] = None
+    controller_faults: tuple[str, ...] = ()
 
     @property
     def true_hwm(self) -> int:

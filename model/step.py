@@ -23,7 +23,7 @@ from .actions import (Action, AdvanceTime, AlterClusterMinIsr, AlterMinIsr, Alte
                       StartBroker, UncleanLeaderElection, UncleanRecovery, UncleanShutdown,
                       UnfenceBroker, Heal)
 from .config import Variant
-from .errors import ActionNotEnabled
+from .errors import ActionNotEnabled, ControllerFault
 from .profile import Rule
 from .state import (MIN_INSYNC_REPLICAS, NO_LEADER, AlterPartitionRequest, AlterPartitionResponse, BrokerStatus,
                     ClusterState, ConfigRecord, FetchRequest, FetchResponse, ListOffsetsAnswer, PendingWrite,
@@ -63,7 +63,10 @@ def _e_start(s: ClusterState, a: StartBroker) -> ClusterState:
         s = ctl.expire_session(s, a.broker)
     b = s.broker(a.broker)
     clean = b.clean_shutdown_epoch is not None and b.clean_shutdown_epoch == s.registration(a.broker).broker_epoch
-    s = ctl.register_broker(s, a.broker, clean)
+    try:
+        s = ctl.register_broker(s, a.broker, clean)
+    except ControllerFault as fault:   # not registered: the broker is as it was (the expiry before stays)
+        return ctl.renounce(s, fault)
     if not clean:
         s = set_history(s, unclean=s.history.unclean | {a.broker})
     return set_broker(s, attrs.evolve(b, status=BrokerStatus.STARTING, clean_shutdown_epoch=None,
@@ -141,13 +144,16 @@ def _e_controlled_shutdown(s: ClusterState, a: ControlledShutdown) -> ClusterSta
     # §8.3 to its end, as Kafka's heartbeats with wantShutDown go: the first puts a leader
     # in controlled shutdown (or fences a broker leading nothing), the next fences it.
     s = ctl.renew_session(s, a.broker)
-    if s.registration(a.broker).fenced and s.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES):
-        # a fenced broker's heartbeat with wantShutDown: SHUTDOWN_NOW runs its fencing's change again
-        s = ctl.refence(s, a.broker)
-    if not s.registration(a.broker).fenced:
-        s = ctl.begin_controlled_shutdown(s, a.broker)
-    if not s.registration(a.broker).fenced:
-        s = ctl.fence_broker(s, a.broker)
+    try:   # each heartbeat's event on its own: a fault keeps the events before it, and the broker running
+        if s.registration(a.broker).fenced and s.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES):
+            # a fenced broker's heartbeat with wantShutDown: SHUTDOWN_NOW runs its fencing's change again
+            s = ctl.refence(s, a.broker)
+        if not s.registration(a.broker).fenced:
+            s = ctl.begin_controlled_shutdown(s, a.broker)
+        if not s.registration(a.broker).fenced:
+            s = ctl.fence_broker(s, a.broker)
+    except ControllerFault as fault:
+        return ctl.renounce(s, fault)
     memory = ec.memory_cache(s.config, s.replica(a.broker))
     s = rep.deactivate(s, a.broker)
     b = s.broker(a.broker)
@@ -652,12 +658,17 @@ HANDLERS: dict[type, tuple[Guard, Effect]] = {
 
 
 def why_not_enabled(state: ClusterState, action: Action) -> Optional[str]:
-    """The reason ``action`` is not enabled in ``state``, or None when it is.
-    Raises TypeError for an object that is not an action."""
+    """The reason ``action`` is not enabled in ``state``, or None when it is. A
+    guard whose dry run of the controller's change faults (ControllerFault) lets the
+    action in: its event runs and faults the same way. Raises TypeError for an
+    object that is not an action."""
     handler = HANDLERS.get(type(action))
     if handler is None:
         raise TypeError(f"not a replicheck action: {action!r}")
-    return handler[0](state, action)
+    try:
+        return handler[0](state, action)
+    except ControllerFault:
+        return None
 
 
 def step(state: ClusterState, action: Action) -> ClusterState:
@@ -669,4 +680,7 @@ def step(state: ClusterState, action: Action) -> ClusterState:
     reason = why_not_enabled(state, action)
     if reason is not None:
         raise ActionNotEnabled(action, reason)
-    return HANDLERS[type(action)][1](state, action)
+    try:
+        return HANDLERS[type(action)][1](state, action)
+    except ControllerFault as fault:   # the action's controller event faulted: it wrote nothing
+        return ctl.renounce(state, fault)

@@ -22,6 +22,7 @@ from . import observe as _observe
 from .broker import BrokerServer
 from .bugs import Bug
 from .clock import ManualTime
+from .errors import ControllerFault
 from .components import PYTHON, Components
 from .enablement import Enablement, Reason
 from .metadata import MIN_INSYNC_REPLICAS, UNCLEAN_LEADER_ELECTION_ENABLE
@@ -137,7 +138,10 @@ class Cluster(Enablement):
 
     def why_not_enabled(self, action: object) -> Reason:
         """Why ``action`` is not enabled now, or None. TypeError for a non-action."""
-        return getattr(self, self._handler(action)[0])(action)
+        try:
+            return getattr(self, self._handler(action)[0])(action)
+        except ControllerFault:   # the guard's dry run of the change faults: the event runs, and faults
+            return None
 
     def is_enabled(self, action: object) -> bool:
         return self.why_not_enabled(action) is None
@@ -151,7 +155,11 @@ class Cluster(Enablement):
             raise ActionNotEnabled(action, reason)
         first_id = self.network.next_id
         self.responses.take()
-        result = getattr(self, effect)(action) or {}
+        try:
+            result = getattr(self, effect)(action) or {}
+        except ControllerFault as fault:   # the event wrote nothing; QuorumController renounces
+            self.controller.fail_over()
+            result = {"controller_fault": str(fault)}
         appended, acknowledged, failed = self.responses.take()
         return Outcome(appended=appended, acknowledged=acknowledged, failed=failed,
                        sent=tuple(m for m in self.network.in_flight.values() if m.id >= first_id), **result)

@@ -5,19 +5,46 @@ record per decision (§1.2.1, §2.3, ch8)."""
 
 from __future__ import annotations
 
-from typing import Optional
+import copy
+import functools
+from typing import Any, Callable, Optional, TypeVar
 
 from model import AlterPartitionRequest, AlterPartitionResponse, Config, Rule
 
 from .bugs import Bug
 from .change_builder import PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
-from .errors import Errors
+from .errors import ControllerFault, Errors
 from .network import InMemoryNetwork
 from .metadata import (ELR_FEATURE, MIN_INSYNC_REPLICAS, STATIC_MIN_INSYNC_REPLICAS, ApiMessage, ConfigRecord,
                        ControlledShutdownRecord, FeatureLevelRecord, FenceBrokerRecord, RegisterBrokerRecord,
                        UnfenceBrokerRecord)
 from .replication_control import LogInfo, ReplicationControlManager
+
+_Event = TypeVar("_Event", bound=Callable[..., Any])
+
+
+def _event(method: _Event) -> _Event:
+    """A controller event (Kafka's ``QuorumController`` runs each request as one).
+    Under Rule.LEADER_ACCEPTOR_READS_DIRECTORY a ControllerFault inside it undoes
+    what it did, as Kafka's controller reverts its in-memory state to the last
+    committed offset on renouncing (``SnapshotRegistry.revertToSnapshot``), and is
+    raised on: the caller fails the controller over. An event called inside
+    another is part of it."""
+    @functools.wraps(method)
+    def run(self: "QuorumController", *args: Any, **kwargs: Any) -> Any:
+        if self._in_event or not self.config.follows(Rule.LEADER_ACCEPTOR_READS_DIRECTORY):
+            return method(self, *args, **kwargs)
+        saved = self._saved()
+        self._in_event = True
+        try:
+            return method(self, *args, **kwargs)
+        except ControllerFault:
+            self._restore(saved)
+            raise
+        finally:
+            self._in_event = False
+    return run  # type: ignore[return-value]
 
 
 class QuorumController:
@@ -38,6 +65,20 @@ class QuorumController:
         self.cluster_min_isr_set = False
         #: the last offset of the snapshot the active controller loaded (-1: none)
         self.snapshot_offset = -1
+        self._in_event = False
+
+    def _saved(self) -> tuple:
+        """What an event may change: the log's end, the registrations, the replication
+        manager's fields and this controller's configuration flags."""
+        registrations = {b: copy.copy(reg) for b, reg in self.cluster.registrations.items()}
+        replication = {k: dict(v) if isinstance(v, dict) else v for k, v in vars(self.replication).items()}
+        return self.end_offset, registrations, replication, (self.cluster_min_isr_set, self.snapshot_offset)
+
+    def _restore(self, saved: tuple) -> None:
+        end, registrations, replication, (self.cluster_min_isr_set, self.snapshot_offset) = saved
+        del self.metadata_log[end:]
+        self.cluster.registrations = registrations
+        vars(self.replication).update(replication)
 
     def _append(self, record: ApiMessage) -> None:
         self.metadata_log.append(record)
@@ -59,6 +100,10 @@ class QuorumController:
         assert self.cluster.can_register(broker)
         if self.cluster.registration(broker).session and self.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES):
             self.expire_session(broker)   # hasValidSession: the previous session must be over
+        return self._register(broker, previous_broker_epoch)
+
+    @_event
+    def _register(self, broker: int, previous_broker_epoch: Optional[int]) -> tuple[int, bool]:
         clean = self.cluster.registration_is_clean(broker, previous_broker_epoch)
         epoch = self.end_offset
         self.cluster.register(broker, epoch)
@@ -83,6 +128,7 @@ class QuorumController:
         # a snapshot's records are replayed at its last offset (handleLoadSnapshot)
         return metadata_offset > max(reg.record_offset, self.snapshot_offset)
 
+    @_event
     def process_broker_heartbeat(self, broker: int, want_fence: bool, metadata_offset: int) -> bool:
         """Returns whether the broker is fenced after the heartbeat."""
         if not want_fence and self.can_unfence(broker, metadata_offset):
@@ -91,6 +137,7 @@ class QuorumController:
             self.replication.handle_broker_unfenced(broker)
         return self.cluster.registration(broker).fenced
 
+    @_event
     def amend_registration(self, broker: int) -> None:
         """The same incarnation registers again (Rule.REGISTRATION_AMENDED;
         ``ClusterControlManager.registerBroker``): the registration's broker epoch,
@@ -128,6 +175,7 @@ class QuorumController:
         self.replication.load_snapshot()
         self.snapshot_offset = self.end_offset - 1
 
+    @_event
     def expire_session(self, broker: int) -> None:
         """Session expiry (§2.8; ``ReplicationControlManager.maybeFenceOneStaleBroker``):
         an unfenced broker is fenced; under Rule.FENCED_BROKER_SESSION_EXPIRES one
@@ -140,6 +188,7 @@ class QuorumController:
             self.replication.handle_broker_fenced(broker)
         self.cluster.end_session(broker)
 
+    @_event
     def fence_broker(self, broker: int) -> None:
         """Session expiry or controlled shutdown: fence the broker (§2.8, §2.9.1); the
         session stays (``expire_session`` ends it)."""
@@ -150,6 +199,7 @@ class QuorumController:
         if self.records_last:
             self._append(FenceBrokerRecord(broker))
 
+    @_event
     def begin_controlled_shutdown(self, broker: int, metadata_offset: int = 0) -> None:
         """A heartbeat with wantShutDown from an unfenced broker (§8.3; Kafka's
         ``BrokerHeartbeatManager.calculateNextBrokerState``): a broker that leads
@@ -203,14 +253,19 @@ class QuorumController:
         The heartbeats renew its session."""
         self.cluster.renew_session(broker)
         if not self.cluster.is_unfenced(broker) and self.config.follows(Rule.FENCED_BROKER_SESSION_EXPIRES):
-            self.replication.handle_broker_fenced(broker)   # FENCED, then SHUTDOWN_NOW: the fencing again
+            self._refence(broker)   # FENCED, then SHUTDOWN_NOW: the fencing again
         if self.cluster.is_unfenced(broker):
             self.begin_controlled_shutdown(broker, metadata_offset)
         if self.cluster.is_unfenced(broker):
             self.fence_broker(broker)
 
+    @_event
+    def _refence(self, broker: int) -> None:
+        self.replication.handle_broker_fenced(broker)
+
     # -------------------------------------------------------------- partition
 
+    @_event
     def handle_alter_partition(self, req: AlterPartitionRequest) -> None:
         """Validate and apply an AlterPartition (§2.9.2), then answer the leader."""
         error, reg = self.replication.alter_partition(req)
@@ -221,24 +276,30 @@ class QuorumController:
             self.network.send(lambda i: AlterPartitionResponse(i, req.src, req.id, None, reg.isr,
                                                                reg.leader_epoch, reg.partition_epoch))
 
+    @_event
     def alter_partition_reassignments(self, target: tuple[int, ...]) -> None:
         self.replication.alter_partition_reassignments(target)
 
+    @_event
     def cancel_partition_reassignment(self) -> None:
         self.replication.cancel_reassignment()
 
+    @_event
     def unclean_recovery(self, log_info: LogInfo) -> None:
         self.replication.unclean_recovery(log_info)
 
+    @_event
     def unclean_leader_election(self) -> None:
         self.replication.unclean_leader_election()
 
+    @_event
     def elect_preferred_leader(self) -> None:
         """ElectLeaders with ElectionType.PREFERRED (``ReplicationControlManager.electLeaders``)."""
         self.replication.elect_preferred_leader()
 
     # ------------------------------------------------------ configuration
 
+    @_event
     def incremental_alter_configs(self, name: str, value: object, cluster_default: bool = False) -> None:
         """IncrementalAlterConfigs of the topic config ``name`` (``metadata.MIN_INSYNC_REPLICAS``
         or ``UNCLEAN_LEADER_ELECTION_ENABLE``; ``ConfigurationControlManager.incrementalAlterConfig``):
@@ -258,6 +319,7 @@ class QuorumController:
         else:
             self.replication.unclean_leader_election_enable = bool(value)
 
+    @_event
     def update_elr_feature(self, enabled: bool) -> None:
         """UpdateFeatures of ``eligible.leader.replicas.version`` to 1 (``enabled``) or
         0 (``ConfigurationControlManager.updateFeatures``): an upgrade first writes the

@@ -63,3 +63,11 @@ class InvalidReplicaAssignmentException(ApiException):
 
 class NoReassignmentInProgressException(ApiException):
     error = Errors.NO_REASSIGNMENT_IN_PROGRESS
+
+
+class ControllerFault(Exception):
+    """A controller event threw an exception that is not an ``ApiException``: Kafka's
+    ``QuorumController`` takes it for a fault and renounces (``handleEventException``).
+    Raised by the leader acceptor (Rule.LEADER_ACCEPTOR_READS_DIRECTORY) and, from
+    Kafka's own managers, by the bridge; ``Cluster`` fails the controller over. The
+    message is Kafka's exception's."""

@@ -14,7 +14,7 @@ from model import NO_LEADER, NO_LEADER_CHANGE, RECOVERED, RECOVERING, AlterParti
 from .bugs import Bug
 from .change_builder import UNCLEAN_LEADER_ELECTION, PartitionChangeBuilder
 from .cluster_control import ClusterControlManager
-from .errors import ApiException, Errors, InvalidReplicaAssignmentException
+from .errors import ApiException, ControllerFault, Errors, InvalidReplicaAssignmentException
 from .metadata import ApiMessage, ClearElrRecord, PartitionChangeRecord, PartitionRecord, PartitionRegistration
 
 INITIAL_LEADER_EPOCH = 1      # the chapters' numbering (§3.1, §4.4)
@@ -61,6 +61,20 @@ def _index_elr_change(index: dict[int, int], before: frozenset[int], after: froz
         index[b] = index.get(b, 0) - 1
 
 
+def _leader_acceptor(is_acceptable: Callable[[int], bool], replicas: Collection[int]) -> Callable[[int], bool]:
+    """Kafka's ``ReplicationControlManager.LeaderAcceptor.test`` (Rule.
+    LEADER_ACCEPTOR_READS_DIRECTORY): an acceptable broker's log directory is looked up
+    in the partition's registration (``PartitionRegistration.directory``), which
+    throws for a broker outside its ``replicas``: ControllerFault, Kafka's message."""
+    def test(broker: int) -> bool:
+        if not is_acceptable(broker):
+            return False
+        if broker not in replicas:
+            raise ControllerFault(f"Replica {broker} is not assigned to this partition.")
+        return True
+    return test
+
+
 class ReplicationControlManager:
     def __init__(self, config: Config, cluster: ClusterControlManager, append: Callable[[ApiMessage], None],
                  bugs: frozenset, change_builder: type = PartitionChangeBuilder) -> None:
@@ -99,6 +113,8 @@ class ReplicationControlManager:
         acceptable = self.cluster.is_active
         if Bug.CONTROLLED_SHUTDOWN_BROKER_ELECTED in self.bugs:
             acceptable = self.cluster.is_unfenced   # BUG: a broker in controlled shutdown may lead
+        if self.config.follows(Rule.LEADER_ACCEPTOR_READS_DIRECTORY):
+            acceptable = _leader_acceptor(acceptable, self.partition.replicas)
         min_isr = self.min_isr
         if self.config.follows(Rule.EFFECTIVE_MIN_ISR_CAPPED_AT_REPLICAS):
             min_isr = min(min_isr, len(self.partition.replicas))   # getTopicEffectiveMinIsr

@@ -10,6 +10,7 @@ Stories that break a property (a finding about Kafka) run with
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 import properties
@@ -180,16 +181,27 @@ def test_an_isr_of_fenced_members_keeps_the_elr_from_leading(follows: bool):
     is elected uncleanly; cancelling reverts to [1,2] with ISR [1] (the first original
     replica, fenced), no leader, and 3 in the ELR. Moving to [1,2,3] again: Kafka's
     builder elects an ELR member only while the ISR is empty, so the partition stays
-    leaderless; the chapters elect 3 from the ELR. (Found by running Kafka's own
+    leaderless; the chapters elect 3 from the ELR. Under Kafka's other rules that
+    election of 3, outside the registration's replicas, would fault the controller
+    (LEADER_ACCEPTOR_READS_DIRECTORY). (Found by running Kafka's own
     PartitionChangeBuilder in lockstep: benchmarks/kafka_campaign.py.)"""
     sc = reverted_move(Rule.ELR_ELECTION_ONLY_WITH_EMPTY_ISR, follows)
     p = sc.partition
     assert (p.replicas, p.isr, p.leader, p.elr) == ((1, 2), {1}, NO_LEADER, {3})
     sc.do(Reassign((1, 2, 3)))
+    # the model alone, the acceptor's rule off too: the chapters' election
+    from model import initial_state, step
+    chapters = initial_state(attrs.evolve(sc.state.config, rules=sc.state.config.rules
+                                          - {Rule.LEADER_ACCEPTOR_READS_DIRECTORY}))
+    for action in sc.trace:
+        chapters = step(chapters, action)
     p = sc.partition
     if follows:
-        assert (p.leader, p.isr, p.elr) == (NO_LEADER, {1}, {3})
+        assert (p.leader, p.isr, p.elr) == (NO_LEADER, {1}, {3}) and not sc.state.history.controller_faults
     else:
+        assert sc.state.history.controller_faults == ("Replica 3 is not assigned to this partition.",)
+        assert (p.leader, p.isr, p.elr) == (NO_LEADER, {1}, {3})
+        p = chapters.partition
         assert (p.leader, p.isr, p.elr) == (3, {1, 3}, frozenset())
 
 
@@ -1310,3 +1322,33 @@ def test_the_periodic_unclean_election_completes_a_move_first_and_elects_among_t
     assert not sc.state.registration(2).fenced
     assert why_not_enabled(sc.state, UncleanLeaderElection()) == \
         "legacy unclean leader election is disabled or not possible (ch7)"
+
+
+@ON_OFF
+def test_a_last_known_leader_outside_the_replicas_faults_the_controller_at_every_attempt(follows: bool):
+    """Finding 5's trace: a cancelled move leaves 1, no longer a replica, as the last
+    known leader of a partition on [2]. Broker 2's registration after an unclean
+    shutdown tries the last known leader: Kafka's leader acceptor looks up 1's log
+    directory in the registration, which throws. The registration writes nothing,
+    the controller fails over, and 2 stays down; each attempt faults again, and
+    healing never brings it back. With the rule off, 1 is elected (the builder's
+    own reading) and 2 registers."""
+    from model import BrokerStatus, healing
+    from properties.liveness import met_by
+    from reproducers.findings import finding
+    f = finding(5)
+    sc = Scenario(config(Rule.LEADER_ACCEPTOR_READS_DIRECTORY, follows, brokers=f.config.brokers,
+                         assignment=f.config.assignment, min_isr=f.config.min_isr,
+                         unclean_leader_election=True), check_properties=False)
+    for action in f.trace:
+        sc.do(action)
+    fault = "Replica 1 is not assigned to this partition."
+    if follows:
+        assert sc.state.history.controller_faults == (fault,) and sc.state.broker(2).status is BrokerStatus.OFFLINE_DIRTY
+        assert (sc.partition.leader, sc.partition.last_known_elr) == (NO_LEADER, {1})
+        sc.do(StartBroker(2))
+        assert sc.state.history.controller_faults == (fault, fault)
+        assert met_by(healing.heal(sc.state))["BrokersStarted"] is None
+    else:
+        assert sc.state.history.controller_faults == () and sc.state.broker(2).status is BrokerStatus.STARTING
+        assert sc.partition.leader == 1

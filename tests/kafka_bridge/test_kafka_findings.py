@@ -5,9 +5,10 @@ Finding 5: a cancelled move can leave a broker that is no longer a replica as th
 last known leader (LastKnownELR); the next election that tries it throws inside
 Kafka's controller (``LeaderAcceptor`` asks ``PartitionRegistration.directory``
 for a broker outside the replicas), so the request that triggered it — here a
-broker's registration — fails. Every retry fails the same way; in a running
-controller a non-API exception in an event fails the operation (and renounces
-leadership), and the broker cannot register again.
+broker's registration — fails. In a running controller a non-API exception in an
+event is a fault: the active controller renounces, and the next one meets the
+same state (Rule.LEADER_ACCEPTOR_READS_DIRECTORY). Every retry fails over again:
+the broker never registers.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import pytest
 
 from check.lockstep import LockStep
 from check.subject import Subject
-from model import KAFKA, Config, FenceBroker, Heal, UnfenceBroker, UpdateElrFeature
+from model import KAFKA, NO_LEADER, Config, FenceBroker, Heal, StartBroker, UnfenceBroker, UpdateElrFeature
+from properties.liveness import met_by
 from reproducers.findings import finding
 
 #: 6 actions; no lossy shutdown (within any fault budget): the story of finding 5's reproducer.
@@ -28,24 +30,27 @@ def verdicts(implementation, check_properties=False):
     return [lockstep.step(a) for a in TRACE]
 
 
-def test_kafkas_controller_fails_electing_a_last_known_leader_outside_the_replicas():
+def test_kafkas_controller_faults_on_a_last_known_leader_outside_the_replicas_at_every_retry():
+    """Kafka's controller throws at the registration of 2, as the model's Kafka profile
+    says it does: the registration writes nothing, the controller fails over, and 2
+    stays down; its next attempt faults the same way, and healing never brings it
+    back (the liveness goal BrokersStarted is missed)."""
     import kafka_bridge
-    found = verdicts(kafka_bridge.implementation)
-    assert found[:5] == [None] * 5
-    v = found[5]
-    assert v is not None and v.kind == "harness_error"
-    assert "IllegalArgumentException from the SUT" in v.text
-    assert "Replica 1 is not assigned to this partition" in v.text
-    # where the model stands: the revert left 1, no longer a replica, as the last known leader
-    p = v.state.partition
-    assert (p.replicas, p.leader, p.last_known_elr) == ((2,), 1, frozenset())   # the model elected 1
+    lockstep = LockStep(Subject.at(CONFIG, implementation=kafka_bridge.implementation, check_properties=False))
+    assert [lockstep.step(a) for a in (*TRACE, StartBroker(2))] == [None] * (len(TRACE) + 1)
+    assert lockstep.last_outcome.controller_fault == "Replica 1 is not assigned to this partition."
+    assert lockstep.state.history.controller_faults == ("Replica 1 is not assigned to this partition.",) * 2
+    p = lockstep.state.partition
+    assert (p.replicas, p.leader, p.last_known_elr) == ((2,), NO_LEADER, {1})   # as before the registration
+    assert lockstep.step(Heal()) is None        # Kafka's controller faults at every attempt of the healing too
+    assert len(lockstep.state.history.controller_faults) > 2 and met_by(lockstep.state)["BrokersStarted"] is None
 
 
-def test_kafkas_builder_alone_elects_it_and_the_model_flags_the_state_first():
-    """Kafka's PartitionChangeBuilder alone (under the SUT's controller, whose leader
-    acceptor asks only whether a broker is unfenced) elects the last known leader
-    1 outside the replicas, as the Kafka profile does; the model flags the state
-    the revert made (finding 4, ValidPartitionMetadata) at step 4."""
+def test_kafkas_builder_under_the_suts_acceptor_faults_the_same_way_and_the_model_flags_the_state_first():
+    """Kafka's PartitionChangeBuilder alone, under the SUT's controller, whose leader
+    acceptor restates Kafka's (the directory lookup throws for a broker outside the
+    replicas), faults at the same step; the model flags the state the revert made
+    (finding 4, ValidPartitionMetadata) at step 4."""
     import kafka_bridge
     from sut import Cluster
     kafka_bridge.start()
@@ -57,7 +62,7 @@ def test_kafkas_builder_alone_elects_it_and_the_model_flags_the_state_first():
 
 def test_a_run_detached_at_the_finding_goes_on_with_the_model():
     """The campaign's mode: the model's property failure at step 4 detaches Kafka's
-    code, so the failure that follows is not reported as a new disagreement."""
+    code, and the model goes on alone (to the controller's fault at step 6)."""
     import kafka_bridge
     lockstep = LockStep(Subject.at(CONFIG, implementation=kafka_bridge.implementation, detach_at_findings=True))
     assert [lockstep.step(a) for a in TRACE] == [None] * len(TRACE)
