@@ -11,12 +11,17 @@ counterexample replayed (``replay_row``) and judged (``regression_failure``).
   and no divergence, so a fixed bug stays fixed.
 
 ``pytest --replay-corpus`` (``pytest_replicheck.plugin``) and the golden corpus's
-tests apply it to every row.
+tests apply it to every row. A row of Kafka's own classes of a release other than
+the one this process's JVM runs (one release a process) is replayed in a Python
+process of its own (``check_regression_elsewhere``; this module run as
+``python -m campaign.regression CORPUS ID``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import subprocess
+import sys
+from typing import Any, Optional, Sequence
 
 from check.replay import ReplayResult, replay, reproduces
 from store.decode import DecodedCounterexample, decode_counterexample
@@ -66,3 +71,52 @@ def check_regression(row: dict[str, Any]) -> None:
     problem = regression_failure(decoded, row, replay(decoded.actions, decoded.subject))
     if problem is not None:
         raise CorpusRegression(problem)
+
+
+def check_regression_elsewhere(corpus: str, counterexample_id: str, timeout_s: float = 900) -> None:
+    """``check_regression`` of the row ``counterexample_id`` of the corpus at
+    ``corpus`` (a folder or a URI), run in a Python process of its own (a Kafka
+    release other than the one this process runs). Raises ``CorpusRegression`` with
+    that process's report when the rule breaks, RuntimeError with its message when
+    the row could not be replayed there."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "campaign.regression", corpus, counterexample_id],
+                              capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"counterexample {counterexample_id}: its replay in a process of its own did not end "
+                           f"within {timeout_s:.0f} s") from None
+    if done.returncode == 0:
+        return
+    errors = done.stderr.strip().splitlines()
+    text = done.stdout.strip() or (errors[-1] if errors else "")
+    if done.returncode == 1:
+        raise CorpusRegression(text)
+    raise RuntimeError(f"counterexample {counterexample_id}: {text or f'exit status {done.returncode}'}")
+
+
+def main(argv: Sequence[str]) -> int:
+    """``CORPUS ID``: the regression rule on that row. Exit status 0 when it holds,
+    1 with the report when it breaks, 2 with one line when the row cannot be
+    replayed (or the corpus read)."""
+    from store.fs import open_corpus
+    from store.reader import find_by_id, read_counterexamples
+    if len(argv) != 2:
+        print("usage: python -m campaign.regression CORPUS COUNTEREXAMPLE_ID")
+        return 2
+    root, problem = open_corpus(argv[0])
+    if root is None:
+        print(f"{argv[0]}: {problem}")
+        return 2
+    try:
+        check_regression(find_by_id(read_counterexamples(root, warn=False).rows, argv[1]))
+    except CorpusRegression as e:
+        print(e)
+        return 1
+    except Exception as e:   # one line: the row cannot be decoded, replayed or found
+        print(f"{type(e).__name__}: {e}")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -128,6 +128,20 @@ def unavailable(name: str) -> Optional[str]:
     return kafka_bridge.unavailable(release)
 
 
+def runs_elsewhere(name: Optional[str]) -> Optional[str]:
+    """The Kafka release the implementation ``name`` runs when this process cannot
+    run it: its JVM already runs another release's classes (one release a
+    process, ``kafka_bridge.use``). None for any other name, and when this process
+    can (no JVM started yet, or the same release's)."""
+    release = kafka_release(name)
+    if release is None:
+        return None
+    import sys
+    jvm = sys.modules.get("kafka_bridge.jvm")   # not imported: no JVM has started here
+    running = None if jvm is None else jvm.started()
+    return None if running is None or running == release else release
+
+
 def executor_folders(name: str) -> dict[str, Path]:
     """The folders another process (a Spark executor's Python worker) needs to
     build the implementation ``name`` as this one does, each by the environment

@@ -54,6 +54,11 @@ def version() -> str:
     return (_started or _chosen or [KAFKA_RELEASE])[-1]
 
 
+def started() -> Optional[str]:
+    """The release whose classes this process's JVM runs, None before it starts."""
+    return _started[0] if _started else None
+
+
 def use(release: str) -> None:
     """Run Kafka ``release``'s classes in this process (before the JVM starts).
     Raises ``releases.UnknownRelease`` for a release the bridge is not built for,

@@ -158,3 +158,27 @@ def test_a_process_running_one_release_refuses_another():
     with pytest.raises(ValueError, match=refused):
         named(f"kafka@{WITH_PARTITION}")(Config(brokers=(1, 2, 3), assignment=(1, 2), min_isr=1, profile=KAFKA))
     assert kafka_bridge.version() == KAFKA_RELEASE
+
+
+@pytest.mark.system
+def test_a_corpus_of_two_releases_replays_in_one_process(tmp_path):
+    """``pytest --replay-corpus`` without xdist, one process: the row of the pinned
+    release runs here (its JVM starts with the pinned release's classes), the row of
+    another release in a Python process of its own (``campaign.regression.
+    check_regression_elsewhere``), where it once failed with "need a process of their
+    own". Both are judged by the regression rule alike: finding 12's trace, recorded
+    as a property failure of the correct protocol, fails again on each release."""
+    sys.path.insert(0, str(ROOT / "tests" / "corpus"))
+    from corpus_support import rows_for, run_pytest, write_corpus
+    from reproducers.findings import finding
+    require_kafka(WITH_PARTITION)
+    f = finding(12)
+    (row,) = rows_for(f.trace, f.config)
+    rows = [dict(row, implementation="kafka", counterexample_id="a" * 64),
+            dict(row, implementation=f"kafka@{WITH_PARTITION}", counterexample_id="b" * 64)]
+    write_corpus(tmp_path / "corpus", rows)
+    done = run_pytest(tmp_path, "-p", "no:xdist", "--replay-corpus", str(tmp_path / "corpus"), "-q", "-rf")
+    assert "need a process of their own" not in done.stdout, done.stdout[-3000:]
+    failed = [line for line in done.stdout.splitlines() if line.startswith("FAILED corpus::")]
+    assert len(failed) == 2 and done.stdout.count("a counterexample of the correct protocol fails again: "
+                                                  "ValidPartitionMetadata") == 2, done.stdout[-3000:]
