@@ -18,7 +18,7 @@ monkeypatch the table, or pass one in) and returns a whole Markdown page:
 - ``reproducers_markdown``: the findings with a JUnit reproducer
   (``reproducers.findings.FINDINGS``), the release matrix as recorded
   (``reproducers.matrix``) and how a reproducer is adapted to a release
-  (``kafka_bridge.junit.API_CHANGES``, ``reproducers.project.RELEASE_CHANGES``);
+  (``kafka_bridge.releases.API_CHANGES``, ``reproducers.project.RELEASE_CHANGES``);
 - ``upstream_markdown``: each of those findings as an issue ready to file upstream
   (``reproducers.findings.KafkaFinding.upstream``).
 
@@ -485,10 +485,9 @@ def spark_reports_markdown(readme: Optional[Path] = None) -> str:
 def reproducers_markdown(findings: Optional[Sequence[Any]] = None, record: Optional[dict] = None) -> str:
     """The findings with a reproducer, the release matrix as recorded, and the
     per-release adaptations of the generated Java."""
-    from kafka_bridge.junit import API_CHANGES
+    from kafka_bridge.releases import API_CHANGES, SOURCE_CHANGES
     from reproducers.findings import FINDINGS
     from reproducers.matrix import RELEASES, affected, recorded
-    from kafka_bridge.releases import SOURCE_CHANGES
     findings = FINDINGS if findings is None else findings
     record = recorded() if record is None else record
     out = ["# JUnit reproducers of the findings\n\n",

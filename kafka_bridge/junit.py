@@ -17,6 +17,7 @@ from typing import Any, Optional
 from .calls import Call
 from .change_builder import registration_of
 from .java import kafka
+from .releases import has_api_change
 from .render import JavaSource, int_array, long_array, message_expression, string_literal
 
 #: shim method -> the ControllerResult's response type (None: a config change's map)
@@ -49,19 +50,6 @@ def source(controller: Any) -> JavaSource:
     return JavaSource(named=named)
 
 
-#: The calls written differently before a release: name -> (the release, what changed there).
-API_CHANGES = {
-    "createTopics": ((4, 3, 0), "ReplicationControlManager.createTopics takes a boolean"),
-    "incrementalAlterConfigs": ((4, 3, 0), "ConfigurationControlManager.incrementalAlterConfigs takes a second "
-                                           "boolean"),
-    "updateFeatures": ((4, 1, 0), "ConfigurationControlManager.updateFeatures takes the claimed epoch"),
-}
-
-
-def _since(release: tuple[int, ...], change: str) -> bool:
-    return release >= API_CHANGES[change][0]
-
-
 #: The requests written the same on every release: shim method -> the Java call
 #: ({request}: the local holding Kafka's request).
 _SIMPLE_CALLS = {
@@ -82,7 +70,7 @@ def _invocation(call: Call, request: str, out: JavaSource, release: tuple[int, .
     if m == "createTopic":
         out.use("org.apache.kafka.common.protocol.ApiKeys")
         return f"controller.replicationControl.createTopics(context(ApiKeys.CREATE_TOPICS), {request}, " \
-               f"{out.use('java.util.Set')}.of(TOPIC){', false' if _since(release, 'createTopics') else ''})"
+               f"{out.use('java.util.Set')}.of(TOPIC){', false' if has_api_change(release, 'createTopics') else ''})"
     if m in ("registerBroker", "amendRegistration"):
         return f"controller.clusterControl.registerBroker({request}, {int(a[1])}L, controller.finalizedFeatures(), true)"
     if m in ("alterTopicConfig", "alterClusterConfig"):
@@ -94,7 +82,7 @@ def _invocation(call: Call, request: str, out: JavaSource, release: tuple[int, .
         return (f"controller.configurationControl.incrementalAlterConfigs({map_}.of(\n"
                 f"        new {resource}({resource}.{target}),\n"
                 f"        {map_}.of({string_literal(a[0])}, new {entry}<>({op}.OpType.SET, {string_literal(a[1])}))),\n"
-                f"    false{', false' if _since(release, 'incrementalAlterConfigs') else ''})")
+                f"    false{', false' if has_api_change(release, 'incrementalAlterConfigs') else ''})")
     if m == "updateElrFeature":
         return _update_elr_feature(bool(a[0]), out, release)
     raise ValueError(f"no Java for the controller request {m!r}")
@@ -107,7 +95,7 @@ def _update_elr_feature(enabled: bool, out: JavaSource, release: tuple[int, ...]
     version = out.use("org.apache.kafka.server.common.EligibleLeaderReplicasVersion")
     upgrade = out.use("org.apache.kafka.clients.admin.FeatureUpdate") + ".UpgradeType"
     level, kind = ("ELRV_1", "UPGRADE") if enabled else ("ELRV_0", "SAFE_DOWNGRADE")
-    epoch = ", CLAIM_EPOCH" if _since(release, "updateFeatures") else ""
+    epoch = ", CLAIM_EPOCH" if has_api_change(release, "updateFeatures") else ""
     return (f"controller.configurationControl.updateFeatures(\n"
             f"        {map_}.of({version}.FEATURE_NAME, {version}.{level}.featureLevel()),\n"
             f"        {map_}.of({version}.FEATURE_NAME, {upgrade}.{kind}),\n"
@@ -129,7 +117,7 @@ def _records(result: Any) -> list[str]:
 
 def call_statements(call: Call, n: int, out: JavaSource, release: tuple[int, ...]) -> list[str]:
     """The Java statements of ``call``, the ``n``-th of the test (its locals are
-    suffixed ``n``), for Kafka ``release`` (``API_CHANGES``); empty for a periodic
+    suffixed ``n``), for Kafka ``release`` (``releases.API_CHANGES``); empty for a periodic
     task that did nothing."""
     if call.method == "expireSessions":
         alive = ", ".join(str(int(b)) for b in call.args[0])

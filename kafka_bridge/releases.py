@@ -29,6 +29,7 @@ from model import kafka_release_error, release_number
 
 __all__ = ["CONTROLLER_SHIMS", "EPOCH_ENTRY_RECORD_SINCE", "FETCHER_SHIM", "JAVA", "LATEST_EPOCH_OPTIONAL_SINCE",
            "PARTITION_REGISTRATION_SINCE", "PARTITION_SHIM", "PINNED", "RELEASES", "SHIMS", "SOURCE_CHANGES",
+           "API_CHANGES", "has_api_change",
            "UnknownRelease", "adapt", "check", "has_partition", "main", "release", "shims", "write_sources"]
 
 JAVA = Path(__file__).resolve().parent / "java"
@@ -39,6 +40,22 @@ FETCHER_SHIM = Path("kafka/server/ReplicheckFetcherShim.java")   # Kafka's fetch
 #: Each shim source and the first release it compiles against.
 SHIMS = {CONTROLLER_SHIMS[0]: (4, 0, 0), CONTROLLER_SHIMS[1]: (4, 0, 0), PARTITION_SHIM: (4, 1, 0),
          FETCHER_SHIM: (4, 1, 0)}
+#: The controller requests whose Java call changed: name -> (the first release with
+#: the change, what changed). The shims' sources are adapted to it (``SOURCE_CHANGES``),
+#: and the JUnit reproducers write the call of their release (``kafka_bridge.junit``).
+API_CHANGES = {
+    "createTopics": ((4, 3, 0), "ReplicationControlManager.createTopics takes a boolean"),
+    "incrementalAlterConfigs": ((4, 3, 0), "ConfigurationControlManager.incrementalAlterConfigs takes a second "
+                                           "boolean"),
+    "updateFeatures": ((4, 1, 0), "ConfigurationControlManager.updateFeatures takes the claimed epoch"),
+}
+
+
+def has_api_change(version: tuple[int, ...], change: str) -> bool:
+    """Whether release ``version`` (a release number) has the ``API_CHANGES`` entry ``change``."""
+    return version >= API_CHANGES[change][0]
+
+
 #: (first release with the change, the shims' text there, the text before it).
 SOURCE_CHANGES = (
     # LogContext moved to clients' internals
@@ -62,13 +79,13 @@ SOURCE_CHANGES = (
      "entries.get(i).epoch, entries.get(i).startOffset"),
     # createTopics and incrementalAlterConfigs took a "forwarded" flag (false: a request
     # to the controller itself, as before)
-    ((4, 3, 0), "request, Set.of(TOPIC), false)", "request, Set.of(TOPIC))"),
-    ((4, 3, 0), "incrementalAlterConfigs(Map.of(resource, ops), false, false)",
+    (API_CHANGES["createTopics"][0], "request, Set.of(TOPIC), false)", "request, Set.of(TOPIC))"),
+    (API_CHANGES["incrementalAlterConfigs"][0], "incrementalAlterConfigs(Map.of(resource, ops), false, false)",
      "incrementalAlterConfigs(Map.of(resource, ops), false)"),
     # a reassignment may say whether it changes the replication factor (before: it may)
     ((4, 1, 0), "            .setAllowReplicationFactorChange(true)\n", ""),
     # updateFeatures took the controller's epoch
-    ((4, 1, 0), "Map.of(feature, type), false, ReplicheckControllerFixture.CLAIM_EPOCH)",
+    (API_CHANGES["updateFeatures"][0], "Map.of(feature, type), false, ReplicheckControllerFixture.CLAIM_EPOCH)",
      "Map.of(feature, type), false)"),
 )
 #: From this release on, Kafka's ``EpochEntry`` is a Java record (``epoch()``,
