@@ -25,6 +25,8 @@ from typing import Any, Optional, Sequence
 
 from check.replay import ReplayResult, replay, reproduces
 from store.decode import DecodedCounterexample, decode_counterexample
+from store.fs import open_corpus
+from store.reader import find_by_id, read_counterexamples
 
 
 def replay_row(row: dict[str, Any]) -> ReplayResult:
@@ -98,8 +100,6 @@ def main(argv: Sequence[str]) -> int:
     """``CORPUS ID``: the regression rule on that row. Exit status 0 when it holds,
     1 with the report when it breaks, 2 with one line when the row cannot be
     replayed (or the corpus read)."""
-    from store.fs import open_corpus
-    from store.reader import find_by_id, read_counterexamples
     if len(argv) != 2:
         print("usage: python -m campaign.regression CORPUS COUNTEREXAMPLE_ID")
         return 2

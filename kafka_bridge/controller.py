@@ -104,7 +104,8 @@ def faults() -> Iterator[None]:
     except Exception as e:
         k = kafka()
         if hasattr(e, "getMessage") and not isinstance(e, k.ApiException):
-            raise ControllerFault(str(e.getMessage())) from e
+            message = e.getMessage()   # None for some (a NullPointerException): the class names it then
+            raise ControllerFault(str(e.getClass().getName() if message is None else message)) from e
         raise
 
 
