@@ -201,11 +201,11 @@ class ReplicationControlView:
 
     def can_cancel_reassignment(self) -> bool:
         """Whether Kafka accepts cancelling now (``cancelPartitionReassignment``: a move in
-        progress, and a revert needing an unclean election only when it is allowed).
-        With no move in progress Kafka's first check refuses; asked before every step
-        (the enablement probes), that answer is read from the registration."""
-        p = self.partition
-        return p is not None and p.is_reassigning and self._controller.reassignment(None)[0] is None
+        progress, and a revert needing an unclean election only when it is allowed),
+        asked of Kafka itself, with no move in progress too (its own refusal,
+        ``PartitionReassignmentReplicas.isReassignmentInProgress``, is then what the
+        enablement probes compare), once per replayed change."""
+        return self.partition is not None and self._controller.cancel_refused() is None
 
     def recovery_candidates(self, log_info: Callable) -> tuple[int, ...]:
         """Kafka has no unclean recovery (``unclean.recovery.strategy``): none."""
@@ -261,6 +261,7 @@ class KafkaQuorumController:
         self._registrations: Optional[dict[int, BrokerRegistrationView]] = None
         self._configs: Optional[tuple[int, bool, bool]] = None
         self._preferred: Optional[tuple[Optional[str]]] = None   # preferred_election_refused's answer
+        self._cancel: Optional[tuple[Optional[str]]] = None      # cancel_refused's answer
         # a copy replays what the original's fixture replayed (ReplicheckControllerFixture.replayed),
         # and loads the snapshot where the original's managers loaded one (snapshotAt)
         at, last_offset = _snapshot
@@ -393,7 +394,7 @@ class KafkaQuorumController:
     def _forget(self) -> None:
         """Forget what was read of Kafka's managers: a record was replayed, or the
         managers were replaced."""
-        self._partition = self._registrations = self._configs = self._preferred = None
+        self._partition = self._registrations = self._configs = self._preferred = self._cancel = None
 
     def preferred_election_refused(self) -> Optional[str]:
         """Why ElectLeaders(PREFERRED) writes nothing now (``ReplicationControlView.
@@ -405,6 +406,14 @@ class KafkaQuorumController:
             error = preferred_election_error(result)
             self._preferred = (error if error is not None or list(result.records()) else "no record",)
         return self._preferred[0]
+
+    def cancel_refused(self) -> Optional[str]:
+        """Kafka's error for cancelling the partition's move now (``reassignment(None)``,
+        its records not replayed), None when it would cancel; asked of Kafka once per
+        replayed change."""
+        if self._cancel is None:
+            self._cancel = (self.reassignment(None)[0],)
+        return self._cancel[0]
 
     def partition(self) -> Optional[PartitionRegistration]:
         if self._partition is None:

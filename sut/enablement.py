@@ -307,14 +307,15 @@ class Enablement:
 
     def _g_cancel(self, a: CancelReassignment) -> Reason:
         """Cancelling (``cancelPartitionReassignment``): a move in progress whose revert
-        the controller allows."""
+        the controller allows. The controller is asked first, with no move in progress
+        too: Kafka's own refusal then decides (the bridge's controller asks Kafka's)."""
+        if self.controller.replication.can_cancel_reassignment():
+            return None
         reg = self.controller.replication.partition
         if reg is None or not reg.is_reassigning:
             return f"{Errors.NO_REASSIGNMENT_IN_PROGRESS.name}: {Errors.NO_REASSIGNMENT_IN_PROGRESS.message}"
-        if not self.controller.replication.can_cancel_reassignment():
-            return ("the revert would leave the ISR below min.insync.replicas (§4.5), or need an unclean leader "
-                    "election that is disabled")
-        return None
+        return ("the revert would leave the ISR below min.insync.replicas (§4.5), or need an unclean leader "
+                "election that is disabled")
 
     def _g_unclean_recovery(self, a: UncleanRecovery) -> Reason:
         if not self.controller.replication.recovery_candidates(self._log_info):
