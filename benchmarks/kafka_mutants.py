@@ -194,17 +194,17 @@ def run_pit(folder: Path, target: Target) -> list[Mutant]:
     return mutants
 
 
-def mutant_lib(folder: Path, target: Target, class_file: Optional[Path]) -> Path:
+def mutant_lib(folder: Path, target: Optional[Target], class_file: Optional[Path]) -> Path:
     """A jar folder for ``REPLICHECK_KAFKA_LIB``: links to ``TESTS_RELEASE``'s jars
     and, sorted ahead of them (the bridge's class path is the folder's jars in name
-    order), a jar holding the mutated ``class_file`` (None: the class unmutated)."""
+    order), a jar holding ``target``'s mutated ``class_file`` (None: Kafka's classes unmutated)."""
     from kafka_bridge.jvm import lib_dir
     folder.mkdir(parents=True, exist_ok=True)
     for jar in lib_dir(TESTS_RELEASE).glob("*.jar"):
         link = folder / jar.name
         if not link.exists():
             link.symlink_to(jar.resolve())
-    if class_file is not None:
+    if target is not None and class_file is not None:
         with zipfile.ZipFile(folder / "0-mutant.jar", "w") as z:
             z.write(class_file, target.entry)
     return folder
@@ -286,8 +286,7 @@ def main() -> None:
         raise SystemExit(f"kafka_mutants: {why}")
     keep = Path(tempfile.mkdtemp(prefix="kafka-mutants-"))
     print(f"work folders: {keep}", file=sys.stderr, flush=True)
-    baseline = campaign(mutant_lib(keep / "lib-none", TARGETS[sorted(TARGETS)[0]], None), keep / "corpus-none",
-                        args.minutes, args.seed)
+    baseline = campaign(mutant_lib(keep / "lib-none", None, None), keep / "corpus-none", args.minutes, args.seed)
     if baseline["killed"]:
         raise SystemExit(f"kafka_mutants: Kafka {TESTS_RELEASE}'s unmutated classes disagree "
                          f"({baseline['signature']}): every mutant would be killed; see {keep / 'corpus-none'}")

@@ -17,6 +17,7 @@ profile it follows and whether the properties are checked.
 from __future__ import annotations
 
 import importlib
+import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -136,7 +137,6 @@ def runs_elsewhere(name: Optional[str]) -> Optional[str]:
     release = kafka_release(name)
     if release is None:
         return None
-    import sys
     jvm = sys.modules.get("kafka_bridge.jvm")   # not imported: no JVM has started here
     running = None if jvm is None else jvm.started()
     return None if running is None or running == release else release

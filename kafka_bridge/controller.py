@@ -318,7 +318,8 @@ class KafkaQuorumController:
                 result = getattr(self.shim, method)(*args)
         except Exception as e:
             if self.calls is not None:
-                self.calls.request(Call(method, args, self.shim.lastRequest(), thrown=e.__cause__ or e))
+                thrown = e.__cause__ if isinstance(e, ControllerFault) else e   # the Java exception
+                self.calls.request(Call(method, args, self.shim.lastRequest(), thrown=thrown))
             raise
         if self.calls is not None:
             self.calls.request(Call(method, args, self.shim.lastRequest(), result))
