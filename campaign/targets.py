@@ -1,10 +1,11 @@
 """The fuzz campaign's targets.
 
-A target is ``"correct"``, ``"variant:NAME"``, ``"bug:NAME"`` or
-``"implementation:NAME"`` (NAME one of ``check.implementations.NAMES``). A
+A target is ``"correct"``, ``"profile:NAME"`` (NAME a profile of
+``model.PROFILES`` other than the chapters'), ``"variant:NAME"``, ``"bug:NAME"``
+or ``"implementation:NAME"`` (NAME one of ``check.implementations.NAMES``). A
 variant or bug target searches for its flaw and stops at its first
-counterexample; the correct target and an implementation's run for the whole
-budget and succeed by never failing (``Target.runs_whole_share``). Each names
+counterexample; the correct target, a profile's and an implementation's run for
+the whole budget and succeed by never failing (``Target.runs_whole_share``). Each names
 its ``Subject`` (``Target.subject``) and the machine class of each of its runs.
 """
 
@@ -20,19 +21,24 @@ from hypothesis import seed as hypothesis_seed
 from check.implementations import NAMES, subject_for
 from check.machine import machine_for
 from check.subject import Subject
-from model import Variant
+from model import CHAPTERS, PROFILES, Variant
 from store.schema import campaign_test_id
 from sut.bugs import DOCS, Bug
+
+#: The profiles a ``profile:NAME`` target searches under: every one but the chapters' (``correct``'s).
+OTHER_PROFILES = tuple(p for p in PROFILES if p != CHAPTERS)
 
 
 @attrs.frozen
 class Target:
-    """One line of the campaign: the correct protocol, a variant, a SUT bug, or an
+    """One line of the campaign: the correct protocol, the bundled SUT under
+    another profile's rules (``profile:kafka-4.4.0``: Kafka's rules, detached at
+    the profile's findings as Kafka's own code is), a variant, a SUT bug, or an
     implementation under test compared with the model (``implementation:kafka``:
     ``kafka_bridge.implementation`` under the Kafka profile, detached at the
     profile's findings, see ``check.implementations.subject_for``)."""
 
-    kind: str      # "correct" | "variant" | "bug" | "implementation"
+    kind: str      # "correct" | "profile" | "variant" | "bug" | "implementation"
     name: str = ""
     #: One of several series of runs of the same target running at once (the
     #: scheduler starts one when a worker has nothing else to do, say every worker
@@ -60,16 +66,17 @@ class Target:
     @property
     def runs_whole_share(self) -> bool:
         """Whether the target runs for the whole budget and succeeds by never
-        failing (the correct protocol + SUT; an implementation under test, whose
-        every failure is a disagreement with the model), rather than stopping at
-        the first counterexample of a flaw put there on purpose."""
-        return self.kind in ("correct", "implementation")
+        failing (the correct protocol + SUT, under any profile; an implementation
+        under test, whose every failure is a disagreement with the model), rather
+        than stopping at the first counterexample of a flaw put there on purpose."""
+        return self.kind in ("correct", "profile", "implementation")
 
     @classmethod
     def parse(cls, label: str) -> "Target":
-        """``correct``, ``variant:NAME``, ``bug:NAME`` or ``implementation:NAME``
-        (``check.implementations.NAMES``), optionally followed by ``#SHARD`` (an
-        integer >= 0, see ``key``); ValueError names the allowed values."""
+        """``correct``, ``profile:NAME`` (``OTHER_PROFILES``), ``variant:NAME``,
+        ``bug:NAME`` or ``implementation:NAME`` (``check.implementations.NAMES``),
+        optionally followed by ``#SHARD`` (an integer >= 0, see ``key``);
+        ValueError names the allowed values."""
         label, hashed, raw_shard = label.partition("#")
         shard = int(raw_shard) if raw_shard.isdigit() else -1
         if hashed and shard < 0:
@@ -77,10 +84,10 @@ class Target:
         if label == "correct":
             return cls("correct", shard=max(shard, 0))
         kind, _, name = label.partition(":")
-        allowed = {"variant": [v.name for v in Variant], "bug": [b.name for b in Bug],
-                   "implementation": list(NAMES)}
+        allowed = {"profile": list(OTHER_PROFILES), "variant": [v.name for v in Variant],
+                   "bug": [b.name for b in Bug], "implementation": list(NAMES)}
         if kind not in allowed:
-            raise ValueError(f"campaign target must be 'correct', 'variant:NAME', 'bug:NAME' or "
+            raise ValueError(f"campaign target must be 'correct', 'profile:NAME', 'variant:NAME', 'bug:NAME' or "
                              f"'implementation:NAME', got {label!r}")
         if name not in allowed[kind]:
             raise ValueError(f"unknown {kind} {name!r}; allowed: {', '.join(allowed[kind])}")
@@ -88,12 +95,16 @@ class Target:
 
     @property
     def subject(self) -> Subject:
-        """What the target puts under test: a variant in the model alone, a SUT bug
+        """What the target puts under test: the bundled SUT compared with the model
+        under a profile's rules, detached at the profile's findings (a property its
+        known findings break: ``Subject.detach_at_findings``), a variant in the model alone, a SUT bug
         in the bundled SUT (under the rules its code path needs, ``sut.BugDoc.needs``, then compared
         with the model only), an implementation as ``check.implementations.
         subject_for`` has it, the correct protocol and SUT otherwise."""
         if self.kind == "implementation":
             return subject_for(self.name)
+        if self.kind == "profile":
+            return Subject(compare=True, profile=self.name, detach_at_findings=True)
         if self.kind == "variant":
             return Subject(variants=frozenset({Variant[self.name]}))
         if self.kind == "bug":
@@ -132,7 +143,9 @@ def all_targets(variants: Optional[list[str]] = None, bugs: Optional[list[str]] 
                 include_correct: bool = True, implementation: Optional[str] = None,
                 correct_only: bool = False) -> list[Target]:
     """The campaign's targets. With no ``variants`` and no ``bugs`` given: all of
-    them; otherwise only those named (each validated). With ``implementation``
+    them, the correct protocol under every other profile too (``profile:NAME``,
+    with ``include_correct``); otherwise only those named (each validated), and
+    the correct protocol with ``include_correct``. With ``implementation``
     (a name of ``check.implementations.NAMES``): only its target. With
     ``correct_only``: only the correct protocol + SUT (a long search for new
     bugs). ValueError names a bad name, or variants or bugs given with an
@@ -150,6 +163,8 @@ def all_targets(variants: Optional[list[str]] = None, bugs: Optional[list[str]] 
         return [target]
     if variants or bugs:
         out = [Target.parse(f"variant:{v}") for v in variants or []] + [Target.parse(f"bug:{b}") for b in bugs or []]
+        correct = [Target("correct")]
     else:
         out = [Target("variant", v.name) for v in Variant] + [Target("bug", b.name) for b in Bug]
-    return ([Target("correct")] if include_correct else []) + out
+        correct = [Target("correct")] + [Target("profile", p) for p in OTHER_PROFILES]
+    return (correct if include_correct else []) + out

@@ -55,7 +55,7 @@ def _err(message: str) -> None:
 @click.option("--no-live", is_flag=True,
               help="no live view (by default live.html in the --report folder shows the campaign as it runs, "
                    "with --no-report too)")
-@click.option("--no-correct", is_flag=True, help="skip the correct protocol + SUT target")
+@click.option("--no-correct", is_flag=True, help="skip the correct protocol + SUT targets (under the chapters' profile and Kafka's)")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="draw the examples of the campaign that printed this seed again (on the same code) "
                    "[default: a random seed, printed]")
@@ -79,8 +79,9 @@ def _err(message: str) -> None:
               help="how targets are searched: explore (the machine's policy driven by check.explore, branching "
                    "from the protocol states it reached) or hypothesis (machine runs under Hypothesis)")
 def fuzz(**options: Any) -> None:
-    """Run the fuzz campaign: the correct protocol + SUT, every protocol variant and
-    every SUT bug (or only those named), each as a series of machine runs in
+    """Run the fuzz campaign: the correct protocol + SUT (under the chapters' profile
+    and under Kafka's), every protocol variant and every SUT bug (or only those
+    named), each as a series of machine runs in
     worker processes; every target gets a first unit of work before any gets a
     second, a flaw's search stops at its first counterexample and its time goes
     to the targets still searching, the correct protocol runs to the end. Every run and every counterexample

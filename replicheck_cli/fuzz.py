@@ -82,7 +82,8 @@ class FuzzRequest:
     variants, bugs: only these flaws (names; none given: every one).
     corpus_dir: a folder or a URI (``store.fs``). report_dir: where the Spark
       report goes (None: no report, the whole budget to the search).
-    include_correct: the correct protocol + SUT as a target too.
+    include_correct: the correct protocol + SUT as targets too (``correct``, and
+      ``profile:NAME`` for Kafka's profile when no variant or bug is named).
     seed: an integer >= 0 makes every target's runs draw the same examples each
       time (``campaign.runner`` says what else is and is not reproducible); None:
       a random one, printed so that the campaign can be run again.
