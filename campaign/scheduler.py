@@ -7,7 +7,13 @@ The policy (``Scheduler.next_unit``, asked whenever a worker is free):
   campaign's order;
 - then the target still searching that has had the least worker time (its
   finished units, plus the shares of its units running) goes next: the time a
-  finished target does not need goes to those still searching;
+  finished target does not need goes to those still searching. While a flaw is
+  still searching, the time of a target that runs its whole share (the correct
+  protocol's, a profile's, an implementation's) counts ``WHOLE_SHARE_WAIT``
+  times over: the flaws, which the campaign promises to find, get the larger
+  share, and the last one unfound most of the workers, rather than a third of
+  them beside two correct targets; those get every worker once the flaws are
+  found;
 - a flaw's target (variant, bug) leaves the schedule at its first
   counterexample; the correct target and an implementation's stay until the
   end, failing only on a real counterexample;
@@ -65,6 +71,9 @@ REDUCE_ESTIMATE_S = 2.0
 #: campaign's finish (``campaign.plan.FINISH_S``), which no search unit starts in.
 REDUCE_RESERVE_SHARE = 0.1
 MIN_REDUCE_START_S = 2.0      # no reduction starts with less time before the deadline
+#: How many times over a whole-share target's worker time counts while a flaw's
+#: target still searches (module doc): each then gets a quarter of a flaw's share.
+WHOLE_SHARE_WAIT = 4.0
 
 FOUND, NOT_FOUND, CLEAN, NOT_RUN, ERROR = "found", "not found", "clean", "not run", "error"
 #: A target still searching when the campaign was interrupted (Ctrl-C, SIGTERM).
@@ -212,7 +221,13 @@ class Scheduler:
         if left < MIN_START_S or not searching:
             return None
         fresh = [t for t in searching if t.started == 0]
-        track = fresh[0] if fresh else min(searching, key=lambda t: t.spent_s + sum(t.running.values()))
+        flaws_searching = any(not t.target.runs_whole_share for t in searching)
+
+        def served(t: _Track) -> float:
+            spent = t.spent_s + sum(t.running.values())
+            return spent * WHOLE_SHARE_WAIT if flaws_searching and t.target.runs_whole_share else spent
+
+        track = fresh[0] if fresh else min(searching, key=served)
         share = min(left, max(MIN_UNIT_S, min(MAX_UNIT_S, left * self.workers / len(searching))))
         shard = next(s for s in range(len(track.running) + 1) if s not in track.running)
         track.running[shard] = share

@@ -13,7 +13,7 @@ from campaign.targets import Target
 
 from campaign.unit import UnitResult, WorkUnit
 from campaign.scheduler import (CLEAN, ERROR, FOUND, MAX_UNIT_S, MIN_START_S, MIN_UNIT_S, NOT_FOUND, NOT_RUN,
-                               NOT_SCHEDULED, Scheduler)
+                               NOT_SCHEDULED, WHOLE_SHARE_WAIT, Scheduler)
 
 CORRECT = Target("correct")
 A, B, C = (Target("variant", n) for n in ("NO_ELR", "NO_MAXIMAL_ISR", "TRUNCATE_TO_HWM"))
@@ -40,18 +40,43 @@ def test_every_target_runs_once_before_any_runs_twice():
 
 
 def test_a_found_flaw_leaves_its_time_to_the_targets_still_searching():
-    s = Scheduler(Campaign([CORRECT, A, B], budget_s=60.0, workers=1), 1, search_end=100.0)
+    s = Scheduler(Campaign([A, B, C], budget_s=60.0, workers=1), 1, search_end=100.0)
     units = {u.target.label: u for u in (s.next_unit(0.0) for _ in range(3))}
     s.finished(units["variant:NO_ELR"], found(units["variant:NO_ELR"]))
-    s.finished(units["correct"], clean(units["correct"], seconds=30))
+    s.finished(units["variant:TRUNCATE_TO_HWM"], clean(units["variant:TRUNCATE_TO_HWM"], seconds=30))
     s.finished(units["variant:NO_MAXIMAL_ISR"], clean(units["variant:NO_MAXIMAL_ISR"], seconds=20))
     later = [s.next_unit(60.0) for _ in range(2)]
     # NO_ELR is done; the least-served of the others goes first, the next unit of the
     # same shard continues its runs.
-    assert [u.target.label for u in later] == ["variant:NO_MAXIMAL_ISR", "correct"]
+    assert [u.target.label for u in later] == ["variant:NO_MAXIMAL_ISR", "variant:TRUNCATE_TO_HWM"]
     assert later[0].first_run == 2
     # The share: 40 s left on 1 worker over the 2 targets still searching.
     assert later[0].share_s == 20.0
+
+
+def test_the_correct_targets_wait_behind_the_flaws_still_searching():
+    """While a flaw searches, a correct target's worker time counts WHOLE_SHARE_WAIT
+    (4) times over: with 10 s against a flaw's 30 s, the flaw goes first; at 5 s
+    the correct target does. Once no flaw searches, plain worker time decides."""
+    profile = Target("profile", "kafka-4.4.0")
+    s = Scheduler(Campaign([CORRECT, profile, A], budget_s=60.0, workers=1), 1, search_end=1000.0)
+    c, p, a = (s.next_unit(0.0) for _ in range(3))
+    s.finished(c, clean(c, seconds=10))
+    s.finished(p, clean(p, seconds=5))
+    s.finished(a, clean(a, seconds=30))
+    assert WHOLE_SHARE_WAIT == 4.0
+    nxt = s.next_unit(45.0)
+    assert nxt.target.label == profile.label        # 5 * 4 = 20 < 30
+    s.finished(nxt, clean(nxt, seconds=10))          # the profile's 15 s count 60
+    # the flaw (30 s) before the correct target (40), whose 40 then fall below the flaw's
+    # 30 s and the 60-s unit it has running
+    assert [s.next_unit(55.0).target.label for _ in range(2)] == ["variant:NO_ELR", "correct"]
+    s = Scheduler(Campaign([CORRECT, profile, A], budget_s=60.0, workers=1), 1, search_end=1000.0)
+    c, p, a = (s.next_unit(0.0) for _ in range(3))
+    s.finished(a, found(a))
+    s.finished(p, clean(p, seconds=20))
+    s.finished(c, clean(c, seconds=10))
+    assert s.next_unit(40.0).target.label == "correct"   # no flaw searching: 10 < 20
 
 
 def test_the_correct_target_runs_to_the_end_on_every_worker():
