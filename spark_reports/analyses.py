@@ -5,9 +5,11 @@ error or a silent infinity).
 
 Targets. Every counterexample and every run is attributed to its *targets*:
 each protocol variant (``target_kind = "variant"``) and each SUT bug
-(``"bug"``) it ran with, or the single target ``"correct"`` (kind
-``"correct"``) when it ran with neither. A counterexample with two variants
-counts once for each.
+(``"bug"``) it ran with; with neither, the campaign target its test id names
+when that is a profile's or an implementation's (``campaign[profile:NAME]``,
+``campaign[implementation:NAME]``: kinds ``"profile"`` and
+``"implementation"``), else the single target ``"correct"`` (kind
+``"correct"``). A counterexample with two variants counts once for each.
 
 Counterexamples, not rows. The same counterexample found again (by another
 run, worker or campaign: the same ``counterexample_id``, a content hash of its
@@ -20,6 +22,7 @@ times to failure are over every find.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Optional, Sequence
 
 from .corpus import ACTION_FAMILIES, Corpus, key_arg
@@ -69,8 +72,13 @@ def _F():
     return F
 
 
-def targets_col(variants="variants", bugs="sut_bugs"):
-    """Column: array<struct<target_kind, target>> of a row's targets."""
+#: A campaign target named by its test id alone (``store.schema.campaign_test_id``): a
+#: profile's or an implementation's rows hold no variant and no bug.
+NAMED_BY_TEST_ID = r"^campaign\[(profile|implementation):(.+)\]$"
+
+
+def targets_col(variants="variants", bugs="sut_bugs", test_id="test_id"):
+    """Column: array<struct<target_kind, target>> of a row's targets (the module doc)."""
     F = _F()
     v = F.transform(F.array_distinct(F.coalesce(F.col(variants), F.array().cast("array<string>"))),
                     lambda x: F.struct(F.lit("variant").alias("target_kind"), x.alias("target")))
@@ -78,13 +86,16 @@ def targets_col(variants="variants", bugs="sut_bugs"):
                     lambda x: F.struct(F.lit("bug").alias("target_kind"), x.alias("target")))
     both = F.concat(v, b)
     correct = F.array(F.struct(F.lit("correct").alias("target_kind"), F.lit("correct").alias("target")))
-    return F.when(F.size(both) > 0, both).otherwise(correct)
+    kind = F.regexp_extract(F.col(test_id), NAMED_BY_TEST_ID, 1)
+    named = F.array(F.struct(kind.alias("target_kind"),
+                             F.regexp_extract(F.col(test_id), NAMED_BY_TEST_ID, 2).alias("target")))
+    return F.when(F.size(both) > 0, both).when(kind != "", named).otherwise(correct)
 
 
-def target_labels_col(variants="variants", bugs="sut_bugs"):
+def target_labels_col(variants="variants", bugs="sut_bugs", test_id="test_id"):
     """Column: array<string> of a row's target names (``["correct"]`` for none)."""
     F = _F()
-    return F.transform(targets_col(variants, bugs), lambda t: t["target"])
+    return F.transform(targets_col(variants, bugs, test_id), lambda t: t["target"])
 
 
 def with_targets(df, *keep: str):
@@ -100,13 +111,14 @@ def with_targets(df, *keep: str):
 def kill_matrix(corpus: Corpus):
     """Failures per property and target, long form.
 
-    Columns: ``property``, ``target_kind`` (variant | bug | correct), ``target``,
+    Columns: ``property``, ``target_kind`` (variant | bug | profile |
+    implementation | correct), ``target``,
     ``failures`` (distinct counterexamples, long), ``signatures`` (distinct
     signatures, long). One row per (property, target) that failed; sorted by
     property, target_kind, target.
     """
     F = _F()
-    pre = distinct_counterexamples(corpus).groupBy("property", "signature", "variants", "sut_bugs") \
+    pre = distinct_counterexamples(corpus).groupBy("property", "signature", "variants", "sut_bugs", "test_id") \
         .agg(F.count(F.lit(1)).alias("n"))
     ce = with_targets(pre, "property", "signature", "n")
     return (ce.groupBy("property", "target_kind", "target")
@@ -116,16 +128,27 @@ def kill_matrix(corpus: Corpus):
 
 def target_label(target_kind: str, target: str) -> str:
     """A target's column name in the wide kill matrix: ``variant:NAME``,
-    ``bug:NAME`` or ``correct`` (the campaign's labels). Qualified because a
+    ``bug:NAME``, ``profile:NAME``, ``implementation:NAME`` or ``correct`` (the
+    campaign's labels). Qualified because a
     variant and a SUT bug may share a name (UNCLEAN_REGISTRATION_KEEPS_ELR)."""
     return "correct" if target_kind == "correct" else f"{target_kind}:{target}"
 
 
 def target_labels(pairs: Iterable[tuple[str, str]]) -> list[str]:
     """The ``target_label``s of distinct (target_kind, target) pairs in the kill
-    matrix's column order: ``correct`` first, then variants, then bugs, each sorted."""
-    order = {"correct": 0, "variant": 1, "bug": 2}
-    return [target_label(k, t) for k, t in sorted(set(pairs), key=lambda p: (order.get(p[0], 3), p[1]))]
+    matrix's column order: ``correct`` first, then profiles, implementations,
+    variants, bugs, each sorted."""
+    order = {"correct": 0, "profile": 1, "implementation": 2, "variant": 3, "bug": 4}
+    return [target_label(k, t) for k, t in sorted(set(pairs), key=lambda p: (order.get(p[0], len(order)), p[1]))]
+
+
+def row_targets(variants: Sequence[str], bugs: Sequence[str], test_id: Optional[str]) -> str:
+    """``targets_col`` of one row, in Python, as the report names it: its variants
+    and bugs, else the profile or implementation its test id names
+    (``profile:NAME``), else ``correct``."""
+    named = re.match(NAMED_BY_TEST_ID, test_id or "")
+    return ", ".join(list(variants or []) + list(bugs or [])) or (
+        f"{named.group(1)}:{named.group(2)}" if named else "correct")
 
 
 def kill_matrix_wide(corpus: Corpus, targets: Optional[Sequence[str]] = None):
@@ -169,21 +192,22 @@ def signature_buckets(corpus: Corpus):
     ce = corpus.counterexamples
     # two phases: per (signature, variants, sut_bugs) first, so the target labels
     # are computed once per combination rather than once per counterexample
-    pre = ce.groupBy("signature", "variants", "sut_bugs").agg(
+    pre = ce.groupBy("signature", "variants", "sut_bugs", "test_id").agg(
         F.min("property").alias("property"),
         F.min("kind").alias("kind"),
-        F.countDistinct("counterexample_id").alias("count"),   # an id has one (variants, sut_bugs)
         F.min("found_at").alias("first_seen"),
         F.max("found_at").alias("last_seen"),
         F.min(F.struct("step_count", "found_at", "counterexample_id")).alias("rep"))
+    # an id found by several tests is in several groups: counted once, over every find
+    counts = ce.groupBy("signature").agg(F.countDistinct("counterexample_id").cast("long").alias("count"))
     grouped = pre.groupBy("signature").agg(
         F.min("property").alias("property"),
         F.min("kind").alias("kind"),
-        F.sum("count").cast("long").alias("count"),
         F.min("first_seen").alias("first_seen"),
         F.max("last_seen").alias("last_seen"),
         F.min("rep").alias("rep"),
-        F.array_sort(F.array_distinct(F.flatten(F.collect_list(target_labels_col())))).alias("targets"))
+        F.array_sort(F.array_distinct(F.flatten(F.collect_list(target_labels_col())))).alias("targets")) \
+        .join(counts, "signature")
     return grouped.select(
         "signature", "property", "kind", "count", "first_seen", "last_seen",
         F.col("rep.counterexample_id").alias("representative"),
@@ -195,10 +219,11 @@ def signature_buckets(corpus: Corpus):
 
 def _failing_step_counts(corpus: Corpus):
     """Failing steps (of distinct counterexamples) aggregated per (variants,
-    sut_bugs, family, action, args_json): a small table whatever the corpus size."""
+    sut_bugs, test_id, family, action, args_json): a small table whatever the corpus size."""
     F = _F()
-    return (distinct_counterexamples(corpus).select("variants", "sut_bugs", F.explode("steps").alias("s"))
-            .groupBy("variants", "sut_bugs", F.col("s.family").alias("family"), F.col("s.action").alias("action"),
+    return (distinct_counterexamples(corpus).select("variants", "sut_bugs", "test_id", F.explode("steps").alias("s"))
+            .groupBy("variants", "sut_bugs", "test_id", F.col("s.family").alias("family"),
+                     F.col("s.action").alias("action"),
                      F.col("s.args_json").alias("args_json"))
             .agg(F.count(F.lit(1)).alias("n")))
 
@@ -364,7 +389,7 @@ def shrunk_length_distribution(corpus: Corpus):
     property, target_kind, target.
     """
     F = _F()
-    pre = distinct_counterexamples(corpus).groupBy("property", "variants", "sut_bugs", "step_count") \
+    pre = distinct_counterexamples(corpus).groupBy("property", "variants", "sut_bugs", "test_id", "step_count") \
         .agg(F.count(F.lit(1)).alias("n"))
     ce = with_targets(pre, "property", "step_count", "n")
     sc, n = F.col("step_count"), F.col("n")

@@ -64,7 +64,8 @@ def time_to_failure_plot(rows: Sequence) -> bytes:
     vals = [r["median_time_to_failure_s"] for r in rows]
     positive = [v for v in vals if v is not None and v > 0]
     floor = min(positive) / 2 if positive else 0.1
-    colors = {"variant": "#1f77b4", "bug": "#ff7f0e", "correct": "#c0392b"}
+    colors = {"variant": "#1f77b4", "bug": "#ff7f0e", "correct": "#c0392b", "profile": "#8e44ad",
+              "implementation": "#16a085"}
     ax.barh(ys, [v if v is not None and v > 0 else 0 for v in vals], left=0,
             color=[colors.get(r["target_kind"], "#777777") for r in rows])
     for y, r, v in zip(ys, rows, vals):

@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from store.schema import SCHEMA_VERSION, skipped_count
 
+from .analyses import row_targets
 from .report_data import ReportData
 from .templating import environment
 
@@ -103,7 +104,7 @@ def _representative(sig: str, row: Any, bucket: Any, png: Any) -> dict:
     """What the report shows of the representative ``row`` of the signature
     ``sig`` (its ``bucket`` row) and its diagram (``png``, None: none)."""
     return {"signature": sig, "row": row, "bucket": bucket,
-            "targets": ", ".join(list(row["variants"] or []) + list(row["sut_bugs"] or [])) or "correct",
+            "targets": row_targets(row["variants"], row["sut_bugs"], row["test_id"]),
             "steps": [_step(s) for s in row["steps"] or []], "png": png}
 
 

@@ -49,6 +49,30 @@ def test_kill_matrix_keeps_a_variant_and_a_bug_of_the_same_name_apart(spark, tmp
     assertDataFrameEqual(wide, [("SutDiffersFromModel", 0, 2, 2), ("UncleanExclusion", 1, 0, 1)], checkRowOrder=True)
 
 
+def test_a_profiles_and_an_implementations_campaign_rows_are_their_own_targets(spark, tmp_path):
+    """Rows with no variant and no bug are the correct target's, unless their test
+    id names a profile's or an implementation's campaign target: Kafka's profile
+    searched with the bundled SUT, and Kafka's own code, are not the correct protocol."""
+    profile, kafka = "campaign[profile:kafka-4.4.0]", "campaign[implementation:kafka]"
+    corpus = load_corpus(spark, make_corpus(tmp_path, [
+        dict(counterexample("p", prop="SutDiffersFromModel"), test_id=profile),
+        dict(counterexample("k1", prop="SutDiffersFromModel"), test_id=kafka),
+        dict(counterexample("k2", signature="other", prop="SutDiffersFromModel"), test_id=kafka),
+        counterexample("c", prop="LogMatching"),
+        dict(counterexample("v", prop="LogMatching", variants=["NO_ELR"]), test_id="campaign[variant:NO_ELR]"),
+    ], [dict(run("r1"), test_id=profile), dict(run("r2", failed=True), test_id=kafka), run("r3")]))
+    wide = kill_matrix_wide(corpus)
+    assert wide.columns == ["property", "correct", "profile:kafka-4.4.0", "implementation:kafka", "variant:NO_ELR",
+                            "total"]
+    assertDataFrameEqual(wide, [("LogMatching", 1, 0, 0, 1, 2), ("SutDiffersFromModel", 0, 1, 2, 0, 3)],
+                         checkRowOrder=True)
+    by_target = {(r.target_kind, r.target): (r.runs, r.failures) for r in time_to_failure(corpus).collect()}
+    assert by_target == {("correct", "correct"): (1, 1), ("profile", "kafka-4.4.0"): (1, 1),
+                         ("implementation", "kafka"): (1, 2), ("variant", "NO_ELR"): (0, 1)}
+    assert {r.signature: r.targets for r in signature_buckets(corpus).collect()} == \
+        {"sig": ["NO_ELR", "correct", "kafka", "kafka-4.4.0"], "other": ["kafka"]}
+
+
 def local(minutes: float) -> dt.datetime:
     """``ts(minutes)`` as PySpark returns a timestamp: naive, in the Python process's local time."""
     return dt.datetime.fromtimestamp(ts(minutes).timestamp())
