@@ -6,7 +6,10 @@ Usage: python benchmarks/kafka_mutants.py [--target NAME ...] [--sample 24]
 
 Targets (default: all): ``PartitionChangeBuilder`` and
 ``PartitionReassignmentReplicas`` (the controller's), ``LeaderEpochFileCache``
-(the broker's; Kafka's test of it is core's Scala one).
+and ``Partition`` (the broker's, Scala's ``kafka.cluster.Partition``; Kafka's
+tests of both are core's Scala ones). ``--write`` writes the tables of the
+targets run; the results page holds ``Partition``'s in a section of its own,
+measured after the others (``--target Partition --write kafka_mutants.partition``).
 
 PIT (``pitest-maven``, its default mutators, ``+EXPORT``) mutates the class of
 ``TESTS_RELEASE`` (Kafka publishes test jars up to 4.3.1) and runs Kafka's own
@@ -18,7 +21,10 @@ links to the release's jars and the mutant's), and ``replicheck fuzz
 --implementation kafka --kafka-version TESTS_RELEASE --workers 1 --seed S
 --minutes M --no-report`` runs. A mutant is killed when the
 campaign stores a disagreement; its time is the first one's ``found_at`` after the
-campaign's start (JVM start and all). A campaign that outlives its budget by two
+campaign's start (JVM start and all). A campaign whose target ends in an error
+because Kafka's mutated code threw (the verdict's "raised java.lang.…", say a
+mutant's null where Kafka's own code then dereferences it) is killed too,
+"crashed", at the campaign's end, as PIT counts a test that throws. A campaign that outlives its budget by two
 minutes (a mutant looping inside Kafka's code) is stopped and counted as killed,
 "timed out", as PIT counts a test run that does not end. The unmutated class runs first, the same
 way: a disagreement there stops the benchmark (it would kill every mutant).
@@ -34,6 +40,7 @@ import argparse
 import datetime as dt
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -60,14 +67,17 @@ TESTS_RELEASE = "4.3.1"
 class Target:
     """A Kafka class to mutate: its Maven ``artifact``, its ``name`` (fully
     qualified), Kafka's own test class of it, the artifact whose test jar holds
-    that (None: ``artifact``'s) and the artifacts whose test jars the test needs
-    besides (``test_needs``: Kafka's test utilities)."""
+    that (None: ``artifact``'s), the artifacts whose test jars the test needs
+    besides (``test_needs``: Kafka's test utilities) and any other libraries it
+    needs (``libraries``: ``group:artifact:version``, as Kafka's build has them
+    for its tests, not in its published poms)."""
 
     artifact: str
     name: str
     test: str
     test_artifact: Optional[str] = None
     test_needs: tuple[str, ...] = ()
+    libraries: tuple[str, ...] = ()
 
     @property
     def entry(self) -> str:
@@ -84,6 +94,9 @@ TARGETS = {
     "LeaderEpochFileCache": Target("kafka-storage", "org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache",
                                    "kafka.server.epoch.LeaderEpochFileCacheTest", "kafka_2.13",
                                    ("kafka-server-common", "kafka-clients")),
+    "Partition": Target("kafka_2.13", "kafka.cluster.Partition", "kafka.cluster.PartitionTest", None,
+                        ("kafka-clients", "kafka-server-common", "kafka-storage", "kafka-metadata", "kafka-server"),
+                        ("org.mockito:mockito-core:5.24.0",)),
 }
 
 
@@ -156,9 +169,11 @@ def pit_project(folder: Path, target: Target) -> None:
     from reproducers.project import JUNIT_VERSION
     folder.mkdir(parents=True, exist_ok=True)
     tests_from = target.test_artifact or target.artifact
-    needs = "\n".join(f"    <dependency><groupId>org.apache.kafka</groupId><artifactId>{a}</artifactId>"
-                      f"<version>{TESTS_RELEASE}</version><classifier>test</classifier></dependency>"
-                      for a in target.test_needs)
+    needs = "\n".join([f"    <dependency><groupId>org.apache.kafka</groupId><artifactId>{a}</artifactId>"
+                       f"<version>{TESTS_RELEASE}</version><classifier>test</classifier></dependency>"
+                       for a in target.test_needs]
+                      + ["    <dependency><groupId>{}</groupId><artifactId>{}</artifactId><version>{}</version>"
+                         "</dependency>".format(*lib.split(":")) for lib in target.libraries])
     (folder / "pom.xml").write_text(_POM.format(artifact=target.artifact, test_artifact=tests_from, needs=needs,
                                                 release=TESTS_RELEASE, junit=JUNIT_VERSION, pit=PIT_VERSION,
                                                 pit_junit5=PIT_JUNIT5_VERSION))
@@ -211,8 +226,9 @@ def mutant_lib(folder: Path, target: Optional[Target], class_file: Optional[Path
 
 
 def campaign(lib: Path, corpus: Path, minutes: float, seed: int) -> dict[str, Any]:
-    """The seeded Kafka campaign with ``lib``'s jars: killed (a disagreement stored),
-    seconds to the first one from the campaign's start, its signature."""
+    """The seeded Kafka campaign with ``lib``'s jars: killed (a disagreement stored,
+    or Kafka's code threw: ``crashed``), seconds to the first one from the
+    campaign's start, its signature."""
     started = dt.datetime.now(dt.timezone.utc)
     with open(corpus.parent / f"{corpus.name}.log", "w") as log:
         run = subprocess.Popen([sys.executable, "-m", "replicheck_cli.commands", "fuzz", "--implementation", "kafka",
@@ -229,10 +245,18 @@ def campaign(lib: Path, corpus: Path, minutes: float, seed: int) -> dict[str, An
     from store.reader import read_counterexamples
     rows = read_counterexamples(corpus, warn=False).rows if (corpus / "counterexamples").is_dir() else []
     if not rows:
-        return {"killed": False}
+        thrown = KAFKA_THREW.search((corpus.parent / f"{corpus.name}.log").read_text())
+        if thrown is None:
+            return {"killed": False}
+        return {"killed": True, "crashed": thrown.group(1).rsplit(".", 1)[-1],
+                "seconds": (dt.datetime.now(dt.timezone.utc) - started).total_seconds(), "signature": thrown.group(0)}
     first = min(rows, key=lambda r: r["found_at"])
     return {"killed": True, "seconds": (first["found_at"] - started).total_seconds(), "signature": first["signature"]}
 
+
+#: The campaign's error verdict when the implementation's (Kafka's) code threw: a
+#: Java exception class named after "raised" (``campaign.unit``'s harness error).
+KAFKA_THREW = re.compile(r"^error\s.*? raised ((?:[a-z_$][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error))\b", re.M)
 
 #: PIT's statuses of a mutant its test run detects.
 DETECTED = ("KILLED", "TIMED_OUT", "MEMORY_ERROR", "RUN_ERROR")
@@ -241,6 +265,8 @@ DETECTED = ("KILLED", "TIMED_OUT", "MEMORY_ERROR", "RUN_ERROR")
 def _cell(result: dict[str, Any]) -> str:
     if not result["killed"]:
         return "survived"
+    if result.get("crashed"):
+        return f"crashed ({result['crashed']}), {result['seconds']:.0f} s"
     return "timed out" if result["seconds"] is None else f"killed, {result['seconds']:.0f} s"
 
 

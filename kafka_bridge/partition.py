@@ -262,6 +262,18 @@ class KafkaPartition:
         self._running()
         return int(self._call(self._shim.appendToLeader, value))
 
+    @_read
+    def completes_with(self, required_offset: int) -> Optional[int]:
+        """Whether an acks=all write waiting for ``required_offset`` (its offset + 1)
+        completes now, as Kafka's ``DelayedProduce`` asks
+        (``Partition.checkEnoughReplicasReachOffset``): None while it waits, else the
+        error code it completes with (0: acknowledged; NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+        the HWM passed it while the Maximal ISR is below MinISR). Off a leader Kafka
+        answers that it waits (its NOT_LEADER_OR_FOLLOWER goes with "not done")."""
+        self._running()
+        code = int(self._call(self._shim.checkEnoughReplicasReachOffset, required_offset))
+        return None if code < 0 else code
+
     @_logged
     def fetch(self, follower: int, broker_epoch: int, leader_epoch: int, fetch_offset: int,
               last_fetched_epoch: Optional[int]) -> FetchAnswer:

@@ -19,9 +19,12 @@ between the SUT's broker and that Partition:
   rolls it back inside the call that proposed it (a fetch: before the fetch's HWM
   update); the controller's answer completes Kafka's future (``answer`` /
   ``answer_error``);
-- the broker's produce purgatory stays the SUT's ``DelayedProducePurgatory``:
-  waiting writes complete when Kafka's HWM passes them, and fail as the SUT fails
-  them (step-down, shutdown, a committed ISR below MinISR);
+- the broker's produce purgatory stays the SUT's ``DelayedProducePurgatory``, but
+  whether a waiting write completes, and how, is Kafka's answer
+  (``Partition.checkEnoughReplicasReachOffset``, as ``DelayedProduce`` asks it after
+  each call into Kafka's replica); the writes still fail as the SUT fails them
+  (step-down, shutdown, a committed ISR below MinISR: where Kafka's would wait for
+  their request timeout);
 - a broker's shutdown stops Kafka's broker (controlled: flushed, clean; else an
   unclean shutdown, lossy or not); the next call after it restarts Kafka's replica
   in the broker's new broker epoch;
@@ -245,8 +248,8 @@ class KafkaReplica:
                            frozenset(b for b, _ in proposal.isr),
                            tuple((b, None if e < 0 else e) for b, e in proposal.isr), proposal.leader_recovery_state)
             self._waiting += 1
-        if kp.is_leader:
-            self.delayed_produce.check_and_complete(kp.high_watermark)
+        if kp.is_leader and self.delayed_produce.waiting:
+            self.delayed_produce.complete_as(kp.completes_with)
 
     def records(self) -> tuple[Record, ...]:
         rows = self.kafka.records
@@ -407,13 +410,13 @@ class KafkaReplica:
     def on_isr_changed(self) -> None:
         """After the committed ISR changed (the SUT's purgatory rule): below MinISR
         (capped at the replica count, ``Partition.effectiveMinIsr``) the waiting
-        writes fail (NOT_ENOUGH_REPLICAS_AFTER_APPEND, §2.6); otherwise those below
-        Kafka's HWM complete."""
+        writes fail (NOT_ENOUGH_REPLICAS_AFTER_APPEND, §2.6); otherwise each completes
+        as Kafka answers (``_after_call``)."""
         min_isr = min(self.min_isr, len(self.assignment)) if self.assignment else self.min_isr
         if len(self.in_sync_replicas) < min_isr:
             self.delayed_produce.fail_all()
-        else:
-            self.delayed_produce.check_and_complete(self.kafka.high_watermark)
+        elif self.kafka.is_leader and self.delayed_produce.waiting:
+            self.delayed_produce.complete_as(self.kafka.completes_with)
 
     # ---------------------------------------------------------- produce (§2.6)
 

@@ -13,6 +13,8 @@ past acknowledgements (the ghost history lives in the model only).
 
 from __future__ import annotations
 
+from typing import Callable, Optional
+
 
 class ClientResponses:
     """The produce responses of the action being applied, in the order delivered."""
@@ -54,6 +56,23 @@ class DelayedProducePurgatory:
         if done:
             self.waiting = [w for w in self.waiting if w[1] >= high_watermark]
             self.responses.acknowledged.extend(done)
+
+    def complete_as(self, completes: Callable[[int], Optional[int]]) -> None:
+        """Each waiting write, in offset order, asks ``completes(offset + 1)`` whether
+        it completes, as Kafka's ``DelayedProduce.tryComplete`` asks
+        ``Partition.checkEnoughReplicasReachOffset`` for its required offset (the
+        write's last offset + 1): None keeps it waiting, 0 (NONE) acknowledges it,
+        any other error code fails it (NOT_ENOUGH_REPLICAS_AFTER_APPEND)."""
+        waiting = []
+        for value, offset in sorted(self.waiting, key=lambda w: w[1]):
+            code = completes(offset + 1)
+            if code is None:
+                waiting.append((value, offset))
+            elif code == 0:
+                self.responses.acknowledged.append((value, offset))
+            else:
+                self.responses.failed.append(value)
+        self.waiting = waiting
 
     def fail_all(self) -> None:
         """Every waiting write fails (NOT_LEADER_OR_FOLLOWER on a step-down or

@@ -390,6 +390,30 @@ def test_an_expansion_refused_while_one_is_in_flight_does_not_hold_the_hwm():
     assert [m.id for m in result.state.network.messages if isinstance(m, AlterPartitionRequest)] == [2]
 
 
+def test_a_waiting_write_completes_as_kafkas_delayed_produce_is_told(monkeypatch):
+    """Whether an acks=all write waiting in the purgatory is acknowledged is Kafka's
+    answer (``Partition.checkEnoughReplicasReachOffset`` for its offset + 1, as
+    ``DelayedProduce.tryComplete`` asks it), not the bridge's reading of the HWM: in
+    the 18-step trace above, the leader's two writes wait (Kafka: not done) until
+    follower 3's fetch moves the HWM to 2, when Kafka answers NONE for both."""
+    from check.replay import replay
+    from kafka_bridge.partition import KafkaPartition
+    asked: list[tuple[int, Optional[int]]] = []
+    kafkas = KafkaPartition.completes_with
+
+    def completes_with(self: Any, required_offset: int) -> Optional[int]:
+        answer = kafkas(self, required_offset)
+        asked.append((required_offset, answer))
+        return answer
+
+    monkeypatch.setattr(KafkaPartition, "completes_with", completes_with)
+    result = replay(SUBMIT_WHILE_IN_FLIGHT_TRACE,
+                    Subject.at(SUBMIT_WHILE_IN_FLIGHT, implementation="kafka", check_properties=False))
+    assert not result.failed, result.verdict.text
+    assert asked[-2:] == [(1, 0), (2, 0)] and {answer for _, answer in asked[:-2]} == {None}
+    assert [(w.value, w.offset) for w in result.state.history.acked] == [(1, 0), (2, 1)]
+
+
 def test_the_replicas_are_kafkas():
     """Not vacuous: every hosted replica of the implementation "kafka" is Kafka's
     Partition; the controller-only composition keeps the SUT's."""

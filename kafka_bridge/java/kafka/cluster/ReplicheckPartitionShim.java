@@ -8,6 +8,7 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.OperationNotAttemptedException;
 import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -354,6 +355,15 @@ public final class ReplicheckPartitionShim {
             new SimpleRecord(time.milliseconds(), null, Long.toString(value).getBytes()));
         return running().appendRecordsToLeader(records, AppendOrigin.CLIENT, -1, RequestLocal.noCaching(),
             VerificationGuard.SENTINEL, (short) 0).firstOffset();
+    }
+
+    /** Whether an acks=all write waiting for {@code requiredOffset} (its last offset + 1)
+     *  completes now, as Kafka's DelayedProduce asks (Partition.checkEnoughReplicasReachOffset):
+     *  -1 while it waits, else the error code it completes with (0: NONE, acknowledged;
+     *  NOT_ENOUGH_REPLICAS_AFTER_APPEND when the Maximal ISR is below MinISR). */
+    public int checkEnoughReplicasReachOffset(long requiredOffset) {
+        scala.Tuple2<Object, Errors> done = running().checkEnoughReplicasReachOffset(requiredOffset);
+        return (Boolean) done._1() ? done._2().code() : -1;
     }
 
     /** A follower's fetch (Partition.fetchRecords, updating its fetch state): the
