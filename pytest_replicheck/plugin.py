@@ -82,6 +82,7 @@ from store.codec import TraceDecodeError
 from store.errors import CorpusWarning
 from store.fs import open_corpus
 from store.reader import read_counterexamples, unique_counterexamples
+from store.schema import row_target
 from store.writer import ENV_CORPUS, CorpusWriter, new_run_id, replayable_text, worker_id
 
 _STATE = pytest.StashKey["_CorpusSession"]()
@@ -396,7 +397,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                                                           path=root.resolve() if local else config.rootpath,
                                                           problem=str(skipped)))
     for row in unique_counterexamples(read.rows):
-        label = "+".join(row["variants"] + row["sut_bugs"]) or "correct"
+        label = row_target(row["variants"], row["sut_bugs"], row["test_id"])
         name = f"{row['property']}[{label}-{row['counterexample_id'][:12]}]"
         items.append(CounterexampleItem.from_parent(session, name=name, nodeid=f"{root.name}::{name}",
                                                     path=Path(row["_file"]).resolve() if local else config.rootpath,

@@ -39,7 +39,7 @@ from store.decode import DecodedCounterexample, decode_counterexample
 from store.errors import CorpusError, CorpusWarning
 from store.fs import open_corpus
 from store.reader import CorpusRead, find_by_id, read_counterexamples, shortest_of_signature, unique_counterexamples
-from store.schema import skipped_count
+from store.schema import row_target, skipped_count
 
 #: ``replay --list``'s exit status when files or folders of the corpus were skipped.
 PARTIAL_READ = 3
@@ -101,7 +101,7 @@ def _list(read: CorpusRead, where: str) -> None:
     for s in sorted(sigs):
         click.echo(f"\n{sigs[s]:4}  {s}")
         for r in (r for r in unique if r["signature"] == s):
-            flaws = "+".join(r["variants"] + r["sut_bugs"]) or "correct"
+            flaws = row_target(r["variants"], r["sut_bugs"], r["test_id"])
             click.echo(f"      {r['counterexample_id'][:16]}  {r['step_count']:3} steps  {flaws}  {r['test_id']}")
     sys.exit(PARTIAL_READ if read.problems else 0)
 

@@ -22,8 +22,9 @@ times to failure are over every find.
 
 from __future__ import annotations
 
-import re
 from typing import Iterable, Optional, Sequence
+
+from store.schema import NAMED_TARGET_TEST_ID
 
 from .corpus import ACTION_FAMILIES, Corpus, key_arg
 
@@ -72,11 +73,6 @@ def _F():
     return F
 
 
-#: A campaign target named by its test id alone (``store.schema.campaign_test_id``): a
-#: profile's or an implementation's rows hold no variant and no bug.
-NAMED_BY_TEST_ID = r"^campaign\[(profile|implementation):(.+)\]$"
-
-
 def targets_col(variants="variants", bugs="sut_bugs", test_id="test_id"):
     """Column: array<struct<target_kind, target>> of a row's targets (the module doc)."""
     F = _F()
@@ -86,9 +82,9 @@ def targets_col(variants="variants", bugs="sut_bugs", test_id="test_id"):
                     lambda x: F.struct(F.lit("bug").alias("target_kind"), x.alias("target")))
     both = F.concat(v, b)
     correct = F.array(F.struct(F.lit("correct").alias("target_kind"), F.lit("correct").alias("target")))
-    kind = F.regexp_extract(F.col(test_id), NAMED_BY_TEST_ID, 1)
+    kind = F.regexp_extract(F.col(test_id), NAMED_TARGET_TEST_ID, 1)
     named = F.array(F.struct(kind.alias("target_kind"),
-                             F.regexp_extract(F.col(test_id), NAMED_BY_TEST_ID, 2).alias("target")))
+                             F.regexp_extract(F.col(test_id), NAMED_TARGET_TEST_ID, 2).alias("target")))
     return F.when(F.size(both) > 0, both).when(kind != "", named).otherwise(correct)
 
 
@@ -141,14 +137,6 @@ def target_labels(pairs: Iterable[tuple[str, str]]) -> list[str]:
     order = {"correct": 0, "profile": 1, "implementation": 2, "variant": 3, "bug": 4}
     return [target_label(k, t) for k, t in sorted(set(pairs), key=lambda p: (order.get(p[0], len(order)), p[1]))]
 
-
-def row_targets(variants: Sequence[str], bugs: Sequence[str], test_id: Optional[str]) -> str:
-    """``targets_col`` of one row, in Python, as the report names it: its variants
-    and bugs, else the profile or implementation its test id names
-    (``profile:NAME``), else ``correct``."""
-    named = re.match(NAMED_BY_TEST_ID, test_id or "")
-    return ", ".join(list(variants or []) + list(bugs or [])) or (
-        f"{named.group(1)}:{named.group(2)}" if named else "correct")
 
 
 def kill_matrix_wide(corpus: Corpus, targets: Optional[Sequence[str]] = None):

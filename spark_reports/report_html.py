@@ -14,9 +14,8 @@ from typing import Any
 
 from markupsafe import Markup
 
-from store.schema import SCHEMA_VERSION, skipped_count
+from store.schema import SCHEMA_VERSION, row_target, skipped_count
 
-from .analyses import row_targets
 from .report_data import ReportData
 from .templating import environment
 
@@ -104,7 +103,7 @@ def _representative(sig: str, row: Any, bucket: Any, png: Any) -> dict:
     """What the report shows of the representative ``row`` of the signature
     ``sig`` (its ``bucket`` row) and its diagram (``png``, None: none)."""
     return {"signature": sig, "row": row, "bucket": bucket,
-            "targets": row_targets(row["variants"], row["sut_bugs"], row["test_id"]),
+            "targets": row_target(row["variants"], row["sut_bugs"], row["test_id"], sep=", "),
             "steps": [_step(s) for s in row["steps"] or []], "png": png}
 
 

@@ -33,9 +33,10 @@ Layout under a corpus directory::
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import pyarrow as pa
 
@@ -56,8 +57,25 @@ PARTITION_COLUMN = "run_date"
 
 def campaign_test_id(label: str) -> str:
     """The ``test_id`` of a fuzz campaign target's rows (both tables): ``campaign[LABEL]``,
-    LABEL being ``correct``, ``variant:NAME``, ``bug:NAME`` or ``implementation:NAME``."""
+    LABEL being ``correct``, ``profile:NAME``, ``variant:NAME``, ``bug:NAME`` or
+    ``implementation:NAME``."""
     return f"campaign[{label}]"
+
+
+#: The test id of a campaign target whose rows hold no variant and no SUT bug, yet
+#: are not the correct protocol's: a profile's or an implementation's (groups: the
+#: kind, the name).
+NAMED_TARGET_TEST_ID = r"^campaign\[(profile|implementation):(.+)\]$"
+
+
+def row_target(variants: Sequence[str], bugs: Sequence[str], test_id: Optional[str], sep: str = "+") -> str:
+    """The target(s) a row counts for, as one label: its variants and SUT bugs
+    joined with ``sep``; without either, the profile or implementation its campaign
+    test id names (``profile:kafka-4.4.0``, ``implementation:kafka``); else
+    ``correct``."""
+    named = re.match(NAMED_TARGET_TEST_ID, test_id or "")
+    return sep.join(list(variants or []) + list(bugs or [])) or (
+        f"{named.group(1)}:{named.group(2)}" if named else "correct")
 
 #: One step of a trace: its index (0-based), action family, action class name and
 #: the action's fields as JSON (e.g. ``{"broker": 2}``).

@@ -107,3 +107,15 @@ def test_steps_are_structs_with_args_as_json(tmp_path):
     assert (row["brokers"], row["replication_factor"], row["min_isr"]) == (3, 2, 2)
     assert row["step_count"] == 4 and row["kind"] == "property"
     assert re.fullmatch(r"[0-9a-f]{64}", row["counterexample_id"])
+
+
+def test_a_row_counts_for_its_flaws_else_the_target_its_campaign_test_id_names():
+    """The label every reader gives a row's target (the report, ``replay --list``,
+    ``pytest --replay-corpus``): a profile's and an implementation's campaign rows
+    hold no variant and no bug, and are not the correct protocol's."""
+    assert schema.row_target(["NO_ELR"], ["PRODUCE_IGNORES_MIN_ISR"], "campaign[variant:NO_ELR]") == \
+        "NO_ELR+PRODUCE_IGNORES_MIN_ISR"
+    assert schema.row_target([], [], schema.campaign_test_id("profile:kafka-4.4.0"), sep=", ") == \
+        "profile:kafka-4.4.0"
+    assert schema.row_target([], [], "campaign[implementation:kafka@4.3.1]") == "implementation:kafka@4.3.1"
+    assert [schema.row_target([], [], t) for t in ("campaign[correct]", "tests/x.py::T", None)] == ["correct"] * 3
