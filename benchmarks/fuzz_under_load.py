@@ -91,8 +91,10 @@ def one_seed(seed: int, minutes: float, n_busy: int, keep: Path) -> dict:
     workers = re.search(r"targets on (\d+) workers", text)
     missed = re.findall(r"^((?:variant|bug):\S+)\s+(?:not found|not run|error)\b", text, re.M)
     searched, span = worker_time(out / "corpus", int(workers.group(1)) if workers else 2)
-    return {"seed": seed, "found": int(verdicts.group(1)) if verdicts else 0,
-            "flaws": int(verdicts.group(3)) - 1 if verdicts else 0, "missed": missed,
+    # the kill matrix's lines of the flaws' targets (the correct targets are not flaws)
+    flaws = re.findall(r"^(?:variant|bug):\S+\s+(\S+)", text, re.M)
+    return {"seed": seed, "found": flaws.count("found") if verdicts else 0,
+            "flaws": len(flaws) if verdicts else 0, "missed": missed,
             "report": bool(re.search(r"^report: ", text, re.M)), "status": status, "wall_s": wall,
             "load": os.getloadavg()[0], "searched_s": searched, "span_s": span}
 
