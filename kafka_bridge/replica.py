@@ -234,7 +234,7 @@ class KafkaReplica:
 
     def _after_call(self) -> None:
         """After a call into Kafka: send what Kafka submitted, complete the waiting
-        writes Kafka's HWM now passes."""
+        writes as Kafka answers for each."""
         kp = self.kafka
         proposals = kp.proposals
         manager = self.alter_partition_manager
@@ -248,8 +248,13 @@ class KafkaReplica:
                            frozenset(b for b, _ in proposal.isr),
                            tuple((b, None if e < 0 else e) for b, e in proposal.isr), proposal.leader_recovery_state)
             self._waiting += 1
-        if kp.is_leader and self.delayed_produce.waiting:
-            self.delayed_produce.complete_as(kp.completes_with)
+        self._complete_waiting()
+
+    def _complete_waiting(self) -> None:
+        """Each waiting write completes as Kafka's leader answers ``DelayedProduce``
+        (``KafkaPartition.completes_with``); nothing to ask off a leader or with none waiting."""
+        if self.kafka.is_leader and self.delayed_produce.waiting:
+            self.delayed_produce.complete_as(self.kafka.completes_with)
 
     def records(self) -> tuple[Record, ...]:
         rows = self.kafka.records
@@ -411,12 +416,12 @@ class KafkaReplica:
         """After the committed ISR changed (the SUT's purgatory rule): below MinISR
         (capped at the replica count, ``Partition.effectiveMinIsr``) the waiting
         writes fail (NOT_ENOUGH_REPLICAS_AFTER_APPEND, §2.6); otherwise each completes
-        as Kafka answers (``_after_call``)."""
+        as Kafka answers (``_complete_waiting``)."""
         min_isr = min(self.min_isr, len(self.assignment)) if self.assignment else self.min_isr
         if len(self.in_sync_replicas) < min_isr:
             self.delayed_produce.fail_all()
-        elif self.kafka.is_leader and self.delayed_produce.waiting:
-            self.delayed_produce.complete_as(self.kafka.completes_with)
+        else:
+            self._complete_waiting()
 
     # ---------------------------------------------------------- produce (§2.6)
 

@@ -55,7 +55,8 @@ def _err(message: str) -> None:
 @click.option("--no-live", is_flag=True,
               help="no live view (by default live.html in the --report folder shows the campaign as it runs, "
                    "with --no-report too)")
-@click.option("--no-correct", is_flag=True, help="skip the correct protocol + SUT targets (under the chapters' profile and Kafka's)")
+@click.option("--no-correct", is_flag=True,
+              help="skip the correct protocol + SUT targets (under the chapters' profile and Kafka's)")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="draw the examples of the campaign that printed this seed again (on the same code) "
                    "[default: a random seed, printed]")

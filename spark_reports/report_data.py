@@ -18,7 +18,8 @@ from .diagram import space_time_png
 #: Columns of a representative fetched for its diagram.
 _REP_COLUMNS = ("counterexample_id", "signature", "property", "kind", "violation", "variants", "sut_bugs",
                 "brokers", "replication_factor", "min_isr", "unclean_recovery", "unclean_leader_election",
-                "config_json", "steps", "step_count", "final_state_json", "timeline", "found_at", "seed", "run_id", "test_id")
+                "config_json", "steps", "step_count", "final_state_json", "timeline", "found_at", "seed", "run_id",
+                "test_id")
 
 #: ``overview`` of a corpus that could not be read: nothing.
 _NO_OVERVIEW = dict(dict.fromkeys(("counterexamples", "rows", "signatures", "properties", "targets", "runs",
